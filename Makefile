@@ -1,0 +1,32 @@
+# lcg developer commands. `make install` is implied by every other target.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install test bench lint demo clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+test: install
+	@# pytest exits 5 when it collected nothing: treat that as a failure.
+	$(BIN)/python -m pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo 'pytest collected no tests' >&2; exit 1; fi; exit $$rc
+
+lint: install
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
+
+bench: install
+	$(BIN)/python -m pytest bench --benchmark-enable -p no:randomly -q -s
+
+demo: install
+	$(BIN)/python -m lcg.cli.demo
+
+clean:
+	rm -rf $(VENV) .lcg build src/*.egg-info

@@ -1,0 +1,164 @@
+"""Every setting of lcg, read from the environment (and CLI flags) in one place.
+
+Nothing else in lcg reads ``os.environ``. ``Config.from_env()`` builds the typed settings;
+commands override fields from their flags with ``msgspec.structs.replace``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from lcg.errors import ConfigError
+from lcg.events.layout import (
+    CACHE_DIR,
+    DB_DIR,
+    LCG_DIR,
+    SOCKET_FILE,
+    TEXT_DIR,
+    VECTORS_DIR,
+    WAL_DIR,
+)
+
+__all__ = ["Config", "EmbedderKind", "FsyncPolicy"]
+
+FsyncPolicy = Literal["always", "batch", "off"]
+EmbedderKind = Literal["local", "hash", "http", "uds"]
+
+
+def _int(env: Mapping[str, str], name: str, default: int, lo: int, hi: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not an integer") from None
+    if not lo <= value <= hi:
+        raise ConfigError(f"{name}={value} is out of range ({lo}..{hi})")
+    return value
+
+
+def _float(env: Mapping[str, str], name: str, default: float, lo: float, hi: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a number") from None
+    return min(hi, max(lo, value))
+
+
+class Config(msgspec.Struct, kw_only=True, frozen=True):
+    """The settings of one lcg process."""
+
+    workspace: Path
+    wal_dir: Path
+    db_dir: Path
+    vectors_dir: Path
+    text_dir: Path
+    cache_dir: Path
+    socket_path: Path
+    wal_fsync: FsyncPolicy = "always"
+    wal_max_events_per_file: int = 10_000
+    wal_max_bytes_per_file: int = 5 * 1024 * 1024
+    replay_batch_size: int = 64
+    replay_failure_samples: int = 10
+    replay_fidelity_threshold: float = 0.10
+    embedder: EmbedderKind = "local"
+    embedder_url: str | None = None
+    embedder_uds: str | None = None
+    embedding_model: str = "all-MiniLM-L6-v2-int8"
+    embedding_dim: int | None = None
+    shutdown_timeout_ms: int = 5000
+    attached_call_timeout_ms: int = 30_000
+    chunk_text_advisory_max_chars: int = 8000
+    extraction_llm: str = "claude-haiku-4-5-20251001"
+    extraction_url: str | None = None
+    extraction_uds: str | None = None
+    extraction_model: str = "local"
+    extraction_max_tokens_ceiling: int = 32768
+    extraction_concurrency: int = 8
+    anthropic_api_key: str | None = None
+    anthropic_base_url: str | None = None
+    record_llm: str | None = None
+    replay_llm: str | None = None
+    cost_table_path: str | None = None
+    workspace_root: Path | None = None
+    telemetry: bool = True
+
+    @classmethod
+    def from_env(
+        cls, workspace: Path | None = None, env: Mapping[str, str] | None = None
+    ) -> Config:
+        """Build the settings from ``env`` (default ``os.environ``) for ``workspace`` (CWD)."""
+        e = os.environ if env is None else env
+        ws = (workspace or Path.cwd()).resolve()
+        lcg_dir = ws / LCG_DIR
+
+        def path(name: str, default: Path) -> Path:
+            raw = e.get(name)
+            if not raw:
+                return default
+            p = Path(raw)
+            return p if p.is_absolute() else ws / p
+
+        fsync = e.get("LCG_WAL_FSYNC", "always")
+        if fsync not in ("always", "batch", "off"):
+            raise ConfigError(f"LCG_WAL_FSYNC={fsync!r}: use always, batch or off")
+        embedder = e.get("LCG_EMBEDDER", "")
+        url = e.get("LCG_EMBEDDING_URL") or None
+        uds = e.get("LCG_EMBEDDER_UDS") or None
+        if not embedder:
+            embedder = "uds" if uds else "http" if url else "local"
+        if embedder not in ("local", "hash", "http", "uds"):
+            raise ConfigError(f"LCG_EMBEDDER={embedder!r}: use local, hash, http or uds")
+        if e.get("LCG_RECORD_LLM") and e.get("LCG_REPLAY_LLM"):
+            raise ConfigError("LCG_RECORD_LLM and LCG_REPLAY_LLM are exclusive; set only one")
+        dim_raw = e.get("LCG_EMBEDDING_DIM")
+        root = e.get("LIMINIS_WORKSPACE_ROOT")
+        return cls(
+            workspace=ws,
+            wal_dir=path("LCG_WAL_DIR", lcg_dir / WAL_DIR),
+            db_dir=path("LCG_DB_PATH", lcg_dir / DB_DIR),
+            vectors_dir=lcg_dir / VECTORS_DIR,
+            text_dir=lcg_dir / TEXT_DIR,
+            cache_dir=lcg_dir / CACHE_DIR,
+            socket_path=path("LCG_SOCKET_PATH", lcg_dir / SOCKET_FILE),
+            wal_fsync=fsync,  # type: ignore[arg-type]
+            wal_max_events_per_file=_int(e, "LCG_WAL_MAX_EVENTS_PER_FILE", 10_000, 1, 10**9),
+            wal_max_bytes_per_file=_int(e, "LCG_WAL_MAX_BYTES_PER_FILE", 5 * 1024 * 1024, 0, 2**40),
+            replay_batch_size=_int(e, "LCG_REPLAY_BATCH_SIZE", 64, 1, 4096),
+            replay_failure_samples=_int(e, "LCG_REPLAY_FAILURE_SAMPLES", 10, 0, 1000),
+            replay_fidelity_threshold=_float(e, "LCG_REPLAY_FIDELITY_THRESHOLD", 0.10, 0.0, 1.0),
+            embedder=embedder,  # type: ignore[arg-type]
+            embedder_url=url,
+            embedder_uds=uds,
+            embedding_model=e.get("LCG_EMBEDDING_MODEL", "all-MiniLM-L6-v2-int8"),
+            embedding_dim=int(dim_raw) if dim_raw and dim_raw.isdigit() else None,
+            shutdown_timeout_ms=_int(e, "LCG_SHUTDOWN_TIMEOUT_MS", 5000, 0, 10**7),
+            attached_call_timeout_ms=_int(e, "LCG_ATTACHED_CALL_TIMEOUT_MS", 30_000, 1, 10**8),
+            chunk_text_advisory_max_chars=_int(
+                e, "LCG_CHUNK_TEXT_ADVISORY_MAX_CHARS", 8000, 1, 10**9
+            ),
+            extraction_llm=e.get("LCG_EXTRACTION_LLM", "claude-haiku-4-5-20251001"),
+            extraction_url=e.get("LCG_EXTRACTION_URL") or None,
+            extraction_uds=e.get("LCG_EXTRACTION_UDS") or None,
+            extraction_model=e.get("LCG_EXTRACTION_MODEL", "local"),
+            extraction_max_tokens_ceiling=_int(
+                e, "LCG_EXTRACTION_MAX_TOKENS_CEILING", 32768, 4096, 10**7
+            ),
+            extraction_concurrency=_int(e, "LCG_EXTRACTION_CONCURRENCY", 8, 1, 256),
+            anthropic_api_key=e.get("ANTHROPIC_API_KEY") or None,
+            anthropic_base_url=e.get("ANTHROPIC_BASE_URL") or None,
+            record_llm=e.get("LCG_RECORD_LLM") or None,
+            replay_llm=e.get("LCG_REPLAY_LLM") or None,
+            cost_table_path=e.get("LIMINIS_LLM_COST_TABLE_PATH") or None,
+            workspace_root=Path(root) if root else None,
+            telemetry=e.get("LCG_TELEMETRY", "on") != "off",
+        )

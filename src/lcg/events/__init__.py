@@ -1,0 +1,94 @@
+"""The model: event types, the per-group stream (writer, reader), generations, marks, sidecars.
+
+This package imports nothing of lcg's but the leaf modules ``lcg.errors`` and ``lcg.telemetry``.
+"""
+
+from __future__ import annotations
+
+from lcg.events.bounds import Bounds, read_bounds
+from lcg.events.codec import Decoded, decode_line, encode_event, encode_events
+from lcg.events.generation import mint_generation, read_generation
+from lcg.events.groups import decode_group, encode_group, list_groups
+from lcg.events.marks import MarkInfo, create_mark, delete_mark, list_marks
+from lcg.events.model import (
+    CURRENT_VERSIONS,
+    CorrectionsApplied,
+    CrossGroupEdgeAdded,
+    DroppedEdge,
+    EdgeInvalidation,
+    EdgeRecord,
+    EdgeRestated,
+    EntitiesMerged,
+    EntityAsserted,
+    EntityRecord,
+    EntityRetyped,
+    EntitySummaryUpdate,
+    EntityTypesChanged,
+    EpisodeAdded,
+    EpisodeExtracted,
+    EpisodesDeleted,
+    Event,
+    GroupPurged,
+    MergedAlias,
+    MergeOutcome,
+    PointerRebind,
+    PointersRebound,
+    RelationRetyped,
+    RelationshipAsserted,
+    RelationTypesChanged,
+)
+from lcg.events.position import Position
+from lcg.events.reader import ReadReport, StreamReader, generation_from_lines
+from lcg.events.store import WalStore
+from lcg.events.writer import FsyncPolicy, StreamWriter, utc_now
+
+__all__ = [
+    "CURRENT_VERSIONS",
+    "Bounds",
+    "CorrectionsApplied",
+    "CrossGroupEdgeAdded",
+    "Decoded",
+    "DroppedEdge",
+    "EdgeInvalidation",
+    "EdgeRecord",
+    "EdgeRestated",
+    "EntitiesMerged",
+    "EntityAsserted",
+    "EntityRecord",
+    "EntityRetyped",
+    "EntitySummaryUpdate",
+    "EntityTypesChanged",
+    "EpisodeAdded",
+    "EpisodeExtracted",
+    "EpisodesDeleted",
+    "Event",
+    "FsyncPolicy",
+    "GroupPurged",
+    "MarkInfo",
+    "MergeOutcome",
+    "MergedAlias",
+    "PointerRebind",
+    "PointersRebound",
+    "Position",
+    "ReadReport",
+    "RelationRetyped",
+    "RelationTypesChanged",
+    "RelationshipAsserted",
+    "StreamReader",
+    "StreamWriter",
+    "WalStore",
+    "create_mark",
+    "decode_group",
+    "decode_line",
+    "delete_mark",
+    "encode_event",
+    "encode_events",
+    "encode_group",
+    "generation_from_lines",
+    "list_groups",
+    "list_marks",
+    "mint_generation",
+    "read_bounds",
+    "read_generation",
+    "utc_now",
+]

@@ -1,0 +1,53 @@
+"""File-system helpers: atomic metadata writes, directory fsync, stale-temp sweeping."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from pathlib import Path
+
+from lcg.events.layout import TEMP_SUFFIX
+
+__all__ = ["atomic_write", "fsync_dir", "sweep_temps"]
+
+
+def fsync_dir(path: Path) -> None:
+    """Make the directory entry changes under ``path`` durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace ``path`` with ``data``: write a temp file, fsync it, rename it into place."""
+    tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex[:8]}{TEMP_SUFFIX}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.write(fd, data)
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    if durable:
+        fsync_dir(path.parent)
+
+
+def sweep_temps(directory: Path, older_than_s: float = 300.0) -> int:
+    """Remove temp files left by interrupted atomic writes; returns how many were removed."""
+    if not directory.is_dir():
+        return 0
+    removed = 0
+    cutoff = time.time() - older_than_s
+    for entry in directory.iterdir():
+        if entry.name.endswith(TEMP_SUFFIX) and entry.is_file():
+            try:
+                if entry.stat().st_mtime < cutoff:
+                    entry.unlink()
+                    removed += 1
+            except FileNotFoundError:
+                continue
+    return removed

@@ -1,0 +1,95 @@
+"""Group ids and the names of their stream directories.
+
+A group id made only of ``[A-Za-z0-9_-]`` (1 to 200 characters) is its own directory name.
+Any other id is percent-encoded byte by byte: every UTF-8 byte outside that set, ``%``
+included, becomes ``%XX`` (uppercase hex). Only directory names that decode and re-encode to
+themselves are groups. A new directory that differs from an existing one only by ASCII case is
+refused, so streams stay distinct on case-insensitive file systems.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from lcg.errors import GroupNameError
+
+__all__ = ["decode_group", "encode_group", "guard_case_collision", "list_groups"]
+
+_PLAIN = re.compile(r"[A-Za-z0-9_-]{1,200}")
+_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_MAX_DIR_NAME = 200
+
+
+def encode_group(group_id: str) -> str:
+    """The directory name of ``group_id``; raises ``GroupNameError`` if it cannot have one."""
+    if not group_id:
+        raise GroupNameError("group_id must be a non-empty string")
+    if _PLAIN.fullmatch(group_id):
+        return group_id
+    parts: list[str] = []
+    for byte in group_id.encode("utf-8"):
+        parts.append(chr(byte) if byte in _SAFE else f"%{byte:02X}")
+    name = "".join(parts)
+    if len(name) > _MAX_DIR_NAME:
+        raise GroupNameError(
+            f"group_id {group_id!r} encodes to {len(name)} characters; the limit is {_MAX_DIR_NAME}"
+        )
+    return name
+
+
+def decode_group(dir_name: str) -> str | None:
+    """The group id a directory name stands for, or ``None`` if it names no group."""
+    if not dir_name or dir_name.startswith("."):
+        return None
+    if "%" not in dir_name:
+        return dir_name if _PLAIN.fullmatch(dir_name) else None
+    out = bytearray()
+    i = 0
+    while i < len(dir_name):
+        ch = dir_name[i]
+        if ch == "%":
+            hexpart = dir_name[i + 1 : i + 3]
+            if len(hexpart) != 2 or not all(c in "0123456789ABCDEF" for c in hexpart):
+                return None
+            out.append(int(hexpart, 16))
+            i += 3
+        else:
+            out.extend(ch.encode("utf-8"))
+            i += 1
+    try:
+        group_id = out.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    try:
+        return group_id if encode_group(group_id) == dir_name else None
+    except GroupNameError:
+        return None
+
+
+def list_groups(wal_root: Path) -> list[str]:
+    """Every group with a stream directory under ``wal_root``, sorted by directory name."""
+    if not wal_root.is_dir():
+        return []
+    groups: list[str] = []
+    for entry in sorted(os.listdir(wal_root)):
+        if not (wal_root / entry).is_dir():
+            continue
+        group_id = decode_group(entry)
+        if group_id is not None:
+            groups.append(group_id)
+    return groups
+
+
+def guard_case_collision(wal_root: Path, dir_name: str) -> None:
+    """Refuse to create ``dir_name`` when a sibling differs from it only by ASCII case."""
+    if not wal_root.is_dir() or (wal_root / dir_name).exists():
+        return
+    folded = dir_name.lower()
+    for entry in os.listdir(wal_root):
+        if entry != dir_name and entry.lower() == folded:
+            raise GroupNameError(
+                f"stream directory {dir_name!r} would collide with existing {entry!r} "
+                "(names may differ only by case on some file systems); use a distinct group_id"
+            )

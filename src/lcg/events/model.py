@@ -1,0 +1,309 @@
+"""The event catalogue: one frozen msgspec ``Struct`` per kind of write decision.
+
+Every event shares the envelope ``seq, ts, gen, type, v``:
+
+* ``seq`` – position in its group's stream (0-based, +1 per line, no gaps); stamped on append.
+* ``ts`` – when the line was appended, RFC 3339 UTC with microseconds; stamped on append.
+* ``gen`` – the stream's generation (opaque); stamped on append.
+* ``type`` – the tag naming the event class (msgspec ``tag_field``).
+* ``v`` – the schema version of that type; older versions are upcast on read (``codec``).
+
+Payloads hold decided outcomes: uuids, timestamps, resolved endpoints, chosen types and the
+text they describe. They never hold vectors: the projector derives embeddings from the text.
+Timestamps in payloads are RFC 3339 UTC strings (``2024-05-01T12:00:00.000000Z``).
+See ``docs/events.md`` for the full catalogue.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+__all__ = [
+    "CURRENT_VERSIONS",
+    "CorrectionsApplied",
+    "CrossGroupEdgeAdded",
+    "DroppedEdge",
+    "EdgeInvalidation",
+    "EdgeRecord",
+    "EdgeRestated",
+    "EntitiesMerged",
+    "EntityAsserted",
+    "EntityRecord",
+    "EntityRetyped",
+    "EntitySummaryUpdate",
+    "EntityTypesChanged",
+    "EpisodeAdded",
+    "EpisodeExtracted",
+    "EpisodesDeleted",
+    "Event",
+    "EventBase",
+    "GroupPurged",
+    "MergeOutcome",
+    "MergedAlias",
+    "PointerRebind",
+    "PointersRebound",
+    "RelationRetyped",
+    "RelationTypesChanged",
+    "RelationshipAsserted",
+]
+
+
+class EventBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """The envelope every event carries; ``seq``/``ts``/``gen`` are stamped by the writer."""
+
+    seq: int = -1
+    ts: str = ""
+    gen: str = ""
+    v: int = 1
+    group_id: str
+
+
+# ---- shared payload records -------------------------------------------------------------
+
+
+class EntityRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """An entity's full state: what a projection stores for it."""
+
+    uuid: str
+    name: str
+    labels: list[str]
+    summary: str = ""
+    #: The entity's attributes as a JSON object text (the reference's row shape).
+    attributes: str = "{}"
+    created_at: str
+
+
+class EdgeRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """A relationship's full state. Endpoints are entity uuids (``""`` = unbound pointer)."""
+
+    uuid: str
+    name: str
+    source_uuid: str
+    target_uuid: str
+    fact: str
+    relation_type: str | None = None
+    valid_at: str | None = None
+    invalid_at: str | None = None
+    expired_at: str | None = None
+    episodes: list[str] = []
+    attributes: str = "{}"
+    created_at: str
+
+
+class EntitySummaryUpdate(msgspec.Struct, frozen=True, kw_only=True):
+    """An existing entity matched during extraction; its summary is replaced by ``summary``."""
+
+    uuid: str
+    summary: str
+
+
+class EdgeInvalidation(msgspec.Struct, frozen=True, kw_only=True):
+    """An edge stops being current at ``invalid_at`` (never deleted)."""
+
+    uuid: str
+    invalid_at: str
+    reason: str = ""
+
+
+class EdgeRestated(msgspec.Struct, frozen=True, kw_only=True):
+    """An extracted edge restated an active edge; the episode is added to its ``episodes``."""
+
+    uuid: str
+    episode_uuid: str
+
+
+class DroppedEdge(msgspec.Struct, frozen=True, kw_only=True):
+    """An extracted edge that was not written, and why."""
+
+    source_name: str
+    target_name: str
+    relation_type: str | None = None
+    fact: str
+    unresolved_endpoint: Literal["source", "target", "both"] | None = None
+    reason: str = "unresolvable"
+
+
+class MergedAlias(msgspec.Struct, frozen=True, kw_only=True):
+    """An alias entity's tombstone state after a merge (``Merged`` label, ``merged_into``)."""
+
+    uuid: str
+    labels: list[str]
+    attributes: str
+
+
+class MergeOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything one merge decided: tombstones, rewritten and invalidated edges."""
+
+    canonical_uuid: str
+    canonical_created_at: str
+    canonical_summary: str | None = None
+    aliases: list[MergedAlias] = []
+    edges_created: list[EdgeRecord] = []
+    edges_invalidated: list[EdgeInvalidation] = []
+
+
+class RelationRetyped(msgspec.Struct, frozen=True, kw_only=True):
+    """One edge's new ``relation_type``."""
+
+    uuid: str
+    relation_type: str
+
+
+class EntityRetyped(msgspec.Struct, frozen=True, kw_only=True):
+    """One entity's new label list (``Entity`` first)."""
+
+    uuid: str
+    labels: list[str]
+
+
+class PointerRebind(msgspec.Struct, frozen=True, kw_only=True):
+    """One cross-group edge's new endpoints and pointer attributes after re-resolution."""
+
+    uuid: str
+    source_uuid: str
+    target_uuid: str
+    attributes: str
+    invalid_at: str | None = None
+
+
+# ---- the events -------------------------------------------------------------------------
+
+
+class EpisodeAdded(EventBase, frozen=True, kw_only=True, tag="EpisodeAdded"):
+    """An episode's text was accepted; durable before any LLM call (v2: ``body`` → ``content``)."""
+
+    v: int = 2
+    uuid: str
+    name: str
+    source: Literal["text", "json", "message"] = "text"
+    source_description: str = ""
+    content: str
+    created_at: str
+    valid_at: str | None = None
+    #: SHA-256 of ``content``: lets a resend of the same chunk be recognised.
+    content_hash: str = ""
+
+
+class EpisodeExtracted(EventBase, frozen=True, kw_only=True, tag="EpisodeExtracted"):
+    """The outcome of extracting one episode: what was created, updated, invalidated, dropped."""
+
+    episode_uuid: str
+    entities_created: list[EntityRecord] = []
+    entities_updated: list[EntitySummaryUpdate] = []
+    edges_created: list[EdgeRecord] = []
+    edges_restated: list[EdgeRestated] = []
+    edges_invalidated: list[EdgeInvalidation] = []
+    edges_dropped: list[DroppedEdge] = []
+    #: Uuids of every entity the episode mentions (created or matched), in extraction order.
+    mentions: list[str] = []
+    model: str = ""
+    entities_dropped_malformed: int = 0
+    edges_dropped_malformed: int = 0
+    entities_reclassified_unclassified: int = 0
+    edges_reclassified_unclassified: int = 0
+
+
+class EntityAsserted(EventBase, frozen=True, kw_only=True, tag="EntityAsserted"):
+    """A client asserted an entity; ``entity`` is its full state after the assertion."""
+
+    entity: EntityRecord
+    created: bool
+
+
+class RelationshipAsserted(EventBase, frozen=True, kw_only=True, tag="RelationshipAsserted"):
+    """A client asserted a relationship; ``edge`` is its full state after the assertion."""
+
+    edge: EdgeRecord
+    created: bool
+
+
+class EntitiesMerged(EventBase, frozen=True, kw_only=True, tag="EntitiesMerged"):
+    """Aliases were merged into a canonical entity."""
+
+    merge: MergeOutcome
+
+
+class EpisodesDeleted(EventBase, frozen=True, kw_only=True, tag="EpisodesDeleted"):
+    """Episodes were deleted, by uuid, by source file or by chunk id (entities are kept)."""
+
+    by: Literal["uuid", "source", "chunk"]
+    key: str
+    episode_uuids: list[str]
+
+
+class GroupPurged(EventBase, frozen=True, kw_only=True, tag="GroupPurged"):
+    """Every entity, episode and edge of the group was removed."""
+
+    reason: Literal["delete_by_group", "clear_all", "rebuild"] = "delete_by_group"
+    entities: int = 0
+    episodes: int = 0
+    edges: int = 0
+
+
+class RelationTypesChanged(EventBase, frozen=True, kw_only=True, tag="RelationTypesChanged"):
+    """Edges were given new relation types by a curation pass."""
+
+    cause: Literal["canonicalize", "backfill", "reprocess"]
+    changes: list[RelationRetyped]
+
+
+class EntityTypesChanged(EventBase, frozen=True, kw_only=True, tag="EntityTypesChanged"):
+    """Entities were given new labels by a typing pass."""
+
+    cause: Literal["reprocess", "restamp"]
+    changes: list[EntityRetyped]
+
+
+class CorrectionsApplied(EventBase, frozen=True, kw_only=True, tag="CorrectionsApplied"):
+    """Entries of the workspace corrections file were applied."""
+
+    correction_ids: list[str]
+    merges: list[MergeOutcome] = []
+    retractions: list[EdgeInvalidation] = []
+
+
+class CrossGroupEdgeAdded(EventBase, frozen=True, kw_only=True, tag="CrossGroupEdgeAdded"):
+    """An edge in this group with an endpoint in another group (pointers in ``attributes``)."""
+
+    edge: EdgeRecord
+
+
+class PointersRebound(EventBase, frozen=True, kw_only=True, tag="PointersRebound"):
+    """Cross-group edges owned by this group were re-resolved against ``source_group_id``."""
+
+    source_group_id: str
+    rebinds: list[PointerRebind]
+
+
+Event = (
+    EpisodeAdded
+    | EpisodeExtracted
+    | EntityAsserted
+    | RelationshipAsserted
+    | EntitiesMerged
+    | EpisodesDeleted
+    | GroupPurged
+    | RelationTypesChanged
+    | EntityTypesChanged
+    | CorrectionsApplied
+    | CrossGroupEdgeAdded
+    | PointersRebound
+)
+
+#: The version each event type is written at today.
+CURRENT_VERSIONS: dict[str, int] = {
+    "EpisodeAdded": 2,
+    "EpisodeExtracted": 1,
+    "EntityAsserted": 1,
+    "RelationshipAsserted": 1,
+    "EntitiesMerged": 1,
+    "EpisodesDeleted": 1,
+    "GroupPurged": 1,
+    "RelationTypesChanged": 1,
+    "EntityTypesChanged": 1,
+    "CorrectionsApplied": 1,
+    "CrossGroupEdgeAdded": 1,
+    "PointersRebound": 1,
+}

@@ -1,0 +1,207 @@
+"""Reading a group stream: events in seq order between inclusive bounds, never raising.
+
+Files are located by name, so reading from ``from_seq`` opens no earlier file. Every bad line
+is counted by class in a ``ReadReport`` with de-duplicated samples:
+
+* ``unparseable_lines`` – not JSON, or no envelope;
+* ``unrecognised_lines`` – unknown event type, or a version newer than this build;
+* ``failed_lines`` – a known type whose payload does not validate;
+* ``generation_mismatch_lines`` – a line stamped with another generation than the stream's;
+* ``torn_tail`` – the last line of the last file has no newline (a write that never happened);
+* ``seq_gaps`` / ``seq_regressions`` – a line whose seq is not the previous one + 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+
+from lcg.events.codec import decode_line
+from lcg.events.model import Event
+from lcg.events.segments import list_segments, read_tail, segments_from
+
+__all__ = ["LineSample", "ReadReport", "StreamReader", "generation_from_lines"]
+
+_MAX_SAMPLES = 10
+_raw = msgspec.json.Decoder()
+
+
+class LineSample(msgspec.Struct, kw_only=True):
+    """One class of bad line: where it was first seen and how often."""
+
+    problem: str
+    detail: str
+    file: str
+    line_no: int
+    count: int = 1
+
+
+class ReadReport(msgspec.Struct, kw_only=True):
+    """Counters of one read; ``samples`` are de-duplicated by (problem, detail)."""
+
+    events_read: int = 0
+    unparseable_lines: int = 0
+    unrecognised_lines: int = 0
+    failed_lines: int = 0
+    generation_mismatch_lines: int = 0
+    seq_gaps: int = 0
+    seq_regressions: int = 0
+    torn_tail: bool = False
+    files_read: int = 0
+    generations_seen: list[str] = []
+    samples: list[LineSample] = []
+    samples_dropped: int = 0
+
+    @property
+    def bad_lines(self) -> int:
+        """Lines that could not be applied, all classes together."""
+        return (
+            self.unparseable_lines
+            + self.unrecognised_lines
+            + self.failed_lines
+            + self.generation_mismatch_lines
+        )
+
+    def note(self, problem: str, detail: str, file: str, line_no: int) -> None:
+        """Count one bad line of class ``problem`` and keep a sample of it."""
+        key = detail[:200]
+        for sample in self.samples:
+            if sample.problem == problem and sample.detail == key:
+                sample.count += 1
+                return
+        if len(self.samples) < _MAX_SAMPLES:
+            self.samples.append(LineSample(problem=problem, detail=key, file=file, line_no=line_no))
+        else:
+            self.samples_dropped += 1
+
+
+def generation_from_lines(group_dir: Path) -> str | None:
+    """The generation stamped on the stream's first decodable line, or ``None`` if empty."""
+    for seg in list_segments(group_dir):
+        with open(seg.path, "rb") as fh:
+            for line in fh:
+                if not line.endswith(b"\n"):
+                    break
+                try:
+                    raw = _raw.decode(line)
+                except msgspec.DecodeError:
+                    continue
+                if isinstance(raw, dict) and isinstance(raw.get("gen"), str) and raw["gen"]:
+                    return str(raw["gen"])
+    return None
+
+
+class StreamReader:
+    """Reads one group's stream directory; readers take no lock."""
+
+    def __init__(self, group_dir: Path, *, generation: str | None = None) -> None:
+        self.group_dir = group_dir
+        #: Lines stamped with another generation are skipped and counted; ``None`` = any.
+        self.generation = generation
+
+    def events(
+        self,
+        from_seq: int = 0,
+        to_seq: int | None = None,
+        report: ReadReport | None = None,
+    ) -> Iterator[Event]:
+        """Yield the valid events with ``from_seq <= seq <= to_seq`` in seq order."""
+        for batch in self.batches(from_seq, to_seq, report=report, batch_size=256):
+            yield from batch
+
+    def batches(
+        self,
+        from_seq: int = 0,
+        to_seq: int | None = None,
+        *,
+        batch_size: int = 64,
+        report: ReadReport | None = None,
+    ) -> Iterator[list[Event]]:
+        """Yield lists of at most ``batch_size`` valid events, in seq order."""
+        rep = report if report is not None else ReadReport()
+        segments = list_segments(self.group_dir)
+        selected = segments_from(segments, from_seq)
+        last_path = segments[-1].path if segments else None
+        expected_next: int | None = None
+        batch: list[Event] = []
+        for seg in selected:
+            if to_seq is not None and seg.first_seq > to_seq:
+                break
+            rep.files_read += 1
+            is_last = seg.path == last_path
+            with open(seg.path, "rb") as fh:
+                data = fh.read()
+            lines = data.split(b"\n")
+            # The element after the final newline is b"" for a whole file; anything else is torn.
+            tail = lines.pop()
+            if tail:
+                if is_last:
+                    rep.torn_tail = True
+                else:
+                    lines.append(tail)
+            for line_no, line in enumerate(lines, start=1):
+                if not line.strip():
+                    continue
+                decoded = decode_line(line)
+                seq = decoded.seq
+                if seq is not None and seq < from_seq:
+                    continue
+                if seq is not None and to_seq is not None and seq > to_seq:
+                    if batch:
+                        yield batch
+                    return
+                name = seg.path.name
+                if decoded.event is None:
+                    problem = decoded.problem or "unparseable"
+                    setattr(rep, f"{problem}_lines", getattr(rep, f"{problem}_lines") + 1)
+                    rep.note(problem, decoded.detail, name, line_no)
+                    if seq is not None:
+                        expected_next = seq + 1
+                    continue
+                event = decoded.event
+                if expected_next is not None and event.seq != expected_next:
+                    if event.seq < expected_next:
+                        rep.seq_regressions += 1
+                        rep.note(
+                            "seq_regression",
+                            f"seq {event.seq} after {expected_next - 1}",
+                            name,
+                            line_no,
+                        )
+                    else:
+                        rep.seq_gaps += 1
+                        rep.note(
+                            "seq_gap", f"seq {event.seq} after {expected_next - 1}", name, line_no
+                        )
+                expected_next = event.seq + 1
+                if event.gen not in rep.generations_seen:
+                    rep.generations_seen.append(event.gen)
+                if self.generation is not None and event.gen != self.generation:
+                    rep.generation_mismatch_lines += 1
+                    rep.note(
+                        "generation_mismatch",
+                        f"line generation {event.gen!r}, stream {self.generation!r}",
+                        name,
+                        line_no,
+                    )
+                    continue
+                rep.events_read += 1
+                batch.append(event)
+                if len(batch) >= batch_size:
+                    yield batch
+                    batch = []
+        if batch:
+            yield batch
+
+    def last_seq(self) -> int | None:
+        """The seq of the last complete line of the stream, or ``None`` if it has none."""
+        for seg in reversed(list_segments(self.group_dir)):
+            tail = read_tail(seg.path)
+            if tail.last_line is None:
+                continue
+            seq = decode_line(tail.last_line).seq
+            if seq is not None:
+                return seq
+        return None

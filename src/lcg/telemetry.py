@@ -1,0 +1,119 @@
+"""Telemetry: one JSON object per line on stderr, ``{"type", "ts_ms", ...}``.
+
+Each kind of record is a msgspec ``Struct`` tagged by ``type``; ``emit`` stamps ``ts_ms``.
+Set ``LCG_TELEMETRY=off`` (read by ``config``) or call ``set_sink(None)`` to silence it.
+This module imports nothing of lcg's.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import IO
+
+import msgspec
+
+__all__ = [
+    "IpcCall",
+    "Record",
+    "ServiceState",
+    "TokenUsage",
+    "WalReplayComplete",
+    "WalRotated",
+    "emit",
+    "set_sink",
+]
+
+
+class Record(msgspec.Struct, kw_only=True, tag_field="type"):
+    """Base of every telemetry record; ``ts_ms`` is stamped by ``emit``."""
+
+    ts_ms: int = 0
+
+
+class WalRotated(Record, tag="wal_rotated"):
+    """A stream writer closed a file and opened the next."""
+
+    from_file_seq: int
+    to_file_seq: int
+    closed_bytes: int
+    closed_events: int
+
+
+class WalReplayComplete(Record, tag="wal_replay_complete"):
+    """A replay of one group's stream finished."""
+
+    group_id: str
+    mutations_replayed: int
+    unrecognised_lines: int
+    failed_lines: int
+    unparseable_lines: int
+    legacy_skipped_lines: int
+    duration_ms: int
+
+
+class IpcCall(Record, tag="ipc_call"):
+    """One JSON-RPC call was answered."""
+
+    method: str
+    request_id: str | int | None
+    duration_ms: float
+    success: bool
+
+
+class ServiceState(Record, tag="service_state"):
+    """The service changed state."""
+
+    state: str
+    reason: str | None = None
+    detail: dict[str, int] | None = None
+
+
+class TokenUsage(Record, tag="token_usage"):
+    """Tokens spent by one LLM call."""
+
+    role: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+    estimated_cost_usd: float | None = None
+
+
+_encoder = msgspec.json.Encoder()
+_lock = threading.Lock()
+_enabled = True
+_sink: IO[bytes] | None = None
+
+
+def set_sink(sink: IO[bytes] | None, *, enabled: bool = True) -> None:
+    """Send telemetry to ``sink`` (a binary stream; ``None`` = the current stderr), or nowhere."""
+    global _sink, _enabled
+    _sink = sink
+    _enabled = enabled
+
+
+def _current_sink() -> IO[bytes] | None:
+    if _sink is not None:
+        return _sink
+    return getattr(sys.stderr, "buffer", None)
+
+
+def emit(record: Record) -> None:
+    """Write ``record`` as one JSON line, stamping ``ts_ms`` with the current time."""
+    if not _enabled:
+        return
+    sink = _current_sink()
+    if sink is None:
+        return
+    record.ts_ms = int(time.time() * 1000)
+    line = _encoder.encode(record) + b"\n"
+    with _lock:
+        try:
+            sink.write(line)
+            sink.flush()
+        except (OSError, ValueError):
+            # Telemetry must never take the engine down (a closed stderr, a full pipe).
+            pass
