@@ -1,0 +1,162 @@
+"""What each event means for the text and vector projections, as a list of ``Op``s.
+
+The graph projection applies events directly. The text (BM25) and vector (hnswlib)
+projections only need to know which searchable texts appear, change or disappear, so both
+consume the same derived ops, and the projector embeds each batch's new texts in one call.
+
+Kinds and parts:
+
+* ``entity`` – parts ``name`` and ``summary`` (vector fields ``entity.name``, ``entity.summary``);
+* ``edge`` – parts ``name`` and ``fact`` (vector field ``edge.fact``);
+* ``episode`` – part ``content`` (vector field ``episode.content``).
+
+An ``Upsert`` replaces only the parts it carries. Merged (tombstoned) entities and deleted
+episodes are removed. Invalidated edges stay searchable; reads filter them on request.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+import msgspec
+
+from lcg.events.model import (
+    CorrectionsApplied,
+    CrossGroupEdgeAdded,
+    EdgeRecord,
+    EntitiesMerged,
+    EntityAsserted,
+    EpisodeAdded,
+    EpisodeExtracted,
+    EpisodesDeleted,
+    Event,
+    GroupPurged,
+    MergeOutcome,
+    RelationshipAsserted,
+)
+
+__all__ = [
+    "TEXT_PARTS",
+    "VECTOR_FIELDS",
+    "ClearGroup",
+    "Delete",
+    "Kind",
+    "Op",
+    "Upsert",
+    "derive_ops",
+    "texts_to_embed",
+]
+
+Kind = Literal["entity", "edge", "episode"]
+
+#: The parts of each kind that the text projection indexes, in the order they are joined.
+TEXT_PARTS: Final[dict[str, tuple[str, ...]]] = {
+    "entity": ("name", "summary"),
+    "edge": ("name", "fact"),
+    "episode": ("content",),
+}
+#: The (kind, part) pairs that the vector projection embeds.
+VECTOR_FIELDS: Final[frozenset[tuple[str, str]]] = frozenset(
+    {("entity", "name"), ("entity", "summary"), ("edge", "fact"), ("episode", "content")}
+)
+
+
+class Upsert(msgspec.Struct, frozen=True, kw_only=True, tag="upsert"):
+    """The searchable texts of ``uuid`` are now ``parts`` (parts not named are unchanged)."""
+
+    kind: Kind
+    group_id: str
+    uuid: str
+    parts: dict[str, str]
+
+
+class Delete(msgspec.Struct, frozen=True, kw_only=True, tag="delete"):
+    """``uuid`` is no longer searchable."""
+
+    kind: Kind
+    group_id: str
+    uuid: str
+
+
+class ClearGroup(msgspec.Struct, frozen=True, kw_only=True, tag="clear"):
+    """Nothing of ``group_id`` is searchable any more."""
+
+    group_id: str
+
+
+Op = Upsert | Delete | ClearGroup
+
+
+def _edge(group_id: str, edge: EdgeRecord) -> Upsert:
+    return Upsert(
+        kind="edge", group_id=group_id, uuid=edge.uuid, parts={"name": edge.name, "fact": edge.fact}
+    )
+
+
+def _merge(group_id: str, merge: MergeOutcome) -> list[Op]:
+    ops: list[Op] = [Delete(kind="entity", group_id=group_id, uuid=a.uuid) for a in merge.aliases]
+    if merge.canonical_summary is not None:
+        ops.append(
+            Upsert(
+                kind="entity",
+                group_id=group_id,
+                uuid=merge.canonical_uuid,
+                parts={"summary": merge.canonical_summary},
+            )
+        )
+    ops.extend(_edge(group_id, e) for e in merge.edges_created)
+    return ops
+
+
+def derive_ops(event: Event) -> list[Op]:
+    """The text/vector ops of one event (empty for events that change no searchable text)."""
+    g = event.group_id
+    if isinstance(event, EpisodeAdded):
+        return [
+            Upsert(kind="episode", group_id=g, uuid=event.uuid, parts={"content": event.content})
+        ]
+    if isinstance(event, EpisodeExtracted):
+        ops: list[Op] = [
+            Upsert(
+                kind="entity", group_id=g, uuid=e.uuid, parts={"name": e.name, "summary": e.summary}
+            )
+            for e in event.entities_created
+        ]
+        ops.extend(
+            Upsert(kind="entity", group_id=g, uuid=u.uuid, parts={"summary": u.summary})
+            for u in event.entities_updated
+        )
+        ops.extend(_edge(g, e) for e in event.edges_created)
+        return ops
+    if isinstance(event, EntityAsserted):
+        e = event.entity
+        return [
+            Upsert(
+                kind="entity", group_id=g, uuid=e.uuid, parts={"name": e.name, "summary": e.summary}
+            )
+        ]
+    if isinstance(event, RelationshipAsserted | CrossGroupEdgeAdded):
+        return [_edge(g, event.edge)]
+    if isinstance(event, EntitiesMerged):
+        return _merge(g, event.merge)
+    if isinstance(event, CorrectionsApplied):
+        out: list[Op] = []
+        for merge in event.merges:
+            out.extend(_merge(g, merge))
+        return out
+    if isinstance(event, EpisodesDeleted):
+        return [Delete(kind="episode", group_id=g, uuid=u) for u in event.episode_uuids]
+    if isinstance(event, GroupPurged):
+        return [ClearGroup(group_id=g)]
+    return []
+
+
+def texts_to_embed(ops: list[Op]) -> list[str]:
+    """The distinct non-empty texts of vector fields in ``ops``, in first-seen order."""
+    seen: dict[str, None] = {}
+    for op in ops:
+        if isinstance(op, Upsert):
+            for part, text in op.parts.items():
+                if text and (op.kind, part) in VECTOR_FIELDS:
+                    seen.setdefault(text, None)
+    return list(seen)
