@@ -36,6 +36,7 @@ from lcg.events.model import (
 )
 
 __all__ = [
+    "MERGED_LABEL",
     "TEXT_PARTS",
     "VECTOR_FIELDS",
     "ClearGroup",
@@ -48,6 +49,9 @@ __all__ = [
 ]
 
 Kind = Literal["entity", "edge", "episode"]
+
+#: The label a merge appends to an alias entity (a tombstone).
+MERGED_LABEL: Final = "Merged"
 
 #: The parts of each kind that the text projection indexes, in the order they are joined.
 TEXT_PARTS: Final[dict[str, tuple[str, ...]]] = {
@@ -130,6 +134,9 @@ def derive_ops(event: Event) -> list[Op]:
         return ops
     if isinstance(event, EntityAsserted):
         e = event.entity
+        if MERGED_LABEL in e.labels:
+            # A merge tombstone (e.g. restored by a dump) is not searchable.
+            return [Delete(kind="entity", group_id=g, uuid=e.uuid)]
         return [
             Upsert(
                 kind="entity", group_id=g, uuid=e.uuid, parts={"name": e.name, "summary": e.summary}

@@ -1,0 +1,198 @@
+"""A workspace opened for use: the streams, the three projections, the projector, the embedder.
+
+``Workspace.open`` takes an exclusive lock on the workspace (one process at a time: Kuzu
+allows no second opener), opens every projection and catches them up with the streams.
+
+The write path is ``commit(group_id, events)``: under the group's lock, append the events
+(durable per the fsync policy) and then apply them to the projections. Queries read the
+projections under a shared lock; applying takes it exclusively for the (short) apply step.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from lcg.config import Config
+from lcg.errors import StreamLockedError
+from lcg.events.model import Event
+from lcg.events.sidecars import EmbeddingModelSidecar, write_embedding_model
+from lcg.events.store import WalStore
+from lcg.events.writer import utc_now
+from lcg.extract.embedders import Embedder, make_embedder
+from lcg.projections._rwlock import RWLock
+from lcg.projections.cache import EmbeddingCache
+from lcg.projections.embedding import CachedTextEmbedder
+from lcg.projections.graph import GraphProjection
+from lcg.projections.projector import ProgressFn, Projector, ReplayResult
+from lcg.projections.text import TextProjection
+from lcg.projections.vectors import VectorProjection
+
+__all__ = ["Workspace"]
+
+_WORKSPACE_LOCK = "workspace.lock"
+
+
+class Workspace:
+    """Everything of one workspace that a process needs to read and write it."""
+
+    def __init__(self, config: Config, embedder: Embedder | None = None) -> None:
+        self.config = config
+        lcg_dir = config.wal_dir.parent
+        lcg_dir.mkdir(parents=True, exist_ok=True)
+        self._lock_fd = self._acquire(lcg_dir / _WORKSPACE_LOCK)
+        try:
+            self.store = WalStore(
+                config.wal_dir,
+                fsync=config.wal_fsync,
+                max_events_per_file=config.wal_max_events_per_file,
+                max_bytes_per_file=config.wal_max_bytes_per_file,
+            )
+            self.embedder = embedder or make_embedder(
+                config.embedder,
+                url=config.embedder_url,
+                uds=config.embedder_uds,
+                model=config.embedding_model,
+                dim=config.embedding_dim,
+            )
+            self.cache = EmbeddingCache(
+                config.cache_dir / "embeddings", self.embedder.model_id, self.embedder.dim
+            )
+            self.text_embedder = CachedTextEmbedder(self.embedder, self.cache)
+            config.db_dir.mkdir(parents=True, exist_ok=True)
+            self.graph = GraphProjection(config.db_dir)
+            self.text = TextProjection(config.text_dir)
+            self.vectors = VectorProjection(
+                config.vectors_dir, self.embedder.dim, self.embedder.model_id
+            )
+            self.projector = Projector(
+                self.store,
+                self.graph,
+                self.text,
+                self.vectors,
+                self.text_embedder,
+                batch_size=config.replay_batch_size,
+                failure_samples=config.replay_failure_samples,
+                fidelity_threshold=config.replay_fidelity_threshold,
+            )
+        except BaseException:
+            os.close(self._lock_fd)
+            raise
+        self.rw = RWLock()
+        self._group_locks: dict[str, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+        self._closed = False
+
+    @staticmethod
+    def _acquire(path: Path) -> int:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise StreamLockedError(
+                f"the workspace {path.parent.parent} is open in another lcg process "
+                "(is `lcg serve` running?); use its socket, or stop it first"
+            ) from None
+        return fd
+
+    @classmethod
+    def open(
+        cls,
+        config: Config,
+        embedder: Embedder | None = None,
+        *,
+        catch_up: bool = True,
+        progress: ProgressFn | None = None,
+    ) -> Workspace:
+        """Open the workspace and (by default) bring every projection up to its stream."""
+        ws = cls(config, embedder)
+        if catch_up:
+            try:
+                ws.catch_up(progress)
+            except BaseException:
+                ws.close()
+                raise
+        return ws
+
+    def catch_up(self, progress: ProgressFn | None = None) -> dict[str, ReplayResult]:
+        """Apply whatever the streams hold past the projections' positions."""
+        with self.rw.write():
+            results = self.projector.catch_up_all(progress)
+        for group_id in results:
+            self.record_embedding_model(group_id)
+        return results
+
+    def group_lock(self, group_id: str) -> threading.Lock:
+        """The lock that serialises decide → append → apply for ``group_id``."""
+        with self._locks_guard:
+            lock = self._group_locks.get(group_id)
+            if lock is None:
+                lock = self._group_locks[group_id] = threading.Lock()
+            return lock
+
+    def commit(self, group_id: str, events: list[Event]) -> list[Event]:
+        """Append ``events`` to the group's stream, then apply them; return them stamped.
+
+        The caller holds ``group_lock(group_id)`` when its decision read the projections.
+        """
+        stamped = self.store.append(group_id, events)
+        with self.rw.write():
+            self.projector.apply_live(group_id, stamped)
+        return stamped
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Hold the projections for reading (many readers at once)."""
+        with self.rw.read():
+            yield
+
+    def record_embedding_model(self, group_id: str) -> None:
+        """Write ``.wal-embedding-model.json`` for a group whose stream directory exists."""
+        gdir = self.store.group_dir(group_id)
+        if gdir.is_dir():
+            try:
+                write_embedding_model(
+                    gdir,
+                    EmbeddingModelSidecar(
+                        model=self.embedder.model_id, dim=self.embedder.dim, written_at=utc_now()
+                    ),
+                )
+            except OSError:
+                pass  # A read-only publication keeps its sidecars.
+
+    def digests(self, group_id: str) -> dict[str, str]:
+        """The canonical digest of each projection for ``group_id``."""
+        with self.rw.read():
+            return {
+                "graph": self.graph.digest(group_id),
+                "text": self.text.digest(group_id),
+                "vectors": self.vectors.digest(group_id),
+            }
+
+    def close(self) -> None:
+        """Save snapshots, close projections and writers, release the workspace lock."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            with self.rw.write():
+                self.projector.save()
+        finally:
+            self.store.close()
+            self.graph.close()
+            self.text.close()
+            self.vectors.close()
+            self.cache.close()
+            self.embedder.close()
+            os.close(self._lock_fd)
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
