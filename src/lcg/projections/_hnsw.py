@@ -1,0 +1,320 @@
+"""The vectors of one (group, field): raw rows by label, a uuid↔label map, an hnswlib graph.
+
+Labels are dense ints owned by this module. A removed uuid's label goes to a free list and
+is reused by the next new uuid, so the raw array and the hnswlib graph stay as large as the
+peak live count, not as large as the history. Reusing a label that hnswlib holds as deleted
+is an ``add_items`` on that label: with ``allow_replace_deleted`` off, hnswlib unmarks it and
+updates the point in place (the documented path for re-adding and replacing).
+
+The hnswlib graph is built only once the field holds ``exact_below`` live vectors: below that
+an exact numpy scan is as fast as a graph search and gives exact results, and small groups
+(the common case) never pay hnswlib's insertion cost. Once built, the graph is kept up to
+date with every change.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Final
+
+import hnswlib
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from lcg.errors import ProjectionError
+
+__all__ = [
+    "EF_CONSTRUCTION",
+    "EXACT_BELOW",
+    "HNSW_M",
+    "FieldIndex",
+    "FieldMeta",
+    "default_ef",
+]
+
+F32 = npt.NDArray[np.float32]
+
+#: hnswlib graph degree.
+HNSW_M: Final = 16
+#: hnswlib construction beam width.
+EF_CONSTRUCTION: Final = 200
+#: Below this many live vectors a field is searched exactly (and has no hnswlib graph yet).
+EXACT_BELOW: Final = 2000
+#: hnswlib's level generator seed, fixed so that single-threaded builds are repeatable.
+_SEED: Final = 100
+_MIN_CAPACITY: Final = 64
+
+
+def default_ef(k: int) -> int:
+    """The query beam width used for ``k`` results: ``max(64, 2k)``."""
+    return max(64, 2 * k)
+
+
+class FieldMeta(msgspec.Struct, frozen=True, kw_only=True):
+    """What a snapshot records of one field: the uuid of each label and its files."""
+
+    #: The uuid held by each label, ``""`` for a free label.
+    uuids: list[str]
+    #: The ``.npy`` file of the raw rows, one per label (relative to the group directory).
+    vectors_file: str
+    #: The hnswlib index file, or ``None`` while the field is searched exactly.
+    hnsw_file: str | None
+    #: The size of ``hnsw_file`` in bytes: hnswlib does not check a truncated file itself.
+    hnsw_bytes: int = 0
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class FieldIndex:
+    """The live vectors of one (group, field), searchable by cosine similarity."""
+
+    def __init__(self, dim: int, *, exact_below: int = EXACT_BELOW, threads: int = -1) -> None:
+        """An empty field of ``dim``-dimensional vectors."""
+        self.dim = dim
+        self._exact_below = exact_below
+        self._threads = threads
+        self._vecs: F32 = np.zeros((0, dim), dtype=np.float32)
+        self._norms: F32 = np.zeros(0, dtype=np.float32)
+        self._live: npt.NDArray[np.bool_] = np.zeros(0, dtype=np.bool_)
+        self._uuids: list[str] = []
+        self._labels: dict[str, int] = {}
+        self._free: list[int] = []
+        self._n_slots = 0
+        self._hnsw: hnswlib.Index | None = None
+
+    # -- state ----------------------------------------------------------------------------
+
+    @property
+    def count(self) -> int:
+        """The number of live vectors."""
+        return len(self._labels)
+
+    @property
+    def has_graph(self) -> bool:
+        """Whether the hnswlib graph exists (the field reached ``exact_below`` once)."""
+        return self._hnsw is not None
+
+    def get(self, uuid: str) -> F32 | None:
+        """A copy of the vector of ``uuid``, or ``None``."""
+        label = self._labels.get(uuid)
+        return None if label is None else self._vecs[label].copy()
+
+    def items(self) -> list[tuple[str, F32]]:
+        """``(uuid, vector)`` of every live vector, sorted by uuid (vectors are views)."""
+        return [(u, self._vecs[self._labels[u]]) for u in sorted(self._labels)]
+
+    # -- changes --------------------------------------------------------------------------
+
+    def remove(self, uuids: list[str]) -> None:
+        """Remove the vectors of ``uuids`` (unknown uuids are ignored)."""
+        for uuid in uuids:
+            label = self._labels.pop(uuid, None)
+            if label is None:
+                continue
+            self._uuids[label] = ""
+            self._live[label] = False
+            self._free.append(label)
+            # Every live label is in the graph once it exists (it is built from all of them).
+            if self._hnsw is not None:
+                self._hnsw.mark_deleted(label)
+
+    def upsert(self, uuids: list[str], vecs: F32) -> None:
+        """Set the vectors of distinct ``uuids`` to the rows of ``vecs`` (add or replace)."""
+        if not uuids:
+            return
+        labels = np.empty(len(uuids), dtype=np.int64)
+        for i, uuid in enumerate(uuids):
+            label = self._labels.get(uuid)
+            if label is None:
+                label = self._alloc()
+                self._labels[uuid] = label
+                self._uuids[label] = uuid
+                self._live[label] = True
+            labels[i] = label
+        self._vecs[labels] = vecs
+        self._norms[labels] = np.linalg.norm(vecs, axis=1)
+        if self._hnsw is not None:
+            self._add_to_graph(vecs, labels)
+        elif self.count >= self._exact_below:
+            self._build_graph()
+
+    def _alloc(self) -> int:
+        if self._free:
+            return self._free.pop()
+        if self._n_slots == len(self._uuids):
+            self._grow(max(_MIN_CAPACITY, 2 * len(self._uuids)))
+        label = self._n_slots
+        self._n_slots += 1
+        return label
+
+    def _grow(self, capacity: int) -> None:
+        old = len(self._uuids)
+        vecs = np.zeros((capacity, self.dim), dtype=np.float32)
+        vecs[:old] = self._vecs
+        norms = np.zeros(capacity, dtype=np.float32)
+        norms[:old] = self._norms
+        live = np.zeros(capacity, dtype=np.bool_)
+        live[:old] = self._live
+        self._vecs, self._norms, self._live = vecs, norms, live
+        self._uuids.extend([""] * (capacity - old))
+        if self._hnsw is not None:
+            self._hnsw.resize_index(capacity)
+
+    def _add_to_graph(self, vecs: F32, labels: npt.NDArray[np.int64]) -> None:
+        assert self._hnsw is not None
+        try:
+            self._hnsw.add_items(vecs, labels, num_threads=self._threads)
+        except RuntimeError as exc:  # hnswlib reports every failure as RuntimeError
+            raise ProjectionError(f"hnswlib refused to add vectors: {exc}") from exc
+
+    def _build_graph(self) -> None:
+        index = hnswlib.Index(space="cosine", dim=self.dim)
+        index.init_index(
+            max_elements=len(self._uuids),
+            ef_construction=EF_CONSTRUCTION,
+            M=HNSW_M,
+            random_seed=_SEED,
+        )
+        self._hnsw = index
+        labels = np.flatnonzero(self._live[: self._n_slots]).astype(np.int64)
+        self._add_to_graph(self._vecs[labels], labels)
+
+    # -- search ---------------------------------------------------------------------------
+
+    def search(
+        self, query: F32, k: int, *, ef: int | None = None, exact: bool = False
+    ) -> list[tuple[str, float]]:
+        """The ``k`` nearest live vectors to the unit vector ``query``: ``(uuid, cosine)``."""
+        k = min(k, self.count)
+        if k <= 0:
+            return []
+        if exact or self._hnsw is None or self.count < self._exact_below:
+            return self._exact(query, k)
+        self._hnsw.set_ef(max(ef if ef is not None else default_ef(k), k))
+        try:
+            labels, dists = self._hnsw.knn_query(query, k=k, num_threads=1)
+        except RuntimeError:
+            # hnswlib raises when its beam met fewer than k live points (many deletions
+            # near the query); the exact scan always can answer.
+            return self._exact(query, k)
+        return [
+            (self._uuids[int(lab)], 1.0 - float(d))
+            for lab, d in zip(labels[0], dists[0], strict=True)
+        ]
+
+    def _exact(self, query: F32, k: int) -> list[tuple[str, float]]:
+        n = self._n_slots
+        norms = np.maximum(self._norms[:n], np.float32(1e-30))
+        sims = (self._vecs[:n] @ query) / norms
+        sims[~self._live[:n]] = -np.inf
+        if k < n:
+            # argpartition of the negated scores: the (-x, k) form is fast on numpy 2.x.
+            top = np.argpartition(-sims, k - 1)[:k]
+        else:
+            top = np.arange(n)
+        # Best first; equal scores by label, so the order is a function of the state.
+        order = top[np.lexsort((top, -sims[top]))][:k]
+        return [(self._uuids[int(i)], float(sims[i])) for i in order]
+
+    # -- snapshot -------------------------------------------------------------------------
+
+    def save(self, directory: Path, stem: str) -> FieldMeta:
+        """Write this field's files as ``<stem>.npy`` (and ``<stem>.hnsw``), fsynced."""
+        vectors_file = f"{stem}.npy"
+        tmp = directory / f"{vectors_file}.tmp"
+        with open(tmp, "wb") as fh:
+            np.save(fh, self._vecs[: self._n_slots], allow_pickle=False)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, directory / vectors_file)
+        hnsw_file: str | None = None
+        hnsw_bytes = 0
+        if self._hnsw is not None:
+            hnsw_file = f"{stem}.hnsw"
+            tmp = directory / f"{hnsw_file}.tmp"
+            try:
+                self._hnsw.save_index(str(tmp))
+            except RuntimeError as exc:
+                raise ProjectionError(f"hnswlib could not save {tmp}: {exc}") from exc
+            _fsync_file(tmp)
+            hnsw_bytes = tmp.stat().st_size
+            os.replace(tmp, directory / hnsw_file)
+        return FieldMeta(
+            uuids=self._uuids[: self._n_slots],
+            vectors_file=vectors_file,
+            hnsw_file=hnsw_file,
+            hnsw_bytes=hnsw_bytes,
+        )
+
+    @classmethod
+    def load(
+        cls,
+        directory: Path,
+        meta: FieldMeta,
+        dim: int,
+        *,
+        exact_below: int = EXACT_BELOW,
+        threads: int = -1,
+    ) -> FieldIndex:
+        """The field a snapshot describes; ``ProjectionError`` names a corrupt file."""
+        path = directory / meta.vectors_file
+        remedy = f"delete {directory} and replay the group"
+        try:
+            raw = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise ProjectionError(
+                f"vector snapshot {path} is unreadable ({exc}); {remedy}"
+            ) from exc
+        n = len(meta.uuids)
+        if raw.dtype != np.float32 or raw.shape != (n, dim):
+            raise ProjectionError(
+                f"vector snapshot {path} holds {raw.dtype} {raw.shape}, expected float32 "
+                f"({n}, {dim}); {remedy}"
+            )
+        field = cls(dim, exact_below=exact_below, threads=threads)
+        capacity = max(_MIN_CAPACITY, n)
+        field._grow(capacity)
+        field._vecs[:n] = raw
+        field._norms[:n] = np.linalg.norm(raw, axis=1)
+        field._n_slots = n
+        for label, uuid in enumerate(meta.uuids):
+            if uuid:
+                field._labels[uuid] = label
+                field._uuids[label] = uuid
+                field._live[label] = True
+            else:
+                field._free.append(label)
+        if len(field._labels) != n - len(field._free):
+            raise ProjectionError(f"vector snapshot of {path} repeats a uuid; {remedy}")
+        # Pop the lowest free label first, as a fresh field would.
+        field._free.reverse()
+        if meta.hnsw_file is not None:
+            hpath = directory / meta.hnsw_file
+            size = hpath.stat().st_size if hpath.exists() else -1
+            if size != meta.hnsw_bytes:
+                raise ProjectionError(
+                    f"hnswlib index {hpath} has {size} bytes, the snapshot recorded "
+                    f"{meta.hnsw_bytes}; {remedy}"
+                )
+            index = hnswlib.Index(space="cosine", dim=dim)
+            try:
+                index.load_index(str(hpath), max_elements=capacity)
+            except (RuntimeError, OSError) as exc:
+                raise ProjectionError(
+                    f"hnswlib index {hpath} is unreadable ({exc}); {remedy}"
+                ) from exc
+            if index.element_count > n:
+                raise ProjectionError(
+                    f"hnswlib index {hpath} holds {index.element_count} labels, the snapshot "
+                    f"{n}; {remedy}"
+                )
+            field._hnsw = index
+        return field

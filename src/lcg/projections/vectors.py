@@ -1,0 +1,427 @@
+"""The vector projection: per group and field, cosine search over the embeddings of its texts.
+
+Fields are ``entity.name``, ``entity.summary``, ``edge.fact`` and ``episode.content``
+(``ops.VECTOR_FIELDS``). Each (group, field) is a ``FieldIndex``: the raw float32 vectors, a
+uuid↔label map and, once the field holds ``EXACT_BELOW`` live vectors, an hnswlib graph
+(cosine, M=16, ef_construction=200, grown by doubling). Searches of smaller fields are exact.
+
+On disk, under ``root`` (``<workspace>/.lcg/vectors``), each group has a directory named by
+``encode_group``. A snapshot of a group is its field files, named with the snapshot's version
+(``entity.name.00000003.npy``, ``.hnsw``), and a ``meta.msgpack`` written last by atomic rename
+that names them together with the group's applied ``(seq, generation)``, the embedder's
+``model_id`` and ``dim``. A crash at any point leaves the previous meta and the files it
+names intact; files no meta names are swept on the next save or load. A snapshot made by
+another embedder (``model_id`` or ``dim``) is deleted on load and its group listed in
+``discarded_groups``, so the projector replays it.
+
+Thread safety: one lock serialises changes, saves and searches of the whole projection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import os
+import shutil
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from lcg.errors import ProjectionError
+from lcg.events.groups import decode_group, encode_group
+from lcg.projections._hnsw import EXACT_BELOW, FieldIndex, FieldMeta
+from lcg.projections.ops import VECTOR_FIELDS, ClearGroup, Delete, Op, Upsert
+
+__all__ = ["FIELDS", "META_FILE", "VectorProjection"]
+
+#: The searchable fields, ``"<kind>.<part>"``, sorted.
+FIELDS: Final[tuple[str, ...]] = tuple(sorted(f"{k}.{p}" for k, p in VECTOR_FIELDS))
+#: The snapshot meta file inside a group's directory (written last).
+META_FILE: Final = "meta.msgpack"
+_TMP_SUFFIX: Final = ".tmp"
+_FORMAT: Final = 1
+
+_FIELDS_OF_KIND: Final[dict[str, tuple[str, ...]]] = {
+    kind: tuple(f for f in FIELDS if f.startswith(kind + ".")) for kind, _ in VECTOR_FIELDS
+}
+
+F32 = npt.NDArray[np.float32]
+
+
+class _GroupMeta(msgspec.Struct, frozen=True, kw_only=True):
+    """A group's snapshot: its position, its embedder and the files of each field."""
+
+    format: int
+    group_id: str
+    model_id: str
+    dim: int
+    seq: int | None
+    generation: str | None
+    version: int
+    fields: dict[str, FieldMeta]
+
+
+_ENCODER: Final = msgspec.msgpack.Encoder()
+_DECODER: Final = msgspec.msgpack.Decoder(_GroupMeta)
+
+
+@dataclass
+class _Group:
+    fields: dict[str, FieldIndex] = field(default_factory=dict)
+    seq: int | None = None
+    generation: str | None = None
+    #: The version of the last snapshot and the field files it names.
+    version: int = 0
+    saved: dict[str, FieldMeta] = field(default_factory=dict)
+    dirty_fields: set[str] = field(default_factory=set)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _sweep(directory: Path, metas: Mapping[str, FieldMeta]) -> None:
+    """Delete every file of ``directory`` that neither the meta nor its fields name."""
+    keep = {META_FILE}
+    for m in metas.values():
+        keep.add(m.vectors_file)
+        if m.hnsw_file is not None:
+            keep.add(m.hnsw_file)
+    for entry in directory.iterdir():
+        if entry.name not in keep and entry.is_file():
+            entry.unlink()
+
+
+class VectorProjection:
+    """hnswlib vector indices per group and field, snapshotted with their applied position."""
+
+    def __init__(
+        self,
+        root: Path,
+        dim: int,
+        model_id: str,
+        *,
+        exact_below: int = EXACT_BELOW,
+        threads: int = -1,
+    ) -> None:
+        """Open (creating) ``root`` and load every snapshot made by ``(model_id, dim)``."""
+        if dim <= 0:
+            raise ProjectionError(f"vector dimension must be positive, got {dim}")
+        self.root = root
+        self.dim = dim
+        self.model_id = model_id
+        #: Groups whose snapshot was made by another embedder and was deleted on load.
+        self.discarded_groups: list[str] = []
+        self._exact_below = exact_below
+        self._threads = threads
+        self._groups: dict[str, _Group] = {}
+        self._dirty: set[str] = set()
+        self._lock = threading.RLock()
+        self._closed = False
+        root.mkdir(parents=True, exist_ok=True)
+        for entry in sorted(root.iterdir()):
+            group_id = decode_group(entry.name)
+            if group_id is not None and entry.is_dir():
+                self._load_group(group_id, entry)
+
+    # -- loading --------------------------------------------------------------------------
+
+    def _load_group(self, group_id: str, directory: Path) -> None:
+        meta_path = directory / META_FILE
+        remedy = f"delete {directory} and replay the group"
+        if not meta_path.exists():
+            # A first save that crashed before its meta: nothing of it was ever valid.
+            shutil.rmtree(directory)
+            return
+        try:
+            meta = _DECODER.decode(meta_path.read_bytes())
+        except (OSError, msgspec.DecodeError) as exc:
+            raise ProjectionError(
+                f"vector snapshot meta {meta_path} is unreadable ({exc}); {remedy}"
+            ) from exc
+        if meta.format != _FORMAT or meta.group_id != group_id:
+            raise ProjectionError(
+                f"vector snapshot meta {meta_path} has format {meta.format} for group "
+                f"{meta.group_id!r}; expected format {_FORMAT} for {group_id!r}; {remedy}"
+            )
+        if meta.model_id != self.model_id or meta.dim != self.dim:
+            shutil.rmtree(directory)
+            self.discarded_groups.append(group_id)
+            return
+        unknown = set(meta.fields) - set(FIELDS)
+        if unknown:
+            raise ProjectionError(
+                f"vector snapshot meta {meta_path} names fields {sorted(unknown)}; {remedy}"
+            )
+        group = _Group(seq=meta.seq, generation=meta.generation, version=meta.version)
+        for name, fmeta in meta.fields.items():
+            group.fields[name] = FieldIndex.load(
+                directory, fmeta, self.dim, exact_below=self._exact_below, threads=self._threads
+            )
+        group.saved = dict(meta.fields)
+        _sweep(directory, meta.fields)
+        self._groups[group_id] = group
+
+    # -- position -------------------------------------------------------------------------
+
+    def groups(self) -> list[str]:
+        """The groups this projection holds anything of (a position or vectors), sorted."""
+        with self._lock:
+            return sorted(self._groups)
+
+    def position(self, group_id: str) -> tuple[int | None, str | None]:
+        """``(applied seq, generation)`` of ``group_id``; ``(None, None)`` if none applied."""
+        with self._lock:
+            group = self._groups.get(group_id)
+            return (None, None) if group is None else (group.seq, group.generation)
+
+    # -- changes --------------------------------------------------------------------------
+
+    def _vector(self, text: str, vectors: Mapping[str, npt.ArrayLike]) -> F32:
+        raw = vectors.get(text)
+        if raw is None:
+            raise ProjectionError(f"no vector was given for the text {text[:60]!r}")
+        vec = np.ascontiguousarray(raw, dtype=np.float32)
+        if vec.shape != (self.dim,):
+            raise ProjectionError(
+                f"vector for {text[:60]!r} has shape {vec.shape}, expected ({self.dim},)"
+            )
+        if not np.isfinite(vec).all():
+            raise ProjectionError(f"vector for {text[:60]!r} has non-finite components")
+        return vec
+
+    def apply(
+        self,
+        group_id: str,
+        generation: str,
+        last_seq: int,
+        ops: list[Op],
+        vectors: Mapping[str, npt.ArrayLike],
+    ) -> None:
+        """Apply ``ops`` of ``group_id`` with the vector of each of their texts.
+
+        Every op is checked (its group, the vector of each text) before anything changes,
+        so a bad batch leaves the projection as it was. The position becomes
+        ``(last_seq, generation)`` even when no op touches a vector field.
+        """
+        # The net change of the batch per field and uuid: a vector, or None for "remove".
+        pending: dict[str, dict[str, F32 | None]] = {}
+        resolved: dict[str, F32] = {}
+        clear = False
+        for op in ops:
+            if op.group_id != group_id:
+                raise ProjectionError(
+                    f"an op of group {op.group_id!r} was applied to group {group_id!r}"
+                )
+            if isinstance(op, ClearGroup):
+                clear = True
+                pending.clear()
+            elif isinstance(op, Upsert):
+                for part, text in op.parts.items():
+                    if (op.kind, part) not in VECTOR_FIELDS:
+                        continue
+                    vec: F32 | None = None
+                    if text:
+                        vec = resolved.get(text)
+                        if vec is None:
+                            vec = resolved[text] = self._vector(text, vectors)
+                    pending.setdefault(f"{op.kind}.{part}", {})[op.uuid] = vec
+            elif isinstance(op, Delete):
+                for name in _FIELDS_OF_KIND[op.kind]:
+                    pending.setdefault(name, {})[op.uuid] = None
+        with self._lock:
+            self._check_open()
+            group = self._groups.setdefault(group_id, _Group())
+            if clear:
+                group.fields.clear()
+            for name, changes in pending.items():
+                removed = [u for u, v in changes.items() if v is None]
+                added = [(u, v) for u, v in changes.items() if v is not None]
+                index = group.fields.get(name)
+                if index is None:
+                    if not added:
+                        continue
+                    index = group.fields[name] = FieldIndex(
+                        self.dim, exact_below=self._exact_below, threads=self._threads
+                    )
+                index.remove(removed)
+                if added:
+                    index.upsert([u for u, _ in added], np.stack([v for _, v in added]))
+                group.dirty_fields.add(name)
+            group.seq, group.generation = last_seq, generation
+            self._dirty.add(group_id)
+
+    def purge_group(self, group_id: str) -> None:
+        """Forget ``group_id`` entirely, in memory and on disk (its position included)."""
+        with self._lock:
+            self._check_open()
+            self._groups.pop(group_id, None)
+            self._dirty.discard(group_id)
+            directory = self.root / encode_group(group_id)
+            if directory.exists():
+                shutil.rmtree(directory)
+                _fsync_dir(self.root)
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def _query(self, field_name: str, query_vec: npt.ArrayLike) -> F32 | None:
+        if field_name not in FIELDS:
+            raise ProjectionError(f"unknown vector field {field_name!r}; known: {list(FIELDS)}")
+        q = np.ascontiguousarray(query_vec, dtype=np.float32).reshape(-1)
+        if q.shape != (self.dim,):
+            raise ProjectionError(f"query vector has {q.shape[0]} components, expected {self.dim}")
+        norm = float(np.linalg.norm(q))
+        if not np.isfinite(norm) or norm == 0.0:
+            return None
+        return q / np.float32(norm)
+
+    def search(
+        self,
+        group_id: str,
+        field: str,
+        query_vec: npt.ArrayLike,
+        k: int,
+        *,
+        ef: int | None = None,
+        exact: bool = False,
+    ) -> list[tuple[str, float]]:
+        """The ``k`` most similar live vectors of ``field``: ``(uuid, cosine)``, best first.
+
+        ``k`` beyond the live count returns them all; ``ef`` overrides the beam width
+        (``max(64, 2k)``); ``exact`` forces the brute-force scan.
+        """
+        with self._lock:
+            self._check_open()
+            q = self._query(field, query_vec)
+            group = self._groups.get(group_id)
+            index = None if group is None else group.fields.get(field)
+            if q is None or index is None or k <= 0:
+                return []
+            return index.search(q, k, ef=ef, exact=exact)
+
+    def search_groups(
+        self,
+        group_ids: list[str] | None,
+        field: str,
+        query_vec: npt.ArrayLike,
+        k: int,
+        *,
+        ef: int | None = None,
+        exact: bool = False,
+    ) -> list[tuple[str, float, str]]:
+        """The ``k`` best ``(uuid, cosine, group_id)`` over ``group_ids`` (``None``: all)."""
+        with self._lock:
+            self._check_open()
+            q = self._query(field, query_vec)
+            if q is None or k <= 0:
+                return []
+            wanted = sorted(self._groups) if group_ids is None else list(dict.fromkeys(group_ids))
+            hits: list[tuple[str, float, str]] = []
+            for group_id in wanted:
+                group = self._groups.get(group_id)
+                index = None if group is None else group.fields.get(field)
+                if index is not None:
+                    hits.extend((u, s, group_id) for u, s in index.search(q, k, ef=ef, exact=exact))
+            return heapq.nsmallest(k, hits, key=lambda h: (-h[1], h[2], h[0]))
+
+    def count(self, group_id: str, field: str) -> int:
+        """The number of live vectors of ``field`` in ``group_id``."""
+        with self._lock:
+            group = self._groups.get(group_id)
+            index = None if group is None else group.fields.get(field)
+            return 0 if index is None else index.count
+
+    def get_vector(self, group_id: str, field: str, uuid: str) -> F32 | None:
+        """A copy of the stored vector of ``uuid`` in ``field``, or ``None``."""
+        with self._lock:
+            group = self._groups.get(group_id)
+            index = None if group is None else group.fields.get(field)
+            return None if index is None else index.get(uuid)
+
+    def digest(self, group_id: str) -> str:
+        """sha256 over the live vectors, sorted by (field, uuid): a function of content only.
+
+        Each entry is the length-prefixed UTF-8 field and uuid followed by the vector as
+        little-endian float32; labels, deletions and hnswlib's graph do not enter it.
+        """
+        h = hashlib.sha256(b"lcg-vectors-v1\0")
+        with self._lock:
+            group = self._groups.get(group_id)
+            if group is None:
+                return h.hexdigest()
+            for name in sorted(group.fields):
+                fb = name.encode()
+                for uuid, vec in group.fields[name].items():
+                    ub = uuid.encode()
+                    h.update(len(fb).to_bytes(4, "big") + fb + len(ub).to_bytes(4, "big") + ub)
+                    h.update(vec.astype("<f4", copy=False).tobytes())
+        return h.hexdigest()
+
+    # -- snapshot -------------------------------------------------------------------------
+
+    def save(self) -> None:
+        """Snapshot every group changed since its last save, each with its position."""
+        with self._lock:
+            self._check_open()
+            for group_id in sorted(self._dirty):
+                self._save_group(group_id, self._groups[group_id])
+            self._dirty.clear()
+
+    def _save_group(self, group_id: str, group: _Group) -> None:
+        directory = self.root / encode_group(group_id)
+        created = not directory.exists()
+        directory.mkdir(exist_ok=True)
+        version = group.version + 1
+        metas: dict[str, FieldMeta] = {}
+        for name, index in sorted(group.fields.items()):
+            old = group.saved.get(name)
+            if old is not None and name not in group.dirty_fields:
+                metas[name] = old
+            else:
+                metas[name] = index.save(directory, f"{name}.{version:08d}")
+        meta = _GroupMeta(
+            format=_FORMAT,
+            group_id=group_id,
+            model_id=self.model_id,
+            dim=self.dim,
+            seq=group.seq,
+            generation=group.generation,
+            version=version,
+            fields=metas,
+        )
+        tmp = directory / (META_FILE + _TMP_SUFFIX)
+        with open(tmp, "wb") as fh:
+            fh.write(_ENCODER.encode(meta))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, directory / META_FILE)
+        _fsync_dir(directory)
+        if created:
+            _fsync_dir(self.root)
+        _sweep(directory, metas)
+        group.version = version
+        group.saved = metas
+        group.dirty_fields.clear()
+
+    def close(self) -> None:
+        """Save what changed and release the indices; later calls raise ``ProjectionError``."""
+        with self._lock:
+            if self._closed:
+                return
+            self.save()
+            self._groups.clear()
+            self._closed = True
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ProjectionError("the vector projection is closed")
