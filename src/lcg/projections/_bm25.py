@@ -1,0 +1,341 @@
+"""One Okapi BM25 index (one kind of one group): postings on pyroaring, scoring with numpy.
+
+Layout:
+
+* documents get dense int ids in the order they are added; ``_uuids[id]`` maps back;
+* each term has a ``_Postings``: a ``BitMap`` of the ids holding it and ``tfs``, the term's
+  frequency in each of those docs, in ascending id order. Ids only ever grow, so adding a doc
+  appends to every array it touches and the two stay aligned without sorting;
+* replacing a doc is a delete plus an add under a new id; a delete only sets the id in the
+  ``_tomb`` bitmap (postings are left alone, queries mask it out, ``df`` subtracts it);
+* ``compact()`` renumbers the live docs densely and rewrites the postings without tombstoned
+  ids; ``maybe_compact()`` runs it once tombstones reach ``COMPACT_FRACTION`` of the ids.
+
+Scoring, for a query's distinct terms ``t`` present in the index (``N`` live docs, ``df(t)``
+live docs holding ``t``, ``tf`` its frequency in the doc, ``dl`` the doc's term count,
+``avgdl`` the mean ``dl`` over live docs)::
+
+    idf(t)      = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+    score(d, q) = sum over t of idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
+
+with ``k1 = 1.2`` and ``b = 0.75``. Every term of a matching doc adds a strictly positive
+amount, so the docs with a positive score are exactly the live docs holding a query term.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from typing import Final
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+from pyroaring import BitMap
+
+__all__ = ["B", "COMPACT_FRACTION", "COMPACT_MIN", "K1", "Bm25Index", "IndexSnapshot", "idf"]
+
+K1: Final = 1.2
+B: Final = 0.75
+#: Compact once tombstones are at least this fraction of all doc ids ...
+COMPACT_FRACTION: Final = 0.25
+#: ... and at least this many (tiny indexes are not worth renumbering often).
+COMPACT_MIN: Final = 64
+
+# array("I") is the in-memory tf / length store; snapshots are little-endian uint32.
+if array("I").itemsize != 4:  # pragma: no cover - every platform we support has 4-byte uint
+    raise ImportError("lcg needs a 4-byte array('I')")
+
+_U32: Final = np.dtype("<u4")
+
+F64 = npt.NDArray[np.float64]
+IntArr = npt.NDArray[np.intp]
+
+
+def idf(n_docs: int, df: int) -> float:
+    """The BM25 inverse document frequency ``ln(1 + (N - df + 0.5) / (df + 0.5))``."""
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+class IndexSnapshot(msgspec.Struct, frozen=True, kw_only=True):
+    """The on-disk form of one ``Bm25Index`` (inside a group snapshot)."""
+
+    #: By doc id; ``""`` for a tombstoned id.
+    uuids: list[str]
+    #: Doc lengths by id, little-endian uint32.
+    lengths: bytes
+    #: The tombstone bitmap, pyroaring's portable serialization.
+    tombstones: bytes
+    terms: list[str]
+    #: One serialized bitmap per term, aligned with ``terms``.
+    postings: list[bytes]
+    #: All terms' frequencies concatenated in ``terms`` order, little-endian uint32.
+    tfs: bytes
+
+
+class _Postings:
+    """The docs holding one term, and the term's frequency in each (ascending id order)."""
+
+    __slots__ = ("cache", "ids", "tfs")
+
+    def __init__(self, ids: BitMap | None = None, tfs: array[int] | None = None) -> None:
+        self.ids: BitMap = ids if ids is not None else BitMap()
+        self.tfs: array[int] = tfs if tfs is not None else array("I")
+        # (ids, tfs) as numpy arrays for scoring; rebuilt after the postings change.
+        self.cache: tuple[IntArr, F64] | None = None
+
+    def arrays(self) -> tuple[IntArr, F64]:
+        """The postings as numpy arrays (cached until the next append)."""
+        if self.cache is None:
+            ids = np.frombuffer(self.ids.to_array(), dtype=np.uint32).astype(np.intp)
+            tfs = np.frombuffer(self.tfs, dtype=np.uint32).astype(np.float64)
+            self.cache = (ids, tfs)
+        return self.cache
+
+
+class Bm25Index:
+    """A mutable BM25 index from uuid to analyzed text (term counts)."""
+
+    def __init__(self) -> None:
+        """An empty index."""
+        self._reset()
+
+    def _reset(self) -> None:
+        self._uuids: list[str] = []
+        self._ids: dict[str, int] = {}
+        self._lengths: array[int] = array("I")
+        self._tomb = BitMap()
+        self._postings: dict[str, _Postings] = {}
+        self._live_length = 0
+        self._lengths_np: F64 | None = None
+        self._tomb_np: IntArr | None = None
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def add(self, uuid: str, counts: dict[str, int]) -> None:
+        """Index ``uuid`` with these term counts, replacing what it had."""
+        if uuid in self._ids:
+            self.delete(uuid)
+        doc = len(self._uuids)
+        self._uuids.append(uuid)
+        self._ids[uuid] = doc
+        postings = self._postings
+        length = 0
+        for term, tf in counts.items():
+            p = postings.get(term)
+            if p is None:
+                p = postings[term] = _Postings()
+            p.ids.add(doc)
+            p.tfs.append(tf)
+            p.cache = None
+            length += tf
+        self._lengths.append(length)
+        self._live_length += length
+        self._lengths_np = None
+
+    def delete(self, uuid: str) -> bool:
+        """Remove ``uuid``; ``False`` if it was not indexed."""
+        doc = self._ids.pop(uuid, None)
+        if doc is None:
+            return False
+        self._uuids[doc] = ""
+        self._tomb.add(doc)
+        self._live_length -= self._lengths[doc]
+        self._tomb_np = None
+        return True
+
+    def clear(self) -> None:
+        """Remove every document."""
+        self._reset()
+
+    def maybe_compact(self) -> bool:
+        """Compact if tombstones passed the threshold; whether it did."""
+        dead = len(self._tomb)
+        if dead >= COMPACT_MIN and dead >= COMPACT_FRACTION * len(self._uuids):
+            self.compact()
+            return True
+        return False
+
+    def compact(self) -> None:
+        """Renumber live docs densely and drop tombstoned ids from every posting list."""
+        if not self._tomb:
+            return
+        n = len(self._uuids)
+        live = np.ones(n, dtype=bool)
+        live[self._tomb_ids()] = False
+        # Old id -> new id; monotonic, so rewritten postings stay in ascending order.
+        remap = np.cumsum(live, dtype=np.int64) - 1
+        kept: dict[str, _Postings] = {}
+        for term, p in self._postings.items():
+            if not p.ids.intersect(self._tomb):
+                ids, _ = p.arrays()
+                new_ids = remap[ids].astype(np.uint32)
+                kept[term] = _Postings(BitMap(new_ids), p.tfs)
+                continue
+            ids = np.frombuffer(p.ids.to_array(), dtype=np.uint32)
+            keep = live[ids]
+            if not keep.any():
+                continue
+            tfs = np.frombuffer(p.tfs, dtype=np.uint32)[keep]
+            kept[term] = _Postings(
+                BitMap(remap[ids[keep]].astype(np.uint32)), array("I", tfs.tobytes())
+            )
+        lengths = np.frombuffer(self._lengths, dtype=np.uint32)[live]
+        self._uuids = [u for u in self._uuids if u]
+        self._ids = {u: i for i, u in enumerate(self._uuids)}
+        self._lengths = array("I", lengths.tobytes())
+        self._postings = kept
+        self._tomb = BitMap()
+        self._lengths_np = None
+        self._tomb_np = None
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        """The number of live documents."""
+        return len(self._ids)
+
+    def __contains__(self, uuid: object) -> bool:
+        """Whether ``uuid`` is indexed."""
+        return uuid in self._ids
+
+    @property
+    def tombstones(self) -> int:
+        """Tombstoned ids not yet compacted away."""
+        return len(self._tomb)
+
+    @property
+    def vocabulary(self) -> int:
+        """Terms with a posting list (some may only hold tombstoned docs until compaction)."""
+        return len(self._postings)
+
+    def df(self, term: str) -> int:
+        """Live documents holding ``term``."""
+        p = self._postings.get(term)
+        if p is None:
+            return 0
+        if self._tomb:
+            return len(p.ids) - p.ids.intersection_cardinality(self._tomb)
+        return len(p.ids)
+
+    def _tomb_ids(self) -> IntArr:
+        if self._tomb_np is None:
+            self._tomb_np = np.frombuffer(self._tomb.to_array(), dtype=np.uint32).astype(np.intp)
+        return self._tomb_np
+
+    def _lengths_f64(self) -> F64:
+        if self._lengths_np is None:
+            self._lengths_np = np.frombuffer(self._lengths, dtype=np.uint32).astype(np.float64)
+        return self._lengths_np
+
+    def scores(self, terms: list[str]) -> F64 | None:
+        """Dense BM25 scores by doc id for distinct ``terms`` (0 for non-matching or dead docs).
+
+        ``None`` when no live document holds any of the terms.
+        """
+        n_live = len(self._ids)
+        if n_live == 0 or self._live_length == 0:
+            return None
+        avgdl = self._live_length / n_live
+        lengths = self._lengths_f64()
+        # Per-doc part of the denominator: k1 * (1 - b + b * dl / avgdl) = c0 + c1 * dl.
+        c0 = K1 * (1.0 - B)
+        c1 = K1 * B / avgdl
+        out: F64 | None = None
+        tomb = self._tomb
+        for term in terms:
+            p = self._postings.get(term)
+            if p is None:
+                continue
+            df = len(p.ids)
+            if tomb:
+                df -= p.ids.intersection_cardinality(tomb)
+                if df == 0:
+                    continue
+            ids, tfs = p.arrays()
+            w = idf(n_live, df) * (K1 + 1.0)
+            contrib = tfs * w / (tfs + (c0 + c1 * lengths[ids]))
+            if out is None:
+                out = np.zeros(len(self._uuids), dtype=np.float64)
+            out[ids] += contrib
+        if out is not None and tomb:
+            out[self._tomb_ids()] = 0.0
+        return out
+
+    def search(self, terms: list[str], k: int) -> list[tuple[str, float]]:
+        """The ``k`` best ``(uuid, score)`` for distinct ``terms``; best first, ties uuid asc."""
+        if k <= 0:
+            return []
+        scores = self.scores(terms)
+        if scores is None:
+            return []
+        matched = np.flatnonzero(scores)
+        if matched.size > k:
+            sub = scores[matched]
+            # argpartition(-x, k) (not argpartition(x, -k): pathologically slow on numpy 2.4).
+            top = np.argpartition(-sub, k)[:k]
+            threshold = sub[top].min()
+            # Everything tied with the k-th score competes on uuid for the last places.
+            matched = matched[sub >= threshold]
+        uuids = self._uuids
+        pairs = zip(matched.tolist(), scores[matched].tolist(), strict=True)
+        hits = [(uuids[i], s) for i, s in pairs]
+        hits.sort(key=lambda h: (-h[1], h[0]))
+        return hits[:k]
+
+    # -- snapshots ------------------------------------------------------------------------
+
+    def snapshot(self) -> IndexSnapshot:
+        """The index as a msgspec ``IndexSnapshot``."""
+        terms = list(self._postings)
+        plist = [self._postings[t] for t in terms]
+        tfs = b"".join(p.tfs.tobytes() for p in plist)
+        lengths = self._lengths.tobytes()
+        if _U32.byteorder == ">":  # pragma: no cover - big-endian hosts
+            tfs = np.frombuffer(tfs, dtype=np.uint32).astype(_U32).tobytes()
+            lengths = np.frombuffer(lengths, dtype=np.uint32).astype(_U32).tobytes()
+        return IndexSnapshot(
+            uuids=list(self._uuids),
+            lengths=lengths,
+            tombstones=self._tomb.serialize(),
+            terms=terms,
+            postings=[p.ids.serialize() for p in plist],
+            tfs=tfs,
+        )
+
+    @classmethod
+    def from_snapshot(cls, snap: IndexSnapshot) -> Bm25Index:
+        """Rebuild an index from its snapshot; ``ValueError`` if it is inconsistent."""
+        index = cls()
+        n = len(snap.uuids)
+        lengths = np.frombuffer(snap.lengths, dtype=_U32).astype(np.uint32)
+        tfs_all = np.frombuffer(snap.tfs, dtype=_U32).astype(np.uint32)
+        if lengths.size != n or len(snap.terms) != len(snap.postings):
+            raise ValueError("snapshot arrays disagree in length")
+        tomb = BitMap.deserialize(snap.tombstones)
+        live_length = 0
+        for doc, uuid in enumerate(snap.uuids):
+            if uuid:
+                index._ids[uuid] = doc
+                live_length += int(lengths[doc])
+            elif doc not in tomb:
+                raise ValueError(f"doc id {doc} has no uuid and no tombstone")
+        if len(index._ids) + len(tomb) != n:
+            raise ValueError("snapshot uuids and tombstones disagree")
+        offset = 0
+        postings: dict[str, _Postings] = {}
+        for term, raw in zip(snap.terms, snap.postings, strict=True):
+            ids = BitMap.deserialize(raw)
+            end = offset + len(ids)
+            if end > tfs_all.size or (ids and ids.max() >= n):
+                raise ValueError(f"postings of {term!r} run past the snapshot's arrays")
+            postings[term] = _Postings(ids, array("I", tfs_all[offset:end].tobytes()))
+            offset = end
+        if offset != tfs_all.size:
+            raise ValueError("snapshot term frequencies are longer than its postings")
+        index._uuids = list(snap.uuids)
+        index._lengths = array("I", lengths.tobytes())
+        index._tomb = tomb
+        index._postings = postings
+        index._live_length = live_length
+        return index
