@@ -1,0 +1,210 @@
+"""An OpenAI-compatible ``POST /v1/embeddings`` client over HTTP or a Unix socket (httpx).
+
+This is the reference's ``--embedder-http`` / ``--embedder-uds``, batched: one request
+carries up to ``batch_size`` texts (the reference sent one text per request).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Final
+from urllib.parse import urlsplit
+
+import httpx
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from lcg.errors import EmbedderError
+
+__all__ = ["HttpEmbedder", "UdsEmbedder", "embeddings_endpoint"]
+
+_PATH: Final = "/v1/embeddings"
+#: The text the startup probe embeds (as the reference).
+PROBE_TEXT: Final = "probe"
+
+
+class _EmbeddingRequest(msgspec.Struct, frozen=True):
+    """The request body of ``POST /v1/embeddings``."""
+
+    input: list[str]
+    model: str
+
+
+class _EmbeddingItem(msgspec.Struct, frozen=True):
+    """One vector of an embeddings response."""
+
+    embedding: list[float]
+    index: int | None = None
+
+
+class _EmbeddingResponse(msgspec.Struct, frozen=True):
+    """The part of an embeddings response lcg reads."""
+
+    data: list[_EmbeddingItem]
+    model: str | None = None
+
+
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder(_EmbeddingResponse).decode
+
+
+def embeddings_endpoint(url: str) -> str:
+    """The full endpoint for ``url``: a base URL gets ``/v1/embeddings`` appended."""
+    path = urlsplit(url).path.rstrip("/")
+    if path.endswith("/embeddings"):
+        return url
+    if path.endswith("/v1"):
+        return url.rstrip("/") + "/embeddings"
+    return url.rstrip("/") + _PATH
+
+
+class HttpEmbedder:
+    """An OpenAI-compatible embeddings endpoint over HTTP; vectors are re-normalised to unit.
+
+    ``dim`` and ``model_id`` come from a probe (embedding ``"probe"``) made by ``probe()`` or
+    lazily on first use; a configured ``dim`` must match what the server returns.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        model: str,
+        *,
+        dim: int | None = None,
+        batch_size: int = 64,
+        timeout_s: float = 60.0,
+        transport: httpx.BaseTransport | None = None,
+        where: str | None = None,
+    ) -> None:
+        self._url = embeddings_endpoint(url)
+        self._where = where or self._url
+        self._model = model
+        self._configured_dim = dim
+        self._batch_size = max(1, batch_size)
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
+            transport=transport,
+        )
+        self._lock = threading.Lock()
+        self._probed: tuple[str, int] | None = None
+        self._closed = False
+
+    @property
+    def model_id(self) -> str:
+        """The model name the server reports (the configured one if it reports none)."""
+        return self.probe()[0]
+
+    @property
+    def dim(self) -> int:
+        """The vector length, learnt from the probe."""
+        return self.probe()[1]
+
+    def probe(self) -> tuple[str, int]:
+        """Embed ``"probe"`` once to learn ``(model_id, dim)``; cached after the first success."""
+        probed = self._probed
+        if probed is not None:
+            return probed
+        with self._lock:
+            if self._probed is None:
+                vectors, model = self._request([PROBE_TEXT], self._configured_dim)
+                self._probed = (model or self._model, int(vectors.shape[1]))
+            return self._probed
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embed ``texts`` in requests of at most ``batch_size``; unit rows in input order."""
+        _, dim = self.probe()
+        out = np.zeros((len(texts), dim), dtype=np.float32)
+        for start in range(0, len(texts), self._batch_size):
+            chunk = list(texts[start : start + self._batch_size])
+            out[start : start + len(chunk)] = self._request(chunk, dim)[0]
+        return out
+
+    def _request(
+        self, texts: list[str], dim: int | None
+    ) -> tuple[npt.NDArray[np.float32], str | None]:
+        if self._closed:
+            raise EmbedderError(f"embedder at {self._where} is closed")
+        body = _encode(_EmbeddingRequest(input=texts, model=self._model))
+        try:
+            response = self._client.post(
+                self._url, content=body, headers={"content-type": "application/json"}
+            )
+        except httpx.TimeoutException as exc:
+            raise EmbedderError(f"embedder at {self._where} timed out: {exc}") from exc
+        except httpx.TransportError as exc:
+            raise EmbedderError(f"embedder at {self._where} is unreachable: {exc}") from exc
+        except (httpx.HTTPError, RuntimeError) as exc:  # RuntimeError: client closed
+            raise EmbedderError(f"embedder at {self._where} failed: {exc}") from exc
+        if response.status_code != 200:
+            snippet = response.text[:200].strip()
+            raise EmbedderError(
+                f"embedder at {self._where} answered HTTP {response.status_code}: {snippet}"
+            )
+        try:
+            parsed = _decode(response.content)
+        except msgspec.DecodeError as exc:
+            raise EmbedderError(
+                f"embedder at {self._where} sent an unreadable response: {exc}"
+            ) from exc
+        return self._vectors(parsed, len(texts), dim), parsed.model
+
+    def _vectors(
+        self, parsed: _EmbeddingResponse, n: int, dim: int | None
+    ) -> npt.NDArray[np.float32]:
+        items = parsed.data
+        if len(items) != n:
+            raise EmbedderError(
+                f"embedding response shape mismatch: asked for {n} vectors, got {len(items)}"
+            )
+        if all(item.index is not None for item in items):
+            # Servers may answer out of order; ``index`` says which input each row is.
+            items = sorted(items, key=lambda item: item.index or 0)
+            if [item.index for item in items] != list(range(n)):
+                raise EmbedderError("embedding response shape mismatch: bad `index` values")
+        width = dim if dim is not None else len(items[0].embedding)
+        if width <= 0:
+            raise EmbedderError("embedding response shape mismatch: empty vector")
+        for item in items:
+            if len(item.embedding) != width:
+                raise EmbedderError(
+                    f"embedding response shape mismatch: expected {width} dimensions, "
+                    f"got {len(item.embedding)}"
+                )
+        vectors = np.asarray([item.embedding for item in items], dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        if not np.all(np.isfinite(norms)) or not np.all(norms > 0):
+            raise EmbedderError(
+                f"embedder at {self._where} returned a zero or non-finite vector"
+            )
+        result: npt.NDArray[np.float32] = (vectors / norms).astype(np.float32, copy=False)
+        return result
+
+    def close(self) -> None:
+        """Close the connection pool; later calls raise ``EmbedderError``."""
+        self._closed = True
+        self._client.close()
+
+
+class UdsEmbedder(HttpEmbedder):
+    """The same OpenAI-compatible endpoint, served on a Unix domain socket."""
+
+    def __init__(
+        self,
+        path: str,
+        model: str,
+        *,
+        dim: int | None = None,
+        batch_size: int = 64,
+        timeout_s: float = 60.0,
+    ) -> None:
+        super().__init__(
+            "http://localhost" + _PATH,
+            model,
+            dim=dim,
+            batch_size=batch_size,
+            timeout_s=timeout_s,
+            transport=httpx.HTTPTransport(uds=path),
+            where=f"unix:{path}",
+        )
