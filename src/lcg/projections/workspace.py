@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -164,6 +165,23 @@ class Workspace:
                 )
             except OSError:
                 pass  # A read-only publication keeps its sidecars.
+
+    def wipe(self) -> None:
+        """Delete every stream and everything projected from them (``clear_all``)."""
+        with self.rw.write():
+            groups = set(self.store.groups())
+            for proj in (self.graph, self.text, self.vectors):
+                groups.update(proj.positions() if hasattr(proj, "positions") else {})
+                groups.update(getattr(proj, "groups", list)())
+            self.store.close()
+            for group_id in groups:
+                self.graph.purge_group(group_id)
+                self.text.purge_group(group_id)
+                self.vectors.purge_group(group_id)
+            if self.config.wal_dir.exists():
+                shutil.rmtree(self.config.wal_dir)
+            self.config.wal_dir.mkdir(parents=True, exist_ok=True)
+            self.projector.save()
 
     def digests(self, group_id: str) -> dict[str, str]:
         """The canonical digest of each projection for ``group_id``."""

@@ -1,0 +1,71 @@
+"""Helpers the commands share: ids, clocks, name normalisation, timestamp parsing."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+from lcg.errors import InvalidParamsError
+
+__all__ = [
+    "attributes_text",
+    "new_uuid",
+    "normalize_name",
+    "now_rfc3339",
+    "parse_timestamp",
+    "strip_control",
+]
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def new_uuid() -> str:
+    """A fresh random uuid (decided by a command, recorded in its event)."""
+    return str(uuid.uuid4())
+
+
+def now_rfc3339() -> str:
+    """The current time as RFC 3339 UTC with microseconds."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def strip_control(text: str) -> str:
+    """``text`` without ASCII control characters."""
+    return _CONTROL.sub("", text)
+
+
+def normalize_name(name: str) -> str:
+    """The key names are matched by: NFKC, control characters removed, trimmed, lowercased,
+    inner whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", strip_control(name))
+    return " ".join(text.split()).lower()
+
+
+def parse_timestamp(raw: str, *, field: str) -> str:
+    """Parse RFC 3339 or ``YYYY-MM-DD HH:MM:SS`` (as UTC) into RFC 3339 UTC with µs."""
+    text = raw.strip()
+    candidate = text.replace("Z", "+00:00").replace("z", "+00:00")
+    try:
+        if "T" in candidate or "t" in candidate:
+            parsed = datetime.fromisoformat(candidate.replace("t", "T"))
+        else:
+            parsed = datetime.strptime(candidate, "%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        raise InvalidParamsError(
+            f"{field} '{raw}' is not a valid RFC-3339 or 'YYYY-MM-DD HH:MM:SS' timestamp"
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def attributes_text(value: Any) -> str:
+    """Attributes as the JSON object text rows store (non-objects become ``"{}"``)."""
+    if isinstance(value, dict):
+        return msgspec.json.encode(value, order="sorted").decode()
+    return "{}"
