@@ -7,9 +7,11 @@ Contract:
 * ``append`` stamps ``seq`` (contiguous from the stream's last line + 1), ``ts`` and ``gen`` on
   each event, writes the lines with one ``os.write`` loop, and returns the stamped events.
 * Durability by ``fsync`` policy: ``always`` returns only after the lines are on disk; many
-  threads appending at once share one ``fsync`` (group commit: the first waiter syncs
-  everything written so far, the others wait for it). ``batch`` syncs in the background every
-  ``batch_interval_s``; ``off`` syncs only on rotation and close.
+  threads appending at once share one ``write`` and one ``fsync`` (group commit: appenders
+  queue their encoded lines; one of them, the leader, writes everything queued so far, syncs
+  it, and wakes the others). ``batch`` writes at once and syncs in the background every
+  ``batch_interval_s``; ``off`` syncs only on rotation and close. Under every policy an
+  append has reached the OS when it returns, so a killed process loses nothing acknowledged.
 * Rotation before a chunk: a new segment if the current one holds events and the chunk would
   pass ``max_events`` or (when > 0) ``max_bytes``. A chunk is never split.
 * On open, a torn final line (no newline, or not JSON) is cut off and its bytes are kept in
@@ -22,6 +24,8 @@ import errno
 import fcntl
 import os
 import threading
+import time
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -43,10 +47,29 @@ __all__ = ["FsyncPolicy", "StreamWriter", "utc_now"]
 
 FsyncPolicy = Literal["always", "batch", "off"]
 
+#: How many back-to-back group commits one leader runs before handing over (bounds its wait).
+_MAX_LEADER_ROUNDS = 8
+#: The longest a group-commit leader waits for other appenders to join its fsync.
+_MAX_COMMIT_DELAY_S = 0.002
+
 
 def utc_now() -> str:
     """The current time as RFC 3339 UTC with microseconds (``…T12:00:00.000000Z``)."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class _Waiter:
+    """An appender blocked on a group commit; the leader releases its ``gate``."""
+
+    __slots__ = ("error", "gate", "lead", "ticket")
+
+    def __init__(self, ticket: int) -> None:
+        self.ticket = ticket
+        self.gate = threading.Lock()
+        self.gate.acquire()
+        self.error: str | None = None
+        #: Set when the leader hands leadership to this waiter instead of covering it.
+        self.lead = False
 
 
 class StreamWriter:
@@ -73,7 +96,10 @@ class StreamWriter:
 
         wal_root.mkdir(parents=True, exist_ok=True)
         guard_case_collision(wal_root, dir_name)
-        self.group_dir.mkdir(exist_ok=True)
+        if not self.group_dir.is_dir():
+            self.group_dir.mkdir(exist_ok=True)
+            if fsync != "off":
+                fsync_dir(wal_root)
         self._lock_fd = self._acquire_lock()
         try:
             sweep_temps(self.group_dir)
@@ -84,20 +110,31 @@ class StreamWriter:
             os.close(self._lock_fd)
             raise
 
+        # Lock order: ``_lock`` (seqs, the queue, durability bookkeeping) before ``_io_lock``
+        # (the open file, held by whoever writes or syncs it).
         self._lock = threading.Lock()
-        self._sync_cond = threading.Condition(threading.Lock())
+        self._io_lock = threading.Lock()
+        # Every append takes a ticket; ``_synced`` is the highest ticket known to be on disk.
         self._ticket = 0
         self._synced = 0
-        self._syncing = False
+        # Group commit (``always``): chunks queued for the leader, the appenders waiting for it,
+        # and how many chunks its last round held (it waits briefly for as many again).
+        self._queue: list[tuple[int, int, bytes]] = []
+        self._waiters: list[_Waiter] = []
+        self._leading = False
+        self._last_round = 1
+        self._commit_delay_s = 0.0
+        self._gather_cond = threading.Condition(self._lock)
+        self._gathering = False
         self._broken: str | None = None
         self._closed = False
         self._stop = threading.Event()
-        self._flusher: threading.Thread | None = None
+        self._syncer: threading.Thread | None = None
         if self.fsync_policy == "batch":
-            self._flusher = threading.Thread(
-                target=self._flush_loop, name=f"lcg-wal-flush-{group_id}", daemon=True
+            self._syncer = threading.Thread(
+                target=self._batch_loop, name=f"lcg-wal-sync-{group_id}", daemon=True
             )
-            self._flusher.start()
+            self._syncer.start()
 
     # ---- opening -------------------------------------------------------------------------
 
@@ -138,8 +175,9 @@ class StreamWriter:
         with open(path, "r+b") as fh:
             fh.seek(offset)
             torn = fh.read()
-            target = qdir / f"{path.name}.{offset}.torn"
-            with open(target, "wb") as out:
+            # A name per cut: repeated crashes at one offset must not overwrite earlier bytes.
+            target = qdir / f"{path.name}.{offset}.{uuid.uuid4().hex[:8]}.torn"
+            with open(target, "xb") as out:
                 out.write(torn)
                 out.flush()
                 os.fsync(out.fileno())
@@ -151,13 +189,19 @@ class StreamWriter:
     def _resolve_generation(self) -> str:
         recorded = read_generation(self.group_dir)
         from_lines = generation_from_lines(self.group_dir)
+        last_gen = self._last_line_generation()
         if recorded is None:
             if from_lines is not None:
+                if last_gen is not None and last_gen != from_lines:
+                    raise GenerationError(
+                        f"group {self.group_id!r}: its first line carries generation "
+                        f"{from_lines!r} and its last {last_gen!r}; the stream mixes two "
+                        "generations - restore it from its publication or dump it to a new stream"
+                    )
                 # The dot-file was dropped (a glob copy) but every line carries the generation.
                 write_generation(self.group_dir, from_lines)
                 return from_lines
             return mint_generation(self.group_dir)
-        last_gen = self._last_line_generation()
         for seen in (from_lines, last_gen):
             if seen is not None and seen != recorded:
                 raise GenerationError(
@@ -206,35 +250,141 @@ class StreamWriter:
         if not events:
             return []
         with self._lock:
-            if self._closed:
-                raise StreamError(f"the writer of group {self.group_id!r} is closed")
-            if self._broken is not None:
-                raise StreamError(
-                    f"the writer of group {self.group_id!r} failed earlier ({self._broken}); "
-                    "restart lcg to re-open the stream"
-                )
-            ts = utc_now()
-            stamped: list[Event] = []
-            seq = self.next_seq
-            for event in events:
-                if event.group_id != self.group_id:
-                    raise StreamError(
-                        f"event for group {event.group_id!r} "
-                        f"sent to the writer of {self.group_id!r}"
-                    )
-                stamped.append(msgspec.structs.replace(event, seq=seq, ts=ts, gen=self.generation))
-                seq += 1
+            self._check_usable()
+            first = self.next_seq
+            stamped = self._stamp(events)
             data = encode_events(stamped)
-            self._maybe_rotate(len(stamped), len(data))
-            self._write_all(data)
-            self._file_events += len(stamped)
-            self._file_bytes += len(data)
-            self.next_seq = seq
+            if self.fsync_policy != "always":
+                with self._io_lock:
+                    self._write_chunk(first, len(stamped), data)
+                self.next_seq = first + len(stamped)
+                self._ticket += 1
+                return stamped
+            self._queue.append((first, len(stamped), data))
+            self.next_seq = first + len(stamped)
             self._ticket += 1
-            ticket = self._ticket
-        if self.fsync_policy == "always":
-            self._wait_durable(ticket)
+            waiter = self._enlist(self._ticket)
+            if self._gathering and len(self._queue) >= self._last_round:
+                self._gather_cond.notify()
+        self._await(waiter)
         return stamped
+
+    def _stamp(self, events: list[Event]) -> list[Event]:
+        ts = utc_now()
+        seq = self.next_seq
+        stamped: list[Event] = []
+        for event in events:
+            if event.group_id != self.group_id:
+                raise StreamError(
+                    f"event for group {event.group_id!r} sent to the writer of {self.group_id!r}"
+                )
+            stamped.append(msgspec.structs.replace(event, seq=seq, ts=ts, gen=self.generation))
+            seq += 1
+        return stamped
+
+    def _check_usable(self) -> None:
+        if self._closed:
+            raise StreamError(f"the writer of group {self.group_id!r} is closed")
+        if self._broken is not None:
+            raise StreamError(
+                f"the writer of group {self.group_id!r} failed earlier ({self._broken}); "
+                "restart lcg to re-open the stream"
+            )
+
+    # ---- group commit --------------------------------------------------------------------
+    #
+    # An appender queues its encoded chunk. If no commit is in progress it becomes the leader:
+    # it writes every queued chunk with one write per chunk, syncs once, and wakes the
+    # appenders it covered, each through its own lock (no herd on a shared one). While more
+    # chunks arrived during its fsync it runs another round; after _MAX_LEADER_ROUNDS it hands
+    # leadership to the oldest waiter, so its own latency stays bounded.
+
+    def _enlist(self, ticket: int) -> _Waiter | None:
+        """Under ``_lock``: ``None`` if the caller leads, else the waiter it blocks on."""
+        if not self._leading:
+            self._leading = True
+            return None
+        waiter = _Waiter(ticket)
+        self._waiters.append(waiter)
+        return waiter
+
+    def _await(self, waiter: _Waiter | None) -> None:
+        if waiter is not None:
+            waiter.gate.acquire()
+            if waiter.error is not None:
+                raise StreamError(f"group {self.group_id!r} is not durable: {waiter.error}")
+            if not waiter.lead:
+                return
+        self._lead()
+
+    def _gather(self) -> None:
+        """Under ``_lock``: wait, at most about one fsync's time, for last round's company."""
+        if len(self._queue) >= self._last_round or self._commit_delay_s <= 0:
+            return
+        deadline = time.monotonic() + self._commit_delay_s
+        self._gathering = True
+        try:
+            while len(self._queue) < self._last_round:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return
+                self._gather_cond.wait(remaining)
+        finally:
+            self._gathering = False
+
+    def _lead(self) -> None:
+        rounds = 0
+        while True:
+            with self._lock:
+                self._gather()
+                batch, self._queue = self._queue, []
+                target = self._ticket
+            error: str | None = None
+            started = time.monotonic()
+            with self._io_lock:
+                try:
+                    for first, n_events, data in batch:
+                        self._write_chunk(first, n_events, data)
+                    if batch and self._fd is not None:
+                        self._sync_now(self._fd)
+                except StreamError as exc:
+                    # Seqs were handed out for lines that are not on disk: nothing may follow.
+                    if self._broken is None:
+                        self._broken = f"a group commit failed: {exc}"
+                    error = self._broken
+            rounds += 1
+            handoff: _Waiter | None = None
+            with self._lock:
+                if error is None:
+                    self._synced = max(self._synced, target)
+                    self._last_round = max(1, len(batch))
+                    self._commit_delay_s = min(_MAX_COMMIT_DELAY_S, time.monotonic() - started)
+                    covered = [w for w in self._waiters if w.ticket <= target]
+                    self._waiters = [w for w in self._waiters if w.ticket > target]
+                else:
+                    covered, self._waiters = self._waiters, []
+                again = error is None and bool(self._queue)
+                if again and rounds >= _MAX_LEADER_ROUNDS and self._waiters:
+                    handoff = self._waiters.pop(0)
+                    handoff.lead = True
+                    again = False
+                elif not again:
+                    self._leading = False
+            for waiter in covered:
+                waiter.error = error
+                waiter.gate.release()
+            if handoff is not None:
+                handoff.gate.release()
+            if error is not None:
+                raise StreamError(f"group {self.group_id!r} is not durable: {error}")
+            if not again:
+                return
+
+    def _write_chunk(self, first_seq: int, n_events: int, data: bytes) -> None:
+        self._maybe_rotate(first_seq, n_events, len(data))
+        self._write_all(data)
+        self._file_events += n_events
+        self._file_bytes += len(data)
 
     def _write_all(self, data: bytes) -> None:
         assert self._fd is not None
@@ -251,7 +401,7 @@ class StreamWriter:
                 self._broken = f"write failed and could not be undone: {exc}"
             raise StreamError(f"cannot append to group {self.group_id!r}: {exc}") from exc
 
-    def _maybe_rotate(self, n_events: int, n_bytes: int) -> None:
+    def _maybe_rotate(self, first_seq: int, n_events: int, n_bytes: int) -> None:
         if self._fd is not None:
             over_events = self._file_events > 0 and self._file_events + n_events > self.max_events
             over_bytes = (
@@ -269,20 +419,17 @@ class StreamWriter:
             self._sync_now(self._fd)
             os.close(self._fd)
             self._fd = None
-            with self._sync_cond:
-                self._synced = max(self._synced, self._ticket)
-                self._sync_cond.notify_all()
             telemetry.emit(
                 telemetry.WalRotated(
                     from_file_seq=from_seq,
-                    to_file_seq=self.next_seq,
+                    to_file_seq=first_seq,
                     closed_bytes=closed_bytes,
                     closed_events=closed_events,
                 )
             )
-        path = self.group_dir / segment_name(self.next_seq)
+        path = self.group_dir / segment_name(first_seq)
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        self._file_first_seq = self.next_seq
+        self._file_first_seq = first_seq
         self._file_events = 0
         self._file_bytes = os.fstat(self._fd).st_size
         if self.fsync_policy != "off":
@@ -298,84 +445,72 @@ class StreamWriter:
             self._broken = f"fsync failed: {exc}"
             raise StreamError(f"cannot make group {self.group_id!r} durable: {exc}") from exc
 
-    def _wait_durable(self, ticket: int) -> None:
-        while True:
-            with self._sync_cond:
-                while self._synced < ticket and self._syncing:
-                    self._sync_cond.wait()
-                if self._synced >= ticket:
-                    return
-                self._syncing = True
-            target = 0
-            try:
-                with self._lock:
-                    target = self._ticket
-                    fd = os.dup(self._fd) if self._fd is not None else None
-                if fd is not None:
-                    try:
-                        self._sync_now(fd)
-                    finally:
-                        os.close(fd)
-            finally:
-                with self._sync_cond:
-                    self._syncing = False
-                    if self._broken is None:
-                        self._synced = max(self._synced, target)
-                    self._sync_cond.notify_all()
-            if self._broken is not None:
-                raise StreamError(f"group {self.group_id!r} is not durable: {self._broken}")
-
-    def _flush_loop(self) -> None:
+    def _batch_loop(self) -> None:
+        # ``batch``: lines are written at once; this thread makes them durable every interval.
         while not self._stop.wait(self.batch_interval_s):
-            with self._sync_cond:
-                pending = self._synced < self._ticket
-            if pending:
+            with self._lock:
+                target = self._ticket
+                if self._synced >= target:
+                    continue
+            with self._io_lock:
+                if self._closed or self._broken is not None:
+                    return
                 try:
-                    self._wait_durable(self._ticket)
+                    if self._fd is not None:
+                        self._sync_now(self._fd)
                 except StreamError:
                     return
+            with self._lock:
+                self._synced = max(self._synced, target)
 
     def sync(self) -> None:
         """Make everything appended so far durable, whatever the policy."""
+        if self.fsync_policy == "always":
+            with self._lock:
+                if self._synced >= self._ticket:
+                    return
+                waiter = self._enlist(self._ticket)
+            self._await(waiter)
+            return
         with self._lock:
-            fd = self._fd
             target = self._ticket
-            if fd is not None:
-                os.fsync(fd)
-        with self._sync_cond:
+        with self._io_lock:
+            if self._fd is not None:
+                os.fsync(self._fd)
+        with self._lock:
             self._synced = max(self._synced, target)
-            self._sync_cond.notify_all()
 
     def close_segment(self) -> bool:
         """Close the current segment (the next append starts a new one); True if one was open."""
-        with self._lock:
-            if self._fd is None:
-                return False
-            if self._file_events == 0:
+        self.sync()
+        with self._lock, self._io_lock:
+            if self._fd is None or self._file_events == 0:
                 return False
             os.fsync(self._fd)
             os.close(self._fd)
             self._fd = None
-            # An empty new segment would reuse this name; mark the position for the next open.
             self._file_events = 0
             self._file_bytes = 0
             return True
 
     def close(self) -> None:
         """Sync and release the stream; the writer cannot be used afterwards."""
-        self._stop.set()
-        if self._flusher is not None:
-            self._flusher.join(timeout=5)
         with self._lock:
+            if self._closed:
+                return
+        if self._broken is None:
+            try:
+                self.sync()
+            except (StreamError, OSError):
+                pass
+        self._stop.set()
+        if self._syncer is not None:
+            self._syncer.join()
+        with self._lock, self._io_lock:
             if self._closed:
                 return
             self._closed = True
             if self._fd is not None:
-                if self._broken is None:
-                    try:
-                        os.fsync(self._fd)
-                    except OSError:
-                        pass
                 os.close(self._fd)
                 self._fd = None
         os.close(self._lock_fd)
