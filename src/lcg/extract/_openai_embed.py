@@ -175,9 +175,7 @@ class HttpEmbedder:
         vectors = np.asarray([item.embedding for item in items], dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         if not np.all(np.isfinite(norms)) or not np.all(norms > 0):
-            raise EmbedderError(
-                f"embedder at {self._where} returned a zero or non-finite vector"
-            )
+            raise EmbedderError(f"embedder at {self._where} returned a zero or non-finite vector")
         result: npt.NDArray[np.float32] = (vectors / norms).astype(np.float32, copy=False)
         return result
 

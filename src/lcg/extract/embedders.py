@@ -267,4 +267,3 @@ def embedder_from_config(config: Config) -> Embedder:
         model=config.embedding_model,
         dim=config.embedding_dim,
     )
-
