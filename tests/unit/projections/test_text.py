@@ -1,0 +1,303 @@
+"""The text projection: ops, positions, snapshots, group isolation and query edge cases."""
+
+from __future__ import annotations
+
+import math
+import threading
+from pathlib import Path
+
+import pytest
+
+from lcg.errors import GroupNameError, ProjectionError
+from lcg.events.groups import encode_group
+from lcg.projections.ops import ClearGroup, Delete, Op, Upsert
+from lcg.projections.text import SNAPSHOT_SUFFIX, TextProjection, indexed_text
+
+
+def ep(uuid: str, content: str, group: str = "g") -> Upsert:
+    return Upsert(kind="episode", group_id=group, uuid=uuid, parts={"content": content})
+
+
+def ent(uuid: str, group: str = "g", **parts: str) -> Upsert:
+    return Upsert(kind="entity", group_id=group, uuid=uuid, parts=parts)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return tmp_path / ".lcg" / "text"
+
+
+@pytest.fixture
+def proj(root: Path) -> TextProjection:
+    return TextProjection(root)
+
+
+def test_empty_projection(proj: TextProjection, root: Path) -> None:
+    assert proj.groups() == []
+    assert proj.position("g") == (None, None)
+    assert proj.search("g", "episode", "anything", 10) == []
+    assert proj.doc_count("g", "entity") == 0
+    proj.save()  # nothing to write: the root is not even created
+    assert not root.exists()
+
+
+def test_apply_sets_position_and_search_ranks(proj: TextProjection) -> None:
+    proj.apply(
+        "g",
+        "gen1",
+        3,
+        [
+            ep("e1", "Alice moved to Paris in May"),
+            ep("e2", "Bob likes Paris and Paris likes Bob"),
+            ep("e3", "Nothing relevant here"),
+        ],
+    )
+    assert proj.position("g") == (3, "gen1")
+    hits = proj.search("g", "episode", "paris", 10)
+    assert [u for u, _ in hits] == ["e2", "e1"]
+    assert hits[0][1] > hits[1][1] > 0
+    assert proj.search("g", "episode", "PARIS!", 1) == hits[:1]
+    assert proj.doc_count("g", "episode") == 3
+    assert proj.groups() == ["g"]
+
+
+def test_exact_score_of_a_tiny_corpus(proj: TextProjection) -> None:
+    proj.apply("g", "gen", 1, [ep("a", "red fox"), ep("b", "blue fish fish fish")])
+    # N=2, df(fox)=1, dl(a)=2, avgdl=3 -> idf = ln(1 + 1.5/1.5) = ln 2
+    want = math.log(2) * 1 * 2.2 / (1 + 1.2 * (1 - 0.75 + 0.75 * 2 / 3))
+    [(uuid, score)] = proj.search("g", "episode", "fox", 5)
+    assert uuid == "a"
+    assert score == pytest.approx(want, rel=1e-12)
+
+
+def test_ties_break_by_uuid_and_k_cuts_inside_a_tie(proj: TextProjection) -> None:
+    proj.apply("g", "gen", 1, [ep(u, "same words here") for u in ["d", "b", "e", "a", "c"]])
+    proj.apply("g", "gen", 2, [ep("z", "other text")])
+    assert [u for u, _ in proj.search("g", "episode", "words", 10)] == ["a", "b", "c", "d", "e"]
+    assert [u for u, _ in proj.search("g", "episode", "words", 2)] == ["a", "b"]
+    assert [u for u, _ in proj.search("g", "episode", "words", 4)] == ["a", "b", "c", "d"]
+
+
+def test_query_edge_cases(proj: TextProjection) -> None:
+    proj.apply("g", "gen", 1, [ep("a", "the quick brown fox")])
+    assert proj.search("g", "episode", "", 10) == []
+    assert proj.search("g", "episode", "   ", 10) == []
+    assert proj.search("g", "episode", "the of and", 10) == []  # only stopwords
+    assert proj.search("g", "episode", "zebra", 10) == []  # unknown term
+    assert proj.search("g", "episode", "fox", 0) == []
+    assert proj.search("g", "episode", "fox", -3) == []
+    assert proj.search("g", "entity", "fox", 10) == []  # other kind
+    assert proj.search("other", "episode", "fox", 10) == []  # unknown group
+    assert [u for u, _ in proj.search("g", "episode", "zebra fox fox", 10)] == ["a"]
+    with pytest.raises(ProjectionError, match="unknown text kind"):
+        proj.search("g", "passage", "fox", 10)
+
+
+def test_upsert_replaces_only_named_parts(proj: TextProjection) -> None:
+    proj.apply("g", "gen", 1, [ent("n1", name="Alice", summary="works at Acme")])
+    proj.apply("g", "gen", 2, [ent("n1", summary="retired gardener")])
+    assert [u for u, _ in proj.search("g", "entity", "alice", 5)] == ["n1"]
+    assert [u for u, _ in proj.search("g", "entity", "gardener", 5)] == ["n1"]
+    assert proj.search("g", "entity", "acme", 5) == []
+    assert indexed_text("entity", {"summary": "s", "name": "n", "other": "x"}) == "n s"
+    assert indexed_text("entity", {"summary": "s"}) == "s"
+    # An entity whose summary alone is known is indexed by its summary.
+    proj.apply("g", "gen", 3, [ent("n2", summary="gardener too")])
+    assert proj.doc_count("g", "entity") == 2
+
+
+def test_kinds_are_separate_indexes(proj: TextProjection) -> None:
+    proj.apply(
+        "g",
+        "gen",
+        1,
+        [
+            ent("n1", name="Paris", summary="a city"),
+            Upsert(kind="edge", group_id="g", uuid="r1", parts={"name": "LIVES_IN", "fact": "x"}),
+            ep("e1", "Paris trip"),
+        ],
+    )
+    assert [u for u, _ in proj.search("g", "entity", "paris", 5)] == ["n1"]
+    assert [u for u, _ in proj.search("g", "episode", "paris", 5)] == ["e1"]
+    assert [u for u, _ in proj.search("g", "edge", "lives_in", 5)] == ["r1"]
+    assert proj.search("g", "edge", "paris", 5) == []
+
+
+def test_delete_and_clear(proj: TextProjection) -> None:
+    proj.apply("g", "gen", 1, [ep("a", "apple"), ep("b", "apple pie"), ent("n", name="apple")])
+    proj.apply("g", "gen", 2, [Delete(kind="episode", group_id="g", uuid="a")])
+    proj.apply("g", "gen", 3, [Delete(kind="episode", group_id="g", uuid="missing")])
+    assert [u for u, _ in proj.search("g", "episode", "apple", 5)] == ["b"]
+    assert proj.doc_count("g", "episode") == 1
+    proj.apply("g", "gen", 4, [ClearGroup(group_id="g"), ep("c", "apple again")])
+    assert proj.position("g") == (4, "gen")
+    assert [u for u, _ in proj.search("g", "episode", "apple", 5)] == ["c"]
+    assert proj.doc_count("g", "entity") == 0
+
+
+def test_group_isolation_and_search_groups(proj: TextProjection) -> None:
+    proj.apply("g1", "a", 1, [ep("x1", "shared term alpha", group="g1")])
+    proj.apply("g2", "b", 7, [ep("x2", "shared term", group="g2")])
+    proj.apply("g3", "c", 2, [ep("x3", "unrelated", group="g3")])
+    assert [u for u, _ in proj.search("g1", "episode", "shared", 5)] == ["x1"]
+    assert [u for u, _ in proj.search("g2", "episode", "alpha", 5)] == []
+    assert proj.position("g2") == (7, "b")
+    everywhere = proj.search_groups(None, "episode", "shared", 10)
+    assert {(u, g) for u, _, g in everywhere} == {("x1", "g1"), ("x2", "g2")}
+    assert everywhere == sorted(everywhere, key=lambda h: (-h[1], h[0], h[2]))
+    assert [g for _, _, g in proj.search_groups(["g2", "nope"], "episode", "shared", 10)] == ["g2"]
+    assert proj.search_groups([], "episode", "shared", 10) == []
+    assert len(proj.search_groups(None, "episode", "shared", 1)) == 1
+    assert proj.search_groups(None, "episode", "", 10) == []
+    before = proj.digest("g2")
+    proj.purge_group("g1")
+    assert proj.groups() == ["g2", "g3"]
+    assert proj.position("g1") == (None, None)
+    assert proj.digest("g2") == before
+
+
+def test_ops_of_another_group_are_refused(proj: TextProjection) -> None:
+    proj.apply("g", "gen", 1, [ep("a", "apple")])
+    with pytest.raises(ProjectionError, match="group 'h'"):
+        proj.apply("g", "gen", 2, [ep("b", "banana"), ep("c", "cherry", group="h")])
+    assert proj.position("g") == (1, "gen")
+    assert proj.search("g", "episode", "banana", 5) == []
+    with pytest.raises(GroupNameError):
+        proj.apply("", "gen", 1, [])
+
+
+def test_save_and_reopen_round_trip(root: Path) -> None:
+    proj = TextProjection(root)
+    w = "g/weird id"
+    ops: list[Op] = [ep(f"e{i}", f"turn {i} about topic{i % 5} and cats", w) for i in range(300)]
+    ops += [ent("n1", w, name="Zoë Ångström", summary="physicist"), ent("n2", w, name="Ada")]
+    proj.apply("g/weird id", "gen-1", 42, ops)
+    # Enough deletes to leave tombstones (below the compaction threshold) in the snapshot.
+    proj.apply(
+        "g/weird id",
+        "gen-1",
+        43,
+        [Delete(kind="episode", group_id="g/weird id", uuid=f"e{i}") for i in range(0, 60, 3)],
+    )
+    proj.apply("plain", "gen-2", 5, [ep("p", "cats everywhere", group="plain")])
+    queries = ["cats topic3", "turn 7", "zoë", "ZOE", "ångström physicist", "ada"]
+    before = {q: proj.search("g/weird id", "episode", q, 10) for q in queries}
+    before_ent = {q: proj.search("g/weird id", "entity", q, 10) for q in queries}
+    digests = {g: proj.digest(g) for g in proj.groups()}
+    proj.save()
+    snapshot = root / (encode_group("g/weird id") + SNAPSHOT_SUFFIX)
+    assert snapshot.is_file()
+    assert sorted(p.name for p in root.iterdir()) == sorted(
+        [snapshot.name, "plain" + SNAPSHOT_SUFFIX]
+    )
+    proj.close()
+    with pytest.raises(ProjectionError, match="closed"):
+        proj.search("plain", "episode", "cats", 1)
+
+    again = TextProjection(root)
+    assert again.groups() == ["g/weird id", "plain"]
+    assert again.position("g/weird id") == (43, "gen-1")
+    assert again.position("plain") == (5, "gen-2")
+    assert {g: again.digest(g) for g in again.groups()} == digests
+    assert {q: again.search("g/weird id", "episode", q, 10) for q in queries} == before
+    assert {q: again.search("g/weird id", "entity", q, 10) for q in queries} == before_ent
+    assert again.doc_count("g/weird id", "episode") == 280
+    # The reopened projection keeps working incrementally.
+    again.apply("plain", "gen-2", 6, [ep("q", "cats indoors", group="plain")])
+    assert [u for u, _ in again.search("plain", "episode", "cats", 5)] == ["p", "q"]
+    again.close()
+
+
+def test_save_writes_only_dirty_groups(root: Path) -> None:
+    proj = TextProjection(root)
+    proj.apply("a", "gen", 1, [ep("x", "one", group="a")])
+    proj.apply("b", "gen", 1, [ep("y", "two", group="b")])
+    proj.save()
+    a_file, b_file = root / ("a" + SNAPSHOT_SUFFIX), root / ("b" + SNAPSHOT_SUFFIX)
+    b_before = b_file.stat().st_mtime_ns, b_file.read_bytes()
+    a_before = a_file.read_bytes()
+    proj.apply("a", "gen", 2, [ep("x2", "three", group="a")])
+    proj.save()
+    assert a_file.read_bytes() != a_before
+    assert (b_file.stat().st_mtime_ns, b_file.read_bytes()) == b_before
+
+
+def test_purge_removes_the_snapshot(root: Path) -> None:
+    proj = TextProjection(root)
+    proj.apply("a", "gen", 1, [ep("x", "one", group="a")])
+    proj.save()
+    proj.purge_group("a")
+    proj.purge_group("never-existed")
+    assert not (root / ("a" + SNAPSHOT_SUFFIX)).exists()
+    proj.close()
+    assert TextProjection(root).groups() == []
+
+
+def test_stale_temp_is_swept_and_previous_snapshot_stands(root: Path) -> None:
+    proj = TextProjection(root)
+    proj.apply("a", "gen", 1, [ep("x", "kept", group="a")])
+    proj.close()
+    stale = root / ("a" + SNAPSHOT_SUFFIX + ".tmp")
+    stale.write_bytes(b"half a snapshot")
+    (root / "README").write_text("not a snapshot")
+    again = TextProjection(root)
+    assert not stale.exists()
+    assert again.position("a") == (1, "gen")
+    assert [u for u, _ in again.search("a", "episode", "kept", 1)] == ["x"]
+
+
+def test_corrupt_snapshot_names_file_and_remedy(root: Path) -> None:
+    proj = TextProjection(root)
+    proj.apply("a", "gen", 1, [ep("x", "kept", group="a")])
+    proj.close()
+    path = root / ("a" + SNAPSHOT_SUFFIX)
+    path.write_bytes(path.read_bytes()[:-7])
+    with pytest.raises(ProjectionError, match=r"a\.bm25 is unreadable.*replay"):
+        TextProjection(root)
+    path.write_bytes(b"\x93garbage")
+    with pytest.raises(ProjectionError, match="delete it and replay"):
+        TextProjection(root)
+
+
+def test_digest_is_content_not_history(tmp_path: Path) -> None:
+    one = TextProjection(tmp_path / "one")
+    one.apply("g", "gen", 1, [ent("n", name="Alice", summary="old"), ep("e", "x")])
+    one.apply(
+        "g", "gen", 2, [ent("n", summary="new"), Delete(kind="episode", group_id="g", uuid="e")]
+    )
+    one.apply("g", "gen", 3, [ep("e", "back")])
+    two = TextProjection(tmp_path / "two")
+    two.apply("g", "other", 9, [ep("e", "back"), ent("n", summary="new", name="Alice")])
+    assert one.digest("g") == two.digest("g")
+    assert one.digest("g") != one.digest("missing")
+    two.apply("g", "other", 10, [ep("e", "back!")])
+    assert one.digest("g") != two.digest("g")
+    # Same uuid and text under another kind is other content.
+    three = TextProjection(tmp_path / "three")
+    three.apply(
+        "g", "gen", 1, [Upsert(kind="episode", group_id="g", uuid="n", parts={"content": "x"})]
+    )
+    four = TextProjection(tmp_path / "four")
+    four.apply("g", "gen", 1, [Upsert(kind="edge", group_id="g", uuid="n", parts={"fact": "x"})])
+    assert three.digest("g") != four.digest("g")
+
+
+def test_queries_while_applying_on_another_thread(proj: TextProjection) -> None:
+    proj.apply("g", "gen", 0, [ep("seed", "alpha beta")])
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            for i in range(1, 200):
+                proj.apply("g", "gen", i, [ep(f"d{i % 50}", f"alpha w{i}"), ep("seed", "alpha")])
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    while t.is_alive():
+        assert proj.search("g", "episode", "alpha", 5)
+        proj.search_groups(None, "episode", "alpha", 5)
+    t.join()
+    assert errors == []
+    assert proj.doc_count("g", "episode") == 51

@@ -1,0 +1,53 @@
+"""The BM25 analyzer: normalization, case folding, word tokens, stopwords, long tokens."""
+
+from __future__ import annotations
+
+from lcg.projections._analyzer import (
+    MAX_TOKEN_CHARS,
+    STOPWORDS,
+    analyze,
+    query_terms,
+    term_counts,
+)
+
+
+def test_lowercase_word_tokens_without_stopwords() -> None:
+    assert analyze("The Quick, brown FOX -- jumped over the lazy_dog!") == [
+        "quick",
+        "brown",
+        "fox",
+        "jumped",
+        "lazy_dog",
+    ]
+
+
+def test_contractions_split_and_tails_dropped() -> None:
+    assert analyze("I'm sure they'll say it's Bob's car, don't you?") == [
+        "sure",
+        "say",
+        "bob",
+        "car",
+        "don",
+    ]
+    assert {"s", "t", "ll", "m", "re", "ve", "d"} <= STOPWORDS
+
+
+def test_unicode_scripts_casefold_and_nfkc() -> None:
+    assert analyze("Straße STRASSE") == ["strasse", "strasse"]
+    # Decomposed e + combining acute and the composed é index alike.
+    assert analyze("Cafe\u0301") == analyze("Café") == ["café"]
+    assert analyze("ｆｕｌｌ－ｗｉｄｔｈ") == ["full", "width"]
+    assert analyze("東京 Москва Αθήνα") == ["東京", "москва", "αθήνα"]
+    assert analyze("version 2.0 costs $30") == ["version", "2", "0", "costs", "30"]
+
+
+def test_long_tokens_are_dropped() -> None:
+    ok = "x" * MAX_TOKEN_CHARS
+    assert analyze(f"{ok} {ok}y short") == [ok, "short"]
+
+
+def test_counts_and_query_terms() -> None:
+    assert term_counts("cat dog cat the cat") == {"cat": 3, "dog": 1}
+    assert term_counts("") == {}
+    assert query_terms("Dog cat DOG the") == ["dog", "cat"]
+    assert query_terms("the of and") == []
