@@ -1,0 +1,141 @@
+"""Every fixture under ``wal-fixtures/`` reads and opens exactly as its ``expected.json`` says."""
+
+from __future__ import annotations
+
+import filecmp
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import msgspec
+import pytest
+
+from lcg.errors import GenerationError
+from lcg.events.bounds import read_bounds
+from lcg.events.generation import read_generation
+from lcg.events.groups import encode_group, list_groups
+from lcg.events.layout import QUARANTINE_DIR
+from lcg.events.model import EpisodeAdded
+from lcg.events.reader import ReadReport, StreamReader, generation_from_lines
+from lcg.events.writer import StreamWriter
+
+FIXTURES = Path(__file__).resolve().parents[2] / "wal-fixtures"
+
+
+def _load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # msgspec resolves the script's postponed annotations through sys.modules.
+    sys.modules["make_fixtures"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+SCRIPT = _load_script()
+NAMES = sorted(p.name for p in FIXTURES.iterdir() if (p / "expected.json").is_file())
+
+
+def _expected(name: str) -> msgspec.Struct:
+    raw = (FIXTURES / name / "expected.json").read_bytes()
+    value: msgspec.Struct = msgspec.json.decode(raw, type=SCRIPT.Expected)
+    return value
+
+
+def test_every_fixture_is_present_and_described() -> None:
+    made = [make.__name__.replace("_", "-") for make in SCRIPT.FIXTURES]
+    assert sorted(made) == NAMES
+    readme = (FIXTURES / "README.md").read_text()
+    for name in NAMES:
+        assert f"| `{name}` |" in readme, f"README.md has no line for {name}"
+
+
+def test_the_script_reproduces_the_committed_files(tmp_path: Path) -> None:
+    SCRIPT.generate(tmp_path)
+    for name in NAMES:
+        cmp = filecmp.dircmp(FIXTURES / name, tmp_path / name)
+        pending = [cmp]
+        while pending:
+            d = pending.pop()
+            assert not d.left_only and not d.right_only, (name, d.left_only, d.right_only)
+            _, mismatch, errors = filecmp.cmpfiles(d.left, d.right, d.common_files, shallow=False)
+            assert not mismatch and not errors, (name, mismatch, errors)
+            pending.extend(d.subdirs.values())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_reader_reports_what_the_fixture_says(name: str) -> None:
+    exp = _expected(name)
+    wal = FIXTURES / name / "wal"
+    assert list_groups(wal) == [exp.group_id]  # type: ignore[attr-defined]
+    gdir = wal / encode_group(exp.group_id)  # type: ignore[attr-defined]
+    generation = read_generation(gdir) or generation_from_lines(gdir)
+    assert generation == exp.generation  # type: ignore[attr-defined]
+
+    report = ReadReport()
+    events = list(StreamReader(gdir, generation=generation).events(report=report))
+    assert [e.seq for e in events] == exp.seqs  # type: ignore[attr-defined]
+    for counter in (
+        "unparseable_lines",
+        "unrecognised_lines",
+        "failed_lines",
+        "generation_mismatch_lines",
+        "seq_gaps",
+        "seq_regressions",
+        "torn_tail",
+    ):
+        assert getattr(report, counter) == getattr(exp, counter), counter
+    assert report.events_read == len(exp.seqs)  # type: ignore[attr-defined]
+    assert report.files_read == exp.files  # type: ignore[attr-defined]
+    assert all(e.group_id == exp.group_id for e in events)  # type: ignore[attr-defined]
+
+    bounds = read_bounds(gdir, write_cache=False)
+    assert bounds.file_count == exp.files  # type: ignore[attr-defined]
+    if not exp.seqs:  # type: ignore[attr-defined]
+        assert (bounds.min_seq, bounds.max_seq) == (None, None)
+
+    if exp.files_read_from:  # type: ignore[attr-defined]
+        partial = ReadReport()
+        start = exp.read_from_seq  # type: ignore[attr-defined]
+        got = [e.seq for e in StreamReader(gdir).events(from_seq=start, report=partial)]
+        assert got == [s for s in exp.seqs if s >= start]  # type: ignore[attr-defined]
+        assert partial.files_read == exp.files_read_from  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_writer_opens_the_fixture_as_it_says(name: str, tmp_path: Path) -> None:
+    exp = _expected(name)
+    wal = tmp_path / "wal"
+    shutil.copytree(FIXTURES / name / "wal", wal)
+    group_id: str = exp.group_id  # type: ignore[attr-defined]
+    if exp.writer == "refuses":  # type: ignore[attr-defined]
+        with pytest.raises(GenerationError, match="two generations"):
+            StreamWriter(wal, group_id, fsync="off")
+        return
+    with StreamWriter(wal, group_id, fsync="off") as writer:
+        assert writer.next_seq == exp.next_seq  # type: ignore[attr-defined]
+        assert writer.generation == exp.generation  # type: ignore[attr-defined]
+        new = EpisodeAdded(group_id=group_id, uuid="new", name="n", content="c", created_at="t")
+        (stamped,) = writer.append([new])
+    gdir = wal / encode_group(group_id)
+    assert stamped.seq == exp.next_seq  # type: ignore[attr-defined]
+    assert read_generation(gdir) == exp.generation  # type: ignore[attr-defined]
+    quarantined = sum(p.stat().st_size for p in (gdir / QUARANTINE_DIR).glob("*"))
+    assert quarantined == exp.quarantined_bytes  # type: ignore[attr-defined]
+    report = ReadReport()
+    seqs = [e.seq for e in StreamReader(gdir).events(report=report)]
+    assert seqs == [*exp.seqs, exp.next_seq]  # type: ignore[attr-defined]
+    assert not report.torn_tail
+
+
+def test_v1_golden_line_is_upcast() -> None:
+    gdir = FIXTURES / "v1-episode-added" / "wal" / "liminis"
+    raw = (gdir / "000000000000.jsonl").read_bytes().splitlines()[0]
+    assert b'"v":1' in raw and b'"body":' in raw and b'"content"' not in raw
+    first = next(iter(StreamReader(gdir).events()))
+    assert isinstance(first, EpisodeAdded)
+    assert first.v == 2
+    assert first.content == "Episode number 0."
+    assert first.content_hash == ""
