@@ -1,0 +1,203 @@
+"""One table from lcg's errors to JSON-RPC error objects, and back again for clients.
+
+Codes follow JSON-RPC 2.0 where the spec defines one (-32700 parse, -32600 invalid request,
+-32601 method not found, -32602 invalid params, -32603 internal); degraded mode is the
+reference's -32001 with ``data: {reason}``; every other ``LcgError`` is the reference's
+-32000 with its kind prefix (``IPC error: ``, ``database error: ``, ...). A unit test fails
+when a class of ``lcg.errors`` has no row here.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from lcg import errors as E
+
+__all__ = [
+    "APPLICATION_ERROR",
+    "DEGRADED",
+    "DEGRADED_MESSAGE",
+    "ERROR_TABLE",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "ErrorRule",
+    "RemoteConfigError",
+    "RemoteDegradedError",
+    "RemoteError",
+    "RemoteGenerationError",
+    "RemoteInvalidParamsError",
+    "RemoteMethodNotFoundError",
+    "RemoteProjectionError",
+    "TransportError",
+    "WireError",
+    "from_wire",
+    "invalid_request",
+    "parse_error",
+    "to_wire",
+]
+
+log = logging.getLogger("lcg.rpc")
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+#: The reference's code for every application error.
+APPLICATION_ERROR = -32000
+#: The reference's code for "no usable database" (and, here, a readiness timeout).
+DEGRADED = -32001
+DEGRADED_MESSAGE = "DB unavailable, recovery required"
+
+
+@dataclass(frozen=True, slots=True)
+class WireError:
+    """A JSON-RPC error object: code, message and optional data."""
+
+    code: int
+    message: str
+    data: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The error as the JSON object sent on the wire (``data`` only when set)."""
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            out["data"] = self.data
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorRule:
+    """How one error class is answered: its code and the prefix put before its text."""
+
+    code: int
+    prefix: str = ""
+
+
+#: Every class of ``lcg.errors`` (and nothing else) → its rule. Lookup walks the MRO, so a
+#: subclass added elsewhere inherits its parent's rule; the completeness test keeps this
+#: table exact for the classes defined in ``lcg.errors``.
+ERROR_TABLE: dict[type[E.LcgError], ErrorRule] = {
+    E.LcgError: ErrorRule(APPLICATION_ERROR, "IPC error: "),
+    E.ConfigError: ErrorRule(APPLICATION_ERROR, "configuration error: "),
+    E.StreamError: ErrorRule(APPLICATION_ERROR, "WAL error: "),
+    E.StreamLockedError: ErrorRule(APPLICATION_ERROR, "WAL error: "),
+    E.GroupNameError: ErrorRule(APPLICATION_ERROR, "IPC error: "),
+    E.GenerationError: ErrorRule(APPLICATION_ERROR, "WAL stream generation unknown: "),
+    E.CorruptFileError: ErrorRule(APPLICATION_ERROR, "WAL error: "),
+    # Mark errors carry their own complete text (the reference's `checkpoint "x" not found`).
+    E.MarkError: ErrorRule(APPLICATION_ERROR, ""),
+    E.ProjectionError: ErrorRule(APPLICATION_ERROR, "database error: "),
+    E.RebuildRefusedError: ErrorRule(APPLICATION_ERROR, "IPC error: "),
+    E.EmbedderError: ErrorRule(APPLICATION_ERROR, "embedding error: "),
+    E.ExtractionError: ErrorRule(APPLICATION_ERROR, "LLM error: "),
+    E.CassetteError: ErrorRule(APPLICATION_ERROR, "cassette error: "),
+    E.RequestError: ErrorRule(APPLICATION_ERROR, "IPC error: "),
+    # Validation text is sent as the reference words it, unprefixed.
+    E.InvalidParamsError: ErrorRule(INVALID_PARAMS, ""),
+    E.MethodNotFoundError: ErrorRule(METHOD_NOT_FOUND, "IPC error: Method not found: "),
+    E.NotFoundError: ErrorRule(APPLICATION_ERROR, "IPC error: "),
+    E.ReadOnlyError: ErrorRule(APPLICATION_ERROR, "IPC error: "),
+    E.DegradedError: ErrorRule(DEGRADED, ""),
+}
+
+
+class RemoteError(E.LcgError):
+    """An error answered by the service: its JSON-RPC code, message and data."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        """Keep the wire fields; ``str()`` is the message."""
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class RemoteDegradedError(RemoteError, E.DegradedError):
+    """The service answered -32001: it has no usable projections (or is not ready)."""
+
+
+class RemoteMethodNotFoundError(RemoteError, E.MethodNotFoundError):
+    """The service answered -32601: no such method."""
+
+
+class RemoteInvalidParamsError(RemoteError, E.InvalidParamsError):
+    """The service answered -32602, or -32600 for a malformed request."""
+
+
+class RemoteConfigError(RemoteError, E.ConfigError):
+    """The service answered a ``configuration error: ...``."""
+
+
+class RemoteProjectionError(RemoteError, E.ProjectionError):
+    """The service answered a ``database error: ...``."""
+
+
+class RemoteGenerationError(RemoteError, E.GenerationError):
+    """The service answered ``WAL stream generation unknown: ...``."""
+
+
+class TransportError(E.LcgError):
+    """The service could not be reached, hung up mid-call, or sent something unreadable."""
+
+
+def _rule(exc: E.LcgError) -> ErrorRule:
+    for cls in type(exc).__mro__:
+        rule = ERROR_TABLE.get(cls)
+        if rule is not None:
+            return rule
+    return ERROR_TABLE[E.LcgError]
+
+
+def to_wire(exc: BaseException) -> WireError:
+    """The JSON-RPC error object that answers ``exc`` (unexpected ones are logged)."""
+    if isinstance(exc, RemoteError):
+        # A forwarded answer (attached MCP) keeps what the service said.
+        return WireError(exc.code, exc.message, exc.data)
+    if isinstance(exc, E.DegradedError):
+        reason = str(exc) or "degraded"
+        return WireError(DEGRADED, DEGRADED_MESSAGE, {"reason": reason})
+    if isinstance(exc, E.LcgError):
+        rule = _rule(exc)
+        text = str(exc)
+        # Idempotent: a message that already carries its prefix is not prefixed twice.
+        message = text if text.startswith(rule.prefix) else rule.prefix + text
+        return WireError(rule.code, message)
+    log.error("internal error while serving a call", exc_info=exc)
+    return WireError(INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def parse_error(detail: str) -> WireError:
+    """The answer to a line that is not JSON."""
+    return WireError(PARSE_ERROR, f"Parse error: {detail}")
+
+
+def invalid_request(detail: str) -> WireError:
+    """The answer to a JSON value that is not a valid JSON-RPC 2.0 request."""
+    return WireError(INVALID_REQUEST, f"Invalid Request: {detail}")
+
+
+_PREFIX_CLASSES: tuple[tuple[str, type[RemoteError]], ...] = (
+    ("configuration error: ", RemoteConfigError),
+    ("database error: ", RemoteProjectionError),
+    ("WAL stream generation unknown: ", RemoteGenerationError),
+)
+
+
+def from_wire(code: int, message: str, data: Any = None) -> RemoteError:
+    """The exception a client raises for an error object (a subclass per code or prefix)."""
+    if code == DEGRADED:
+        return RemoteDegradedError(code, message, data)
+    if code == METHOD_NOT_FOUND:
+        return RemoteMethodNotFoundError(code, message, data)
+    if code in (INVALID_PARAMS, INVALID_REQUEST):
+        return RemoteInvalidParamsError(code, message, data)
+    for prefix, cls in _PREFIX_CLASSES:
+        if message.startswith(prefix):
+            return cls(code, message, data)
+    return RemoteError(code, message, data)

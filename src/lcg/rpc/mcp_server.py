@@ -1,0 +1,495 @@
+"""``lcg mcp``: the method registry served as MCP tools over stdio (reference §1.5).
+
+Tool name = method name; ``health_check`` (scope ``none``) is never a tool. ``--scope``
+selects tools by scope: ``read``, ``write``, ``cypher``, ``admin``, ``all`` (default
+``all`` = read, write and admin; ``cypher`` is never implied, it must be named). A hidden or
+unknown tool is the protocol error METHOD_NOT_FOUND ``Unknown tool: '<n>'``; a schema
+``required`` argument that is absent or null is a tool error ``{code: -32602, message}``;
+results are structured content, errors structured tool errors ``{code, message, data?}``;
+a streaming tool called with ``_meta.progressToken`` sends one progress notification per
+frame (progress 1.0, 2.0, ..., the frame's ``message`` copied).
+
+Two backends:
+* standalone: hosts an ``App`` in-process behind the same ``Dispatcher`` as the socket
+  server (same guard, same telemetry);
+* attached (``--connect SOCK``): forwards each call as JSON-RPC to a running service,
+  injecting ``_progress_token: true`` for streaming tools, with a per-line idle timeout
+  (``LCG_ATTACHED_CALL_TIMEOUT_MS``, re-armed by progress lines), re-dialling a broken
+  connection and retrying once only when the failure happened while writing the request.
+  ``knowledge_close`` is hidden unless ``--allow-remote-close``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import itertools
+import os
+import sys
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import mcp_types as mt
+import msgspec
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server as MCPLowLevelServer
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from lcg.errors import ConfigError, LcgError
+from lcg.rpc.errors import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    TransportError,
+    WireError,
+    from_wire,
+    to_wire,
+)
+from lcg.rpc.progress import Frame, frame_fields
+from lcg.rpc.registry import MCP_SCOPES, MethodSpec, Registry, input_schema
+from lcg.rpc.server import LINE_LIMIT, App, Dispatcher
+
+__all__ = [
+    "SERVER_NAME",
+    "AttachedBackend",
+    "Backend",
+    "ProgressFn",
+    "StandaloneBackend",
+    "add_arguments",
+    "build_mcp_server",
+    "default_registry",
+    "main",
+    "parse_scopes",
+    "run",
+    "visible_tools",
+]
+
+SERVER_NAME = "liminis-context-graph"
+#: What ``all`` stands for: every scope but ``cypher``.
+_ALL = frozenset({"read", "write", "admin"})
+#: Hidden from attached MCP unless ``--allow-remote-close``.
+_CLOSE = "knowledge_close"
+
+#: Receives one progress frame (as a JSON object) of a streaming call.
+ProgressFn = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+def parse_scopes(text: str | None) -> frozenset[str]:
+    """The scopes named by a ``--scope`` value; an empty or unknown token is a ConfigError."""
+    if text is None:
+        return _ALL
+    out: set[str] = set()
+    for raw in text.split(","):
+        token = raw.strip().lower()
+        if not token:
+            raise ConfigError(
+                f"--scope {text!r}: empty scope token (use read,write,cypher,admin,all)"
+            )
+        if token == "all":
+            out |= _ALL
+        elif token in MCP_SCOPES:
+            out.add(token)
+        else:
+            raise ConfigError(
+                f"--scope {text!r}: unknown scope {token!r} (use read,write,cypher,admin,all)"
+            )
+    return frozenset(out)
+
+
+def visible_tools(
+    registry: Registry, scopes: Iterable[str], hidden: Iterable[str] = ()
+) -> list[MethodSpec]:
+    """The methods exposed as tools for ``scopes``, minus ``hidden``, in registry order."""
+    wanted = set(scopes) - {"none"}
+    skip = set(hidden)
+    return [s for s in registry if s.scope in wanted and s.name not in skip]
+
+
+class Backend(Protocol):
+    """Where tool calls go: an in-process App, or a running service."""
+
+    async def call(
+        self, spec: MethodSpec, args: dict[str, Any], progress: ProgressFn | None
+    ) -> Any:
+        """Serve one call; raises ``LcgError`` (``RemoteError`` when forwarded)."""
+        ...
+
+
+class StandaloneBackend:
+    """Calls the registry's handlers in-process through a ``Dispatcher``."""
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        """Serve calls through ``dispatcher``."""
+        self.dispatcher = dispatcher
+
+    async def call(
+        self, spec: MethodSpec, args: dict[str, Any], progress: ProgressFn | None
+    ) -> Any:
+        """Run the handler (guarded like the socket) and return its result."""
+        sink = None
+        if progress is not None:
+            report = progress
+
+            async def sink(frame: Frame) -> None:
+                await report(frame_fields(frame))
+
+        return await self.dispatcher.call(spec.name, args, sink=sink, is_mcp=True)
+
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder()
+
+
+class AttachedBackend:
+    """Forwards calls as JSON-RPC lines to a running service's socket."""
+
+    def __init__(self, socket_path: str | os.PathLike[str], timeout_ms: int) -> None:
+        """Forward to ``socket_path``; ``timeout_ms`` is the idle limit for each line read."""
+        self.socket_path = Path(socket_path)
+        self.timeout_ms = timeout_ms
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._lock = asyncio.Lock()
+        self._ids = itertools.count(1)
+        #: How many times a connection was (re)opened (tests read it).
+        self.dials = 0
+
+    async def _connection(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        if self._reader is not None and self._writer is not None:
+            if not self._reader.at_eof() and not self._writer.is_closing():
+                return self._reader, self._writer
+            # The service hung up since the last call (restarted, or closed idle links).
+            await self._drop()
+        try:
+            self._reader, self._writer = await asyncio.open_unix_connection(
+                str(self.socket_path), limit=LINE_LIMIT
+            )
+        except OSError as exc:
+            raise TransportError(
+                f"cannot connect to the service at {self.socket_path}: {exc.strerror or exc}"
+            ) from exc
+        self.dials += 1
+        return self._reader, self._writer
+
+    async def _drop(self) -> None:
+        writer, self._writer, self._reader = self._writer, None, None
+        if writer is not None:
+            writer.close()
+            try:
+                await writer.wait_closed()
+            except (OSError, RuntimeError):
+                pass
+
+    async def close(self) -> None:
+        """Close the connection."""
+        await self._drop()
+
+    async def call(
+        self, spec: MethodSpec, args: dict[str, Any], progress: ProgressFn | None
+    ) -> Any:
+        """Forward one call and return the service's result (its error re-raised)."""
+        params = dict(args)
+        if spec.streaming:
+            params["_progress_token"] = True
+        async with self._lock:
+            rid = next(self._ids)
+            request = {"jsonrpc": "2.0", "id": rid, "method": spec.name, "params": params}
+            line = _encoder.encode(request) + b"\n"
+            reader = await self._send(line)
+            return await self._receive(reader, rid, progress)
+
+    async def _send(self, line: bytes) -> asyncio.StreamReader:
+        # Retry once, and only here: a request that failed to be written cannot have run.
+        for attempt in (1, 2):
+            reader, writer = await self._connection()
+            try:
+                writer.write(line)
+                await writer.drain()
+                return reader
+            except (ConnectionError, OSError, RuntimeError) as exc:
+                await self._drop()
+                if attempt == 2:
+                    raise TransportError(
+                        f"cannot send the request to {self.socket_path}: {exc}"
+                    ) from exc
+        raise AssertionError("unreachable")
+
+    async def _receive(
+        self, reader: asyncio.StreamReader, rid: int, progress: ProgressFn | None
+    ) -> Any:
+        idle = self.timeout_ms / 1000
+        while True:
+            try:
+                raw = await asyncio.wait_for(reader.readline(), idle)
+            except TimeoutError:
+                await self._drop()
+                raise TransportError(
+                    f"no answer from the service within {self.timeout_ms} ms "
+                    "(LCG_ATTACHED_CALL_TIMEOUT_MS)"
+                ) from None
+            except (ConnectionError, ValueError) as exc:
+                await self._drop()
+                raise TransportError(f"the connection to the service broke: {exc}") from exc
+            if not raw:
+                await self._drop()
+                raise TransportError("the service closed the connection before answering")
+            if not raw.strip():
+                continue
+            try:
+                msg = _decoder.decode(raw)
+            except msgspec.DecodeError as exc:
+                await self._drop()
+                raise TransportError(f"unreadable line from the service: {exc}") from exc
+            if isinstance(msg, dict) and msg.get("type") == "progress" and "jsonrpc" not in msg:
+                if progress is not None:
+                    await progress(msg)
+                continue
+            if not isinstance(msg, dict) or msg.get("id") != rid:
+                await self._drop()
+                raise TransportError(f"unexpected answer from the service: {msg!r:.200}")
+            err = msg.get("error")
+            if isinstance(err, dict):
+                raise from_wire(
+                    int(err.get("code", -32000)), str(err.get("message", "")), err.get("data")
+                )
+            return msg.get("result")
+
+
+def _text(obj: Any) -> list[mt.ContentBlock]:
+    return [mt.TextContent(type="text", text=_encoder.encode(obj).decode())]
+
+
+def _tool_error(error: WireError) -> mt.CallToolResult:
+    body = error.to_dict()
+    return mt.CallToolResult(content=_text(body), structured_content=body, is_error=True)
+
+
+def _tool_result(result: Any) -> mt.CallToolResult:
+    try:
+        data = msgspec.to_builtins(result)
+    except (TypeError, msgspec.EncodeError) as exc:
+        return _tool_error(to_wire(exc))
+    # Structured content must be an object on the protocol versions clients speak today.
+    structured = data if isinstance(data, dict) else {"result": data}
+    return mt.CallToolResult(content=_text(data), structured_content=structured)
+
+
+def build_mcp_server(
+    registry: Registry,
+    scopes: Iterable[str],
+    backend: Backend,
+    *,
+    hidden: Iterable[str] = (),
+) -> MCPLowLevelServer[Any]:
+    """An MCP server whose tools are the visible methods, served by ``backend``."""
+    tools = {s.name: s for s in visible_tools(registry, scopes, hidden)}
+    listing = [
+        mt.Tool(
+            name=s.name,
+            description=s.description or None,
+            input_schema=input_schema(s),
+            annotations=mt.ToolAnnotations(read_only_hint=not s.writes and s.scope == "read"),
+        )
+        for s in tools.values()
+    ]
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any], params: mt.PaginatedRequestParams | None
+    ) -> mt.ListToolsResult:
+        return mt.ListToolsResult(tools=listing)
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[Any], params: mt.CallToolRequestParams
+    ) -> mt.CallToolResult:
+        spec = tools.get(params.name)
+        if spec is None:
+            raise MCPError(METHOD_NOT_FOUND, f"Unknown tool: '{params.name}'")
+        args = dict(params.arguments or {})
+        missing = [n for n in spec.required_params() if args.get(n) is None]
+        if missing:
+            return _tool_error(
+                WireError(
+                    INVALID_PARAMS,
+                    f"Missing required argument(s) for '{spec.name}': {', '.join(missing)}",
+                )
+            )
+        token = (ctx.meta or {}).get("progress_token")
+        progress: ProgressFn | None = None
+        if spec.streaming and token is not None:
+            counter = itertools.count(1)
+            session = ctx.session
+
+            async def progress(frame: dict[str, Any]) -> None:
+                message = frame.get("message")
+                await session.report_progress(
+                    float(next(counter)), None, message if isinstance(message, str) else None
+                )
+
+        try:
+            result = await backend.call(spec, args, progress)
+        except Exception as exc:
+            return _tool_error(to_wire(exc))
+        return _tool_result(result)
+
+    return MCPLowLevelServer(
+        SERVER_NAME,
+        version=_version(),
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+
+
+def _version() -> str:
+    from lcg import __version__
+
+    return __version__
+
+
+async def _serve_stdio(server: MCPLowLevelServer[Any], stop: asyncio.Event | None = None) -> None:
+    async with stdio_server() as (read, write):
+        run_task = asyncio.create_task(
+            server.run(read, write, server.create_initialization_options())
+        )
+        if stop is None:
+            await run_task
+            return
+        stop_task = asyncio.create_task(stop.wait())
+        done, _ = await asyncio.wait({run_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
+        if run_task not in done:
+            # knowledge_close: its answer is queued once the handler returns; give the
+            # writer a moment to flush it before the loop is torn down.
+            await asyncio.sleep(0.2)
+            run_task.cancel()
+        stop_task.cancel()
+        await asyncio.gather(run_task, stop_task, return_exceptions=True)
+
+
+async def _standalone(app: App, scopes: frozenset[str]) -> None:
+    stop = asyncio.Event()
+    dispatcher = Dispatcher(app, on_shutdown=stop.set)
+    opener = asyncio.create_task(dispatcher.open_app())
+    server = build_mcp_server(app.registry, scopes, StandaloneBackend(dispatcher))
+    try:
+        await _serve_stdio(server, stop)
+    finally:
+        if not opener.done():
+            opener.cancel()
+        await asyncio.gather(opener, return_exceptions=True)
+        await app.close()
+
+
+async def _attached(
+    registry: Registry, scopes: frozenset[str], socket_path: str, timeout_ms: int, allow_close: bool
+) -> None:
+    backend = AttachedBackend(socket_path, timeout_ms)
+    hidden = () if allow_close else (_CLOSE,)
+    server = build_mcp_server(registry, scopes, backend, hidden=hidden)
+    try:
+        await _serve_stdio(server)
+    finally:
+        await backend.close()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``lcg mcp`` options."""
+    parser.add_argument(
+        "--scope",
+        default="all",
+        help="tool scopes: comma-separated read,write,cypher,admin,all (default all; "
+        "cypher only when named)",
+    )
+    parser.add_argument(
+        "--connect",
+        metavar="SOCK",
+        default=None,
+        help="attach to a running service's socket instead of opening the workspace",
+    )
+    parser.add_argument(
+        "--allow-remote-close",
+        action="store_true",
+        help="attached mode: expose knowledge_close (which stops the service)",
+    )
+
+
+def _load(module: str, what: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ConfigError(f"{what} is not available ({module}: {exc})") from exc
+
+
+def default_registry() -> Registry:
+    """The service's method table, for metadata only (attached MCP, ``lcg methods``)."""
+    build = _load("lcg.rpc.methods", "the method registry").build_registry
+    try:
+        registry: Registry = build()
+    except TypeError:
+        # build_registry(app) binds handlers to an app; attached mode only needs metadata.
+        registry = build(None)
+    return registry
+
+
+def _default_app(config: Any) -> App:
+    app: App = _load("lcg.rpc.app", "the service app").build_app(config)
+    return app
+
+
+def run(
+    args: argparse.Namespace,
+    *,
+    registry: Registry | None = None,
+    app_factory: Callable[[], App] | None = None,
+) -> int:
+    """Run ``lcg mcp`` with parsed ``args``: exit 0, 1 on an ``LcgError``, 2 on a bad scope."""
+    try:
+        scopes = parse_scopes(args.scope)
+    except ConfigError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        from lcg.config import Config
+
+        config = Config.from_env()
+        if args.connect:
+            reg = registry if registry is not None else default_registry()
+            asyncio.run(
+                _attached(
+                    reg,
+                    scopes,
+                    args.connect,
+                    config.attached_call_timeout_ms,
+                    bool(args.allow_remote_close),
+                )
+            )
+        else:
+            if args.allow_remote_close:
+                print(
+                    "warning: --allow-remote-close only applies with --connect; ignored",
+                    file=sys.stderr,
+                )
+            app = app_factory() if app_factory is not None else _default_app(config)
+            asyncio.run(_standalone(app, scopes))
+    except LcgError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    return 0
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    registry: Registry | None = None,
+    app_factory: Callable[[], App] | None = None,
+) -> int:
+    """``lcg mcp`` as a program (``python -m lcg.cli.mcp``); tests inject a registry/App."""
+    parser = argparse.ArgumentParser(
+        prog="lcg mcp",
+        description="Serve lcg's methods as MCP tools over stdio.",
+    )
+    add_arguments(parser)
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    return run(args, registry=registry, app_factory=app_factory)

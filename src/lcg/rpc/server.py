@@ -1,0 +1,534 @@
+"""The JSON-RPC 2.0 service on a Unix socket, and the dispatcher it shares with MCP.
+
+Contract (reference §1.1–§1.3, §6.3, with the differences listed in docs/compatibility.md):
+
+* The socket (mode 0600) is bound **before** ``app.open()`` runs, so early clients queue
+  instead of failing; ``health_check`` and the other exempt methods answer at once.
+* One JSON value per line; blank lines are ignored; requests on one connection are served
+  strictly in order (the next line is read after the answer is written); connections run
+  concurrently. A line that is not JSON gets ``-32700`` with ``id: null`` and the connection
+  stays open. Batches (arrays) are answered with an array; notifications get nothing.
+* ``params._progress_token`` (non-null) on a streaming method makes the handler's progress
+  frames bare ``{"type": "progress", ...}`` lines written before the response.
+* Degraded: non-exempt methods answer -32001. Initializing: they wait for readiness, up to
+  ``ready_timeout_s``, then answer -32001 with reason ``initializing``.
+* Shutdown (SIGTERM, SIGINT, ``request_shutdown()``): stop accepting, close idle
+  connections, let in-flight calls finish within ``shutdown_timeout_ms``, cancel the rest,
+  ``app.close()``, remove the socket file, emit ``service_state stopped {drained, cancelled}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import stat
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import msgspec
+
+from lcg import telemetry
+from lcg.errors import ConfigError, DegradedError, LcgError, MethodNotFoundError
+from lcg.rpc import _jsonrpc as J
+from lcg.rpc.errors import WireError, invalid_request, parse_error, to_wire
+from lcg.rpc.progress import ClientGone, Frame, encode_frame
+from lcg.rpc.registry import Registry
+
+__all__ = [
+    "LINE_LIMIT",
+    "App",
+    "Dispatcher",
+    "ProgressSink",
+    "Server",
+    "State",
+    "run_server",
+    "serve",
+]
+
+log = logging.getLogger("lcg.rpc")
+
+#: Service states an App reports.
+State = Literal["initializing", "healthy", "degraded"]
+#: The longest request line accepted (bytes); a longer one is answered -32700 and the
+#: connection closed, since its end cannot be found without reading it all.
+LINE_LIMIT = 64 * 1024 * 1024
+#: Unix socket paths longer than this cannot be bound (sun_path is 108 bytes with the NUL).
+_MAX_SOCKET_PATH = 107
+
+#: Where a streaming call's frames go.
+ProgressSink = Callable[[Frame], Awaitable[None]]
+
+
+class App(Protocol):
+    """What the server hosts: a registry, a lifecycle and a state."""
+
+    @property
+    def registry(self) -> Registry:
+        """The methods this app answers."""
+        ...
+
+    async def open(self) -> None:
+        """Open the projections and catch up; runs after the socket is bound."""
+        ...
+
+    async def close(self) -> None:
+        """Release everything; runs after in-flight calls drained or were cancelled."""
+        ...
+
+    def state(self) -> tuple[State, str | None]:
+        """The current state and, when degraded, why."""
+        ...
+
+
+class _Context:
+    """The ``CallContext`` handed to handlers."""
+
+    __slots__ = ("_shutdown", "_sink", "is_mcp", "progress_enabled", "request_id")
+
+    def __init__(
+        self,
+        request_id: str | int | None,
+        is_mcp: bool,
+        sink: ProgressSink | None,
+        shutdown: Callable[[], None],
+    ) -> None:
+        self.request_id = request_id
+        self.is_mcp = is_mcp
+        self.progress_enabled = sink is not None
+        self._sink = sink
+        self._shutdown = shutdown
+
+    async def progress(self, frame: Frame) -> None:
+        """Send one progress frame when the caller asked for them."""
+        if self._sink is not None:
+            await self._sink(frame)
+
+    def request_shutdown(self) -> None:
+        """Ask the host to shut down once this call has answered."""
+        self._shutdown()
+
+
+class Dispatcher:
+    """Looks methods up, applies the degraded/initializing guard, calls handlers, logs calls.
+
+    Shared by the socket server and standalone MCP so both surfaces behave the same.
+    """
+
+    def __init__(
+        self,
+        app: App,
+        *,
+        ready_timeout_s: float = 300.0,
+        on_shutdown: Callable[[], None] | None = None,
+    ) -> None:
+        """Serve ``app``; ``on_shutdown`` is what ``ctx.request_shutdown()`` calls."""
+        self.app = app
+        self.ready_timeout_s = ready_timeout_s
+        self._on_shutdown = on_shutdown or (lambda: None)
+        self._ready = asyncio.Event()
+        self._open_error: str | None = None
+        self._last: tuple[str, str | None] | None = None
+
+    @property
+    def registry(self) -> Registry:
+        """The app's registry."""
+        return self.app.registry
+
+    def state(self) -> tuple[State, str | None]:
+        """The app's state; a failed ``open()`` shows as degraded."""
+        st, reason = self.app.state()
+        if st == "initializing" and self._open_error is not None:
+            return "degraded", self._open_error
+        return st, reason
+
+    def refresh(self) -> None:
+        """Re-read the state: emit ``service_state`` on a change and wake waiting calls."""
+        current = self.state()
+        if current != self._last:
+            self._last = current
+            telemetry.emit(telemetry.ServiceState(state=current[0], reason=current[1]))
+        if current[0] == "initializing":
+            self._ready.clear()
+        else:
+            self._ready.set()
+
+    async def open_app(self) -> None:
+        """Run ``app.open()``; a failure leaves the service up and degraded (logged)."""
+        self.refresh()
+        try:
+            await self.app.open()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.error("opening the service failed", exc_info=exc)
+            self._open_error = f"open_failed: {exc}"
+        self.refresh()
+
+    async def _guard(self) -> None:
+        st, reason = self.state()
+        if st == "healthy":
+            return
+        if st == "degraded":
+            raise DegradedError(reason or "degraded")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.ready_timeout_s
+        while True:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise DegradedError(
+                    f"initializing: not ready after {self.ready_timeout_s:g} s; poll health_check"
+                )
+            # The event is set by refresh(); the short cap re-reads an App whose state moved
+            # on by itself (nothing called refresh()).
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._ready.wait(), min(remaining, 0.25))
+            st, reason = self.state()
+            if st == "healthy":
+                return
+            if st == "degraded":
+                raise DegradedError(reason or "degraded")
+
+    async def call(
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        *,
+        request_id: str | int | None = None,
+        sink: ProgressSink | None = None,
+        is_mcp: bool = False,
+    ) -> Any:
+        """Serve one call; raises what the handler raised (map it with ``to_wire``)."""
+        started = time.perf_counter()
+        success = False
+        try:
+            spec = self.registry.get(method)
+            if spec is None:
+                raise MethodNotFoundError(method)
+            if not spec.exempt:
+                await self._guard()
+            args = dict(params)
+            args.pop("_progress_token", None)
+            ctx = _Context(request_id, is_mcp, sink if spec.streaming else None, self._on_shutdown)
+            result = await spec.handler(ctx, args)
+            success = True
+            return result
+        finally:
+            telemetry.emit(
+                telemetry.IpcCall(
+                    method=method,
+                    request_id=request_id,
+                    duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                    success=success,
+                )
+            )
+            self.refresh()
+
+
+@dataclass(eq=False, slots=True)
+class _Connection:
+    task: asyncio.Task[None]
+    busy: bool = False
+
+
+_item_encoder = msgspec.json.Encoder()
+
+
+class Server:
+    """The asyncio Unix-socket JSON-RPC server hosting one App."""
+
+    def __init__(
+        self,
+        app: App,
+        socket_path: str | os.PathLike[str],
+        *,
+        shutdown_timeout_ms: int = 5000,
+        ready_timeout_s: float = 300.0,
+    ) -> None:
+        """Prepare to serve ``app`` on ``socket_path``; nothing is bound until ``start()``."""
+        self.app = app
+        self.socket_path = Path(socket_path)
+        self.shutdown_timeout_ms = shutdown_timeout_ms
+        self.dispatcher = Dispatcher(
+            app, ready_timeout_s=ready_timeout_s, on_shutdown=self.request_shutdown
+        )
+        self._server: asyncio.AbstractServer | None = None
+        self._open_task: asyncio.Task[None] | None = None
+        self._conns: set[_Connection] = set()
+        self._closing = False
+        self._stop: asyncio.Event | None = None
+        self._inode: int | None = None
+        #: Set by ``shutdown()``: how many in-flight calls finished, and how many were cancelled.
+        self.drained = 0
+        self.cancelled = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Bind the socket (0600, stale file removed), then start ``app.open()`` behind it."""
+        self._stop = asyncio.Event()
+        path = self.socket_path
+        if len(os.fsencode(path)) > _MAX_SOCKET_PATH:
+            raise ConfigError(
+                f"socket path {str(path)!r} is longer than {_MAX_SOCKET_PATH} bytes; "
+                "set LCG_SOCKET_PATH to a shorter path"
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale_socket(path)
+        # umask makes the socket 0600 from its first moment; chmod states it explicitly.
+        old_mask = os.umask(0o177)
+        try:
+            self._server = await asyncio.start_unix_server(
+                self._on_connection, path=str(path), limit=LINE_LIMIT
+            )
+        except OSError as exc:
+            raise ConfigError(f"cannot bind {path}: {exc.strerror or exc}") from exc
+        finally:
+            os.umask(old_mask)
+        os.chmod(path, 0o600)
+        self._inode = os.stat(path).st_ino
+        self._open_task = asyncio.create_task(self.dispatcher.open_app())
+
+    def request_shutdown(self) -> None:
+        """Begin a graceful shutdown (idempotent; safe from handlers and signal handlers)."""
+        if self._stop is not None:
+            self._stop.set()
+
+    async def wait_for_shutdown_request(self) -> None:
+        """Return once ``request_shutdown()`` was called."""
+        assert self._stop is not None, "start() first"
+        await self._stop.wait()
+
+    async def shutdown(self) -> None:
+        """Drain in-flight calls within the timeout, cancel the rest, close the app."""
+        telemetry.emit(telemetry.ServiceState(state="shutting_down"))
+        self._closing = True
+        if self._server is not None:
+            self._server.close()
+        for conn in list(self._conns):
+            if not conn.busy:
+                conn.task.cancel()
+        busy = [c.task for c in self._conns if c.busy]
+        if busy:
+            done, pending = await asyncio.wait(busy, timeout=self.shutdown_timeout_ms / 1000)
+            self.drained = len(done)
+            self.cancelled = len(pending)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        rest = [c.task for c in self._conns]
+        await asyncio.gather(*rest, return_exceptions=True)
+        if self._open_task is not None and not self._open_task.done():
+            self._open_task.cancel()
+            await asyncio.gather(self._open_task, return_exceptions=True)
+        try:
+            await self.app.close()
+        except Exception as exc:
+            log.error("closing the service failed", exc_info=exc)
+        self._remove_socket()
+        telemetry.emit(
+            telemetry.ServiceState(
+                state="stopped", detail={"drained": self.drained, "cancelled": self.cancelled}
+            )
+        )
+
+    def _remove_socket(self) -> None:
+        # Only our own socket: a successor may already have bound the same path.
+        try:
+            st = os.stat(self.socket_path)
+        except FileNotFoundError:
+            return
+        if st.st_ino == self._inode:
+            with contextlib.suppress(FileNotFoundError):
+                self.socket_path.unlink()
+
+    # -- connections -------------------------------------------------------------------------
+
+    async def _on_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        conn = _Connection(task=task)
+        self._conns.add(conn)
+        try:
+            await self._serve_connection(conn, reader, writer)
+        except (asyncio.CancelledError, ConnectionError, ClientGone):
+            pass
+        finally:
+            self._conns.discard(conn)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _serve_connection(
+        self, conn: _Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        sink = _sink_for(writer)
+        while not self._closing:
+            try:
+                line = await reader.readline()
+            except ValueError:
+                # Longer than LINE_LIMIT: answer, then drop the connection (see LINE_LIMIT).
+                writer.write(J.encode_error(None, parse_error(f"line exceeds {LINE_LIMIT} bytes")))
+                await writer.drain()
+                return
+            if not line:
+                return
+            if not line.strip():
+                continue
+            conn.busy = True
+            try:
+                out = await self.handle_line(line, sink)
+                if out is not None:
+                    writer.write(out)
+                    await writer.drain()
+            finally:
+                conn.busy = False
+
+    async def handle_line(self, line: bytes, sink: ProgressSink | None) -> bytes | None:
+        """The answer to one request line (newline included), or ``None`` for no answer."""
+        try:
+            value = J.decode_line(line)
+        except msgspec.DecodeError as exc:
+            return J.encode_error(None, parse_error(str(exc)))
+        if isinstance(value, list):
+            if not value:
+                return J.encode_error(None, _empty_batch())
+            items = [await self._handle_value(v, sink) for v in value]
+            present = [i for i in items if i is not None]
+            if not present:
+                return None
+            return b"[" + b",".join(present) + b"]\n"
+        item = await self._handle_value(value, sink)
+        return None if item is None else item + b"\n"
+
+    async def _handle_value(self, value: Any, sink: ProgressSink | None) -> bytes | None:
+        parsed = J.parse_request(value)
+        if isinstance(parsed, J.Invalid):
+            if parsed.silent:
+                return None
+            return _item_encoder.encode(J.failure(parsed.id, parsed.error))
+        notification = parsed.is_notification
+        rid = None if notification else parsed.id
+        wants_progress = parsed.params.get("_progress_token") is not None and not notification
+        try:
+            result = await self.dispatcher.call(
+                parsed.method,
+                parsed.params,
+                request_id=rid,
+                sink=sink if wants_progress else None,
+            )
+        except ClientGone:
+            raise
+        except Exception as exc:
+            if notification:
+                return None
+            return _item_encoder.encode(J.failure(rid, to_wire(exc)))
+        if notification:
+            return None
+        try:
+            return _item_encoder.encode(J.success(rid, result))
+        except (TypeError, msgspec.EncodeError, OverflowError) as exc:
+            return _item_encoder.encode(J.failure(rid, to_wire(exc)))
+
+
+def _empty_batch() -> WireError:
+    return invalid_request("empty batch")
+
+
+def _sink_for(writer: asyncio.StreamWriter) -> ProgressSink:
+    async def sink(frame: Frame) -> None:
+        if writer.is_closing():
+            raise ClientGone("the client disconnected")
+        try:
+            writer.write(encode_frame(frame))
+            await writer.drain()
+        except (ConnectionError, RuntimeError) as exc:
+            raise ClientGone("the client disconnected") from exc
+
+    return sink
+
+
+def _remove_stale_socket(path: Path) -> None:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(st.st_mode):
+        raise ConfigError(f"{path} exists and is not a socket; remove it or set LCG_SOCKET_PATH")
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(str(path))
+    except (ConnectionRefusedError, FileNotFoundError):
+        # Nobody listens: a socket file left behind by a process that died.
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return
+    except OSError as exc:
+        raise ConfigError(f"cannot check socket {path}: {exc}") from exc
+    finally:
+        probe.close()
+    raise ConfigError(f"another service is already listening on {path}")
+
+
+async def serve(
+    app: App,
+    socket_path: str | os.PathLike[str],
+    shutdown_timeout_ms: int = 5000,
+    *,
+    ready_timeout_s: float = 300.0,
+    started: Callable[[Server], None] | None = None,
+) -> Server:
+    """Serve ``app`` until SIGTERM, SIGINT or ``request_shutdown()``, then shut down gracefully.
+
+    ``started`` is called with the server once the socket is bound (tests use it to reach
+    ``request_shutdown`` from another thread). Returns the stopped server (drain counts).
+    """
+    server = Server(
+        app, socket_path, shutdown_timeout_ms=shutdown_timeout_ms, ready_timeout_s=ready_timeout_s
+    )
+    await server.start()
+    loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        # Signal handlers can only be installed from the main thread (tests run servers in
+        # threads and stop them with request_shutdown()).
+        try:
+            loop.add_signal_handler(sig, server.request_shutdown)
+            installed.append(sig)
+        except (RuntimeError, ValueError):
+            pass
+    if started is not None:
+        started(server)
+    try:
+        await server.wait_for_shutdown_request()
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+        await server.shutdown()
+    return server
+
+
+def run_server(
+    app: App,
+    socket_path: str | os.PathLike[str],
+    shutdown_timeout_ms: int = 5000,
+    *,
+    ready_timeout_s: float = 300.0,
+) -> int:
+    """Blocking entry point: serve until stopped; exit status 0, or 1 on an ``LcgError``."""
+    try:
+        asyncio.run(serve(app, socket_path, shutdown_timeout_ms, ready_timeout_s=ready_timeout_s))
+    except LcgError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    return 0

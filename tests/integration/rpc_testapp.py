@@ -1,0 +1,283 @@
+"""A test App for the transport tests (test-only; not a fake of lcg's engine).
+
+Its registry exercises every transport feature: exempt and guarded methods, every MCP scope,
+a streaming method, a slow method, error kinds, a result that cannot be encoded, and
+``knowledge_close``. Also a script, so tests can run real subprocesses:
+
+    python rpc_testapp.py serve SOCKET [--shutdown-timeout-ms N]
+    python rpc_testapp.py mcp [lcg mcp options...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from lcg import errors as E
+from lcg.rpc.progress import MessageFrame, PassFrame
+from lcg.rpc.registry import CallContext, MethodSpec, ParamSpec, Registry
+from lcg.rpc.server import Server, State, serve
+
+
+class EpisodeResult(msgspec.Struct):
+    """A Struct result, to check Structs encode like mappings."""
+
+    episode_uuid: str
+    name: str
+
+
+_ERRORS: dict[str, type[Exception]] = {
+    "degraded": E.DegradedError,
+    "invalid": E.InvalidParamsError,
+    "method": E.MethodNotFoundError,
+    "notfound": E.NotFoundError,
+    "config": E.ConfigError,
+    "projection": E.ProjectionError,
+    "generation": E.GenerationError,
+    "mark": E.MarkError,
+    "boom": RuntimeError,
+}
+
+
+class TestApp:
+    """An App whose ``open()`` can be held on a gate and whose state tests can set."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, *, gate: asyncio.Event | None = None, fail_open: bool = False) -> None:
+        self.registry = build_registry(self)
+        self.gate = gate
+        self.fail_open = fail_open
+        self._state: State = "initializing"
+        self._reason: str | None = None
+        self.opened = False
+        self.closed = False
+        self.slow_finished = 0
+
+    async def open(self) -> None:
+        if self.gate is not None:
+            await self.gate.wait()
+        if self.fail_open:
+            raise E.ProjectionError("test projections are broken")
+        self.opened = True
+        self._state = "healthy"
+
+    async def close(self) -> None:
+        self.closed = True
+
+    def state(self) -> tuple[State, str | None]:
+        return self._state, self._reason
+
+    def set_state(self, state: State, reason: str | None) -> None:
+        self._state, self._reason = state, reason
+
+
+def build_registry(app: TestApp) -> Registry:
+    """The test methods, bound to ``app``."""
+
+    async def health_check(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+        st, reason = app.state()
+        out: dict[str, Any] = {"ok": st == "healthy", "healthy": st == "healthy", "state": st}
+        if reason is not None:
+            out["reason"] = reason
+        return out
+
+    async def status(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+        st, reason = app.state()
+        return {"running": True, "state": st, "reason": reason, "is_mcp": ctx.is_mcp}
+
+    async def echo(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+        return {"params": p, "request_id": ctx.request_id}
+
+    async def find_entities(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+        return {"nodes": [], "count": 0, "query": p.get("query", "")}
+
+    async def add_episode(ctx: CallContext, p: dict[str, Any]) -> EpisodeResult:
+        return EpisodeResult(episode_uuid="uuid-" + str(p.get("name", "")), name=p.get("name", ""))
+
+    async def slow(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+        await ctx.progress(MessageFrame(message="started"))
+        await asyncio.sleep(float(p.get("seconds", 0.5)))
+        app.slow_finished += 1
+        return {"slept": p.get("seconds", 0.5)}
+
+    async def stream(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+        count = int(p.get("count", 3))
+        for i in range(count):
+            await ctx.progress(PassFrame(phase="scan", processed=i + 1, total=count))
+        await ctx.progress(MessageFrame(message="done"))
+        return {"frames": count + 1, "progress_enabled": ctx.progress_enabled}
+
+    async def fail(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+        kind = str(p.get("kind", "boom"))
+        raise _ERRORS.get(kind, RuntimeError)(str(p.get("message", f"failure of kind {kind}")))
+
+    async def cypher(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+        return {"rows": []}
+
+    async def close(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+        ctx.request_shutdown()
+        return {"status": "closed"}
+
+    async def set_state(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+        app.set_state(p["state"], p.get("reason"))
+        return {"state": p["state"]}
+
+    async def bad_result(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+        return {"value": object()}
+
+    q = ParamSpec("query", "string", required=True, default="", description="search text")
+    gids = ParamSpec("group_ids", ("array", "string", "null"), items="string")
+    return Registry(
+        [
+            MethodSpec("health_check", "none", health_check, "Readiness probe.", exempt=True),
+            MethodSpec("knowledge_status", "read", status, "Service status.", exempt=True),
+            MethodSpec("knowledge_echo", "read", echo, "Echo the params."),
+            MethodSpec(
+                "knowledge_find_entities",
+                "read",
+                find_entities,
+                "Find entities.",
+                params=(q, gids, ParamSpec("num_results", "integer", default=10)),
+            ),
+            MethodSpec(
+                "knowledge_add_episode",
+                "write",
+                add_episode,
+                "Add an episode.",
+                params=(
+                    ParamSpec("name", "string", required=True),
+                    ParamSpec("episode_body", "string", required=True),
+                    ParamSpec("group_id", "string", default="liminis"),
+                ),
+                writes=True,
+            ),
+            MethodSpec(
+                "knowledge_slow",
+                "write",
+                slow,
+                "Sleep, after one progress frame.",
+                params=(ParamSpec("seconds", "number"),),
+                streaming=True,
+            ),
+            MethodSpec(
+                "knowledge_stream",
+                "admin",
+                stream,
+                "Emit progress frames.",
+                params=(ParamSpec("count", "integer", default=3),),
+                streaming=True,
+            ),
+            MethodSpec(
+                "knowledge_fail",
+                "read",
+                fail,
+                "Raise an error of a kind.",
+                params=(ParamSpec("kind", "string"), ParamSpec("message", "string")),
+            ),
+            MethodSpec("knowledge_query_cypher", "cypher", cypher, "Read-only Cypher."),
+            MethodSpec("knowledge_close", "admin", close, "Shut the service down.", exempt=True),
+            MethodSpec(
+                "knowledge_set_state",
+                "admin",
+                set_state,
+                "Set the test state.",
+                params=(ParamSpec("state", "string", required=True), ParamSpec("reason", "string")),
+                exempt=True,
+            ),
+            MethodSpec("knowledge_bad_result", "read", bad_result, "Return an unencodable value."),
+        ]
+    )
+
+
+class ThreadedServer:
+    """A real server on a real socket, run on an event loop in a background thread."""
+
+    def __init__(self, app: TestApp, socket_path: Path, shutdown_timeout_ms: int = 5000) -> None:
+        self.app = app
+        self.socket_path = socket_path
+        self.shutdown_timeout_ms = shutdown_timeout_ms
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.server: Server | None = None
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        async def main() -> None:
+            self.loop = asyncio.get_running_loop()
+
+            def started(server: Server) -> None:
+                self.server = server
+                self._started.set()
+
+            await serve(self.app, self.socket_path, self.shutdown_timeout_ms, started=started)
+
+        try:
+            asyncio.run(main())
+        except BaseException as exc:  # surfaced by start()/stop()
+            self._error = exc
+            self._started.set()
+
+    def start(self) -> ThreadedServer:
+        self._thread.start()
+        self._started.wait(30)
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def call_soon(self, fn: Any, *args: Any) -> None:
+        assert self.loop is not None
+        self.loop.call_soon_threadsafe(fn, *args)
+
+    def stop(self) -> None:
+        if self.server is not None and self._thread.is_alive():
+            self.call_soon(self.server.request_shutdown)
+        self._thread.join(30)
+        assert not self._thread.is_alive(), "server thread did not stop"
+        if self._error is not None:
+            raise self._error
+
+
+@contextlib.contextmanager
+def short_tmpdir() -> Iterator[Path]:
+    """A short temporary directory (Unix socket paths are limited to 107 bytes)."""
+    path = Path(tempfile.mkdtemp(prefix="lcg-rpc-", dir="/tmp"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="rpc_testapp")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p_serve = sub.add_parser("serve")
+    p_serve.add_argument("socket")
+    p_serve.add_argument("--shutdown-timeout-ms", type=int, default=5000)
+    sub.add_parser("mcp", add_help=False)
+    args, rest = parser.parse_known_args(argv)
+    if args.cmd == "serve":
+        from lcg import telemetry
+        from lcg.rpc.server import run_server
+
+        telemetry.set_sink(None)
+        return run_server(TestApp(), args.socket, args.shutdown_timeout_ms)
+    from lcg.rpc.mcp_server import main as mcp_main
+
+    app = TestApp()
+    return mcp_main(rest, registry=app.registry, app_factory=lambda: app)
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
