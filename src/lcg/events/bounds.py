@@ -58,7 +58,7 @@ def read_bounds(group_dir: Path, *, write_cache: bool = True) -> Bounds:
     cached: Bounds | None = None
     try:
         cached = _decoder.decode((group_dir / BOUNDS_FILE).read_bytes())
-    except (FileNotFoundError, NotADirectoryError, msgspec.DecodeError):
+    except (OSError, ValueError):
         cached = None
     if cached is not None and [tuple(f) for f in cached.files] == files:
         return cached

@@ -80,7 +80,7 @@ def decode_line(line: bytes) -> Decoded:
     """Decode one line (with or without its newline) into an event or a classified defect."""
     try:
         event = _typed_decoder.decode(line)
-    except msgspec.DecodeError:
+    except ValueError:  # msgspec.DecodeError, or UnicodeDecodeError for invalid UTF-8
         return _decode_slow(line)
     current = CURRENT_VERSIONS[event.__struct_config__.tag]  # type: ignore[index]
     if event.v == current:
@@ -91,7 +91,7 @@ def decode_line(line: bytes) -> Decoded:
 def _decode_slow(line: bytes) -> Decoded:
     try:
         raw = _raw_decoder.decode(line)
-    except msgspec.DecodeError as exc:
+    except ValueError as exc:  # msgspec.DecodeError or UnicodeDecodeError
         return Decoded(problem="unparseable", detail=f"not JSON: {exc}")
     if not isinstance(raw, dict):
         return Decoded(problem="unparseable", detail="line is not a JSON object")

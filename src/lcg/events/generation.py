@@ -38,7 +38,7 @@ def read_generation(group_dir: Path) -> str | None:
         return None
     try:
         gen = _decoder.decode(data).generation.strip()
-    except msgspec.DecodeError:
+    except ValueError:  # msgspec.DecodeError, or UnicodeDecodeError for invalid UTF-8
         return None
     return gen or None
 

@@ -145,7 +145,7 @@ def list_marks(
             continue
         try:
             rec = _rec_decoder.decode((root / name / f"g{active}.create.json").read_bytes())
-        except (OSError, msgspec.DecodeError):
+        except (OSError, ValueError):
             continue
         reachable = rec.seq is None or (
             wal_min_seq == 0 and wal_max_seq is not None and rec.seq <= wal_max_seq

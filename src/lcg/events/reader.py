@@ -86,7 +86,7 @@ def generation_from_lines(group_dir: Path) -> str | None:
                     break
                 try:
                     raw = _raw.decode(line)
-                except msgspec.DecodeError:
+                except ValueError:  # msgspec.DecodeError or UnicodeDecodeError
                     continue
                 if isinstance(raw, dict) and isinstance(raw.get("gen"), str) and raw["gen"]:
                     return str(raw["gen"])

@@ -47,7 +47,7 @@ _encoder = msgspec.json.Encoder()
 def _read(path: Path, kind: type[msgspec.Struct]) -> msgspec.Struct | None:
     try:
         return msgspec.json.decode(path.read_bytes(), type=kind)
-    except (OSError, msgspec.DecodeError):
+    except (OSError, ValueError):
         return None
 
 
