@@ -111,7 +111,11 @@ def torn_tail(root: Path) -> None:
     torn = lines([episode(3)])[:40]
     Builder(root, "torn-tail").generation().segment(0, data + torn).expect(
         summary="the last line has no newline: 3 events, torn_tail, writer cuts it to .quarantine/",
-        generation=GEN_A, seqs=[0, 1, 2], torn_tail=True, files=1, next_seq=3,
+        generation=GEN_A,
+        seqs=[0, 1, 2],
+        torn_tail=True,
+        files=1,
+        next_seq=3,
         quarantined_bytes=len(torn),
     )
 
@@ -120,7 +124,11 @@ def seq_gap(root: Path) -> None:
     data = lines([episode(0), episode(1), episode(3), episode(4)])
     Builder(root, "seq-gap").generation().segment(0, data).expect(
         summary="seq 2 is missing: 4 events, seq_gaps 1, writer continues at 5",
-        generation=GEN_A, seqs=[0, 1, 3, 4], seq_gaps=1, files=1, next_seq=5,
+        generation=GEN_A,
+        seqs=[0, 1, 3, 4],
+        seq_gaps=1,
+        files=1,
+        next_seq=5,
     )
 
 
@@ -130,7 +138,11 @@ def unknown_event_type(root: Path) -> None:
     data = lines([episode(0)]) + odd + lines([episode(2)])
     Builder(root, "unknown-event-type").generation().segment(0, data).expect(
         summary="seq 1 has a type this build does not know: 2 events, unrecognised_lines 1",
-        generation=GEN_A, seqs=[0, 2], unrecognised_lines=1, files=1, next_seq=3,
+        generation=GEN_A,
+        seqs=[0, 2],
+        unrecognised_lines=1,
+        files=1,
+        next_seq=3,
     )
 
 
@@ -140,7 +152,11 @@ def newer_version(root: Path) -> None:
     data = lines([episode(0)]) + msgspec.json.encode(future) + b"\n" + lines([episode(2)])
     Builder(root, "newer-version").generation().segment(0, data).expect(
         summary="seq 1 is EpisodeAdded v99, newer than this build: 2 events, unrecognised_lines 1",
-        generation=GEN_A, seqs=[0, 2], unrecognised_lines=1, files=1, next_seq=3,
+        generation=GEN_A,
+        seqs=[0, 2],
+        unrecognised_lines=1,
+        files=1,
+        next_seq=3,
     )
 
 
@@ -149,7 +165,11 @@ def two_generations(root: Path) -> None:
     Builder(root, "two-generations").generation(GEN_A).segment(0, data).expect(
         summary="seqs 2-3 carry another generation than the sidecar: 2 events, "
         "generation_mismatch_lines 2, writer refuses",
-        generation=GEN_A, seqs=[0, 1], generation_mismatch_lines=2, files=1, writer="refuses",
+        generation=GEN_A,
+        seqs=[0, 1],
+        generation_mismatch_lines=2,
+        files=1,
+        writer="refuses",
     )
 
 
@@ -159,7 +179,11 @@ def rotated_files(root: Path) -> None:
         b.segment(first, lines([episode(s) for s in range(first, min(first + 4, 10))]))
     b.expect(
         summary="10 events in 3 files named by first seq; a read from seq 5 opens 2 files",
-        generation=GEN_A, seqs=list(range(10)), files=3, read_from_seq=5, files_read_from=2,
+        generation=GEN_A,
+        seqs=list(range(10)),
+        files=3,
+        read_from_seq=5,
+        files_read_from=2,
         next_seq=10,
     )
 
@@ -169,7 +193,10 @@ def percent_encoded_group(root: Path) -> None:
     data = lines([episode(0, group_id=group), episode(1, group_id=group)])
     Builder(root, "percent-encoded-group", group).generation().segment(0, data).expect(
         summary="group 'team a/ß%' lives in 'team%20a%2F%C3%9F%25': 2 events",
-        generation=GEN_A, seqs=[0, 1], files=1, next_seq=2,
+        generation=GEN_A,
+        seqs=[0, 1],
+        files=1,
+        next_seq=2,
     )
 
 
@@ -178,14 +205,20 @@ def dot_files_dropped(root: Path) -> None:
     Builder(root, "dot-files-dropped").segment(0, data).expect(
         summary="no .wal-generation.json (a glob copy): generation read from the lines, "
         "3 events, writer restores the sidecar",
-        generation=GEN_A, seqs=[0, 1, 2], files=1, next_seq=3,
+        generation=GEN_A,
+        seqs=[0, 1, 2],
+        files=1,
+        next_seq=3,
     )
 
 
 def empty_stream(root: Path) -> None:
     Builder(root, "empty-stream").generation().expect(
         summary="a generation and no segment: 0 events, bounds null, writer starts at 0",
-        generation=GEN_A, seqs=[], files=0, next_seq=0,
+        generation=GEN_A,
+        seqs=[],
+        files=0,
+        next_seq=0,
     )
 
 
@@ -206,20 +239,31 @@ def bad_lines(root: Path) -> None:
     Builder(root, "bad-lines").generation().segment(0, data).expect(
         summary="two non-JSON lines, a blank one, one without envelope, one failing "
         "validation: 3 events, unparseable_lines 3, failed_lines 1",
-        generation=GEN_A, seqs=[0, 1, 3], unparseable_lines=3, failed_lines=1, files=1,
+        generation=GEN_A,
+        seqs=[0, 1, 3],
+        unparseable_lines=3,
+        failed_lines=1,
+        files=1,
         next_seq=4,
     )
 
 
 def v1_episode_added(root: Path) -> None:
     entity = EntityAsserted(
-        group_id="liminis", seq=1, ts=TS, gen=GEN_A, created=True,
+        group_id="liminis",
+        seq=1,
+        ts=TS,
+        gen=GEN_A,
+        created=True,
         entity=EntityRecord(uuid="e1", name="Ada", labels=["Entity"], created_at=TS),
     )
     data = V1_EPISODE_ADDED + lines([entity])
     Builder(root, "v1-episode-added").generation().segment(0, data).expect(
         summary="a golden EpisodeAdded v1 line (text in 'body') upcasts to v2 'content': 2 events",
-        generation=GEN_A, seqs=[0, 1], files=1, next_seq=2,
+        generation=GEN_A,
+        seqs=[0, 1],
+        files=1,
+        next_seq=2,
     )
 
 

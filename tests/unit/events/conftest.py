@@ -43,8 +43,13 @@ def _entity(uuid: str = "e1") -> EntityRecord:
 
 def _edge(uuid: str = "r1") -> EdgeRecord:
     return EdgeRecord(
-        uuid=uuid, name="KNOWS", source_uuid="e1", target_uuid="e2", fact="Ada knows Bob",
-        episodes=["ep1"], created_at=TS,
+        uuid=uuid,
+        name="KNOWS",
+        source_uuid="e1",
+        target_uuid="e2",
+        fact="Ada knows Bob",
+        episodes=["ep1"],
+        created_at=TS,
     )
 
 
@@ -59,8 +64,14 @@ def sample_events(group_id: str = "g") -> list[Event]:
         edges_invalidated=[EdgeInvalidation(uuid="r2", invalid_at=TS, reason="merged")],
     )
     return [
-        EpisodeAdded(group_id=group_id, uuid="ep1", name="n", content="Ada met Bob.",
-                     created_at=TS, content_hash="h"),
+        EpisodeAdded(
+            group_id=group_id,
+            uuid="ep1",
+            name="n",
+            content="Ada met Bob.",
+            created_at=TS,
+            content_hash="h",
+        ),
         EpisodeExtracted(
             group_id=group_id,
             episode_uuid="ep1",
@@ -69,8 +80,11 @@ def sample_events(group_id: str = "g") -> list[Event]:
             edges_created=[_edge()],
             edges_restated=[EdgeRestated(uuid="r0", episode_uuid="ep1")],
             edges_invalidated=[EdgeInvalidation(uuid="r5", invalid_at=TS)],
-            edges_dropped=[DroppedEdge(source_name="A", target_name="Z", fact="f",
-                                       unresolved_endpoint="target")],
+            edges_dropped=[
+                DroppedEdge(
+                    source_name="A", target_name="Z", fact="f", unresolved_endpoint="target"
+                )
+            ],
             mentions=["e1", "e2"],
             model="scripted",
         ),
@@ -79,23 +93,36 @@ def sample_events(group_id: str = "g") -> list[Event]:
         EntitiesMerged(group_id=group_id, merge=merge),
         EpisodesDeleted(group_id=group_id, by="source", key="a.md", episode_uuids=["ep1"]),
         GroupPurged(group_id=group_id, reason="clear_all", entities=2, episodes=1, edges=1),
-        RelationTypesChanged(group_id=group_id, cause="canonicalize",
-                             changes=[RelationRetyped(uuid="r1", relation_type="KNOWS")]),
-        EntityTypesChanged(group_id=group_id, cause="restamp",
-                           changes=[EntityRetyped(uuid="e1", labels=["Entity", "Person"])]),
-        CorrectionsApplied(group_id=group_id, correction_ids=["c1"], merges=[merge],
-                           retractions=[EdgeInvalidation(uuid="r1", invalid_at=TS)]),
+        RelationTypesChanged(
+            group_id=group_id,
+            cause="canonicalize",
+            changes=[RelationRetyped(uuid="r1", relation_type="KNOWS")],
+        ),
+        EntityTypesChanged(
+            group_id=group_id,
+            cause="restamp",
+            changes=[EntityRetyped(uuid="e1", labels=["Entity", "Person"])],
+        ),
+        CorrectionsApplied(
+            group_id=group_id,
+            correction_ids=["c1"],
+            merges=[merge],
+            retractions=[EdgeInvalidation(uuid="r1", invalid_at=TS)],
+        ),
         CrossGroupEdgeAdded(group_id=group_id, edge=_edge("x1")),
-        PointersRebound(group_id=group_id, source_group_id="other",
-                        rebinds=[PointerRebind(uuid="x1", source_uuid="e1", target_uuid="",
-                                               attributes="{}")]),
+        PointersRebound(
+            group_id=group_id,
+            source_group_id="other",
+            rebinds=[PointerRebind(uuid="x1", source_uuid="e1", target_uuid="", attributes="{}")],
+        ),
     ]
 
 
 def episode(i: int, group_id: str = "g", size: int = 10) -> EpisodeAdded:
     """A small ``EpisodeAdded`` numbered ``i`` with ``size`` characters of content."""
-    return EpisodeAdded(group_id=group_id, uuid=f"ep{i}", name=f"n{i}", content="x" * size,
-                        created_at=TS)
+    return EpisodeAdded(
+        group_id=group_id, uuid=f"ep{i}", name=f"n{i}", content="x" * size, created_at=TS
+    )
 
 
 @pytest.fixture

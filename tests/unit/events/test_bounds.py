@@ -66,9 +66,7 @@ def test_corrupt_or_foreign_cache_is_a_miss(
     assert _answer(read_bounds(gdir)) == _truth(gdir) == (0, 2, 1, _truth(gdir)[3])
 
 
-def test_stale_cache_for_another_file_set_is_recomputed(
-    gdir: Path, make_episode: Episode
-) -> None:
+def test_stale_cache_for_another_file_set_is_recomputed(gdir: Path, make_episode: Episode) -> None:
     with StreamWriter(gdir.parent, "g", fsync="off", max_events_per_file=2) as writer:
         writer.append([make_episode(i) for i in range(2)])
         read_bounds(gdir)

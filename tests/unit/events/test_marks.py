@@ -34,7 +34,10 @@ def test_create_records_seq_and_generation(gdir: Path) -> None:
     assert (rec.name, rec.seq, rec.wal_generation) == ("before-merge", 7, "G")
     assert rec.created_at_ms > 0
     assert list(msgspec.json.decode(path.read_bytes())) == [
-        "name", "seq", "created_at_ms", "wal_generation",
+        "name",
+        "seq",
+        "created_at_ms",
+        "wal_generation",
     ]
 
 

@@ -26,7 +26,9 @@ def rotated(gdir: Path, make_episode: Episode) -> Path:
     return gdir
 
 
-def _seqs(gdir: Path, lo: int = 0, hi: int | None = None, rep: ReadReport | None = None) -> list[int]:
+def _seqs(
+    gdir: Path, lo: int = 0, hi: int | None = None, rep: ReadReport | None = None
+) -> list[int]:
     return [e.seq for e in StreamReader(gdir).events(lo, hi, report=rep)]
 
 

@@ -122,9 +122,7 @@ def test_reopen_continues_in_the_last_file_and_its_counts(
     assert _names(gdir) == ["000000000000.jsonl", "000000000004.jsonl", "000000000008.jsonl"]
 
 
-def test_torn_tail_is_truncated_and_kept_in_quarantine(
-    gdir: Path, make_episode: Episode
-) -> None:
+def test_torn_tail_is_truncated_and_kept_in_quarantine(gdir: Path, make_episode: Episode) -> None:
     with StreamWriter(gdir.parent, "g", fsync="off") as writer:
         writer.append([make_episode(0), make_episode(1)])
     seg = gdir / "000000000000.jsonl"
