@@ -63,6 +63,9 @@ class TestApp:
         self.opened = False
         self.closed = False
         self.slow_finished = 0
+        #: knowledge_block waits on this; tests set it from their thread with call_soon.
+        self.release = asyncio.Event()
+        self.block_finished = 0
 
     async def open(self) -> None:
         if self.gate is not None:
@@ -110,6 +113,20 @@ def build_registry(app: TestApp) -> Registry:
         await asyncio.sleep(float(p.get("seconds", 0.5)))
         app.slow_finished += 1
         return {"slept": p.get("seconds", 0.5)}
+
+    async def block(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+        await ctx.progress(MessageFrame(message="blocked"))
+        await app.release.wait()
+        await ctx.progress(MessageFrame(message="released"))
+        app.block_finished += 1
+        return {"released": True}
+
+    async def ticks(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+        count = int(p.get("count", 3))
+        for i in range(count):
+            await asyncio.sleep(float(p.get("interval", 0.1)))
+            await ctx.progress(PassFrame(phase="tick", processed=i + 1, total=count))
+        return {"ticks": count}
 
     async def stream(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
         count = int(p.get("count", 3))
@@ -171,6 +188,21 @@ def build_registry(app: TestApp) -> Registry:
                 streaming=True,
             ),
             MethodSpec(
+                "knowledge_block",
+                "write",
+                block,
+                "Wait until the test releases it.",
+                streaming=True,
+            ),
+            MethodSpec(
+                "knowledge_ticks",
+                "admin",
+                ticks,
+                "Emit a progress frame every interval seconds.",
+                params=(ParamSpec("count", "integer"), ParamSpec("interval", "number")),
+                streaming=True,
+            ),
+            MethodSpec(
                 "knowledge_stream",
                 "admin",
                 stream,
@@ -203,12 +235,20 @@ def build_registry(app: TestApp) -> Registry:
 class ThreadedServer:
     """A real server on a real socket, run on an event loop in a background thread."""
 
-    def __init__(self, app: TestApp, socket_path: Path, shutdown_timeout_ms: int = 5000) -> None:
+    def __init__(
+        self,
+        app: TestApp,
+        socket_path: Path,
+        shutdown_timeout_ms: int = 5000,
+        ready_timeout_s: float = 30.0,
+    ) -> None:
+        self.ready_timeout_s = ready_timeout_s
         self.app = app
         self.socket_path = socket_path
         self.shutdown_timeout_ms = shutdown_timeout_ms
         self.loop: asyncio.AbstractEventLoop | None = None
         self.server: Server | None = None
+        self.result: Server | None = None
         self._started = threading.Event()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -221,7 +261,13 @@ class ThreadedServer:
                 self.server = server
                 self._started.set()
 
-            await serve(self.app, self.socket_path, self.shutdown_timeout_ms, started=started)
+            self.result = await serve(
+                self.app,
+                self.socket_path,
+                self.shutdown_timeout_ms,
+                ready_timeout_s=self.ready_timeout_s,
+                started=started,
+            )
 
         try:
             asyncio.run(main())

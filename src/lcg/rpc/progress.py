@@ -37,14 +37,13 @@ class MessageFrame(msgspec.Struct, kw_only=True, omit_defaults=True):
     wal_files_total: int | None = None
 
 
-class PassFrame(msgspec.Struct, kw_only=True, omit_defaults=True):
+class PassFrame(msgspec.Struct, kw_only=True):
     """A counted progress frame of a long pass (canonicalize, backfill, reprocess)."""
 
     phase: str
     processed: int
     total: int
     total_mutations: int = 0
-    message: str | None = None
 
 
 #: What a handler may hand to ``ctx.progress``.

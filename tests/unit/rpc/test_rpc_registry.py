@@ -1,0 +1,60 @@
+"""The method registry and the MCP input schemas built from it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lcg.rpc.registry import CallContext, MethodSpec, ParamSpec, Registry, input_schema
+
+
+async def _handler(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    return {}
+
+
+def _spec(name: str, scope: Any = "read", **kw: Any) -> MethodSpec:
+    return MethodSpec(name, scope, _handler, **kw)
+
+
+def test_lookup_order_and_scopes() -> None:
+    reg = Registry([_spec("health_check", "none"), _spec("a"), _spec("b", "write"), _spec("c", "cypher")])
+    assert reg.names() == ["health_check", "a", "b", "c"]
+    assert reg.get("b") is not None and reg.get("b").scope == "write"  # type: ignore[union-attr]
+    assert reg.get("zzz") is None
+    assert [s.name for s in reg.for_scopes({"read", "cypher"})] == ["a", "c"]
+    assert len(reg) == 4 and "a" in reg and "zzz" not in reg
+    assert [s.name for s in reg] == reg.names()
+
+
+def test_duplicates_are_refused() -> None:
+    reg = Registry([_spec("a")])
+    with pytest.raises(ValueError, match="already registered"):
+        reg.add(_spec("a"))
+    with pytest.raises(ValueError, match="twice"):
+        reg.add(_spec("b", params=(ParamSpec("x", "string"), ParamSpec("x", "integer"))))
+
+
+def test_input_schema_from_params() -> None:
+    spec = _spec(
+        "knowledge_find_entities",
+        params=(
+            ParamSpec("query", "string", required=True, default="", description="search text"),
+            ParamSpec("group_ids", ("array", "string", "null"), items="string"),
+            ParamSpec("num_results", "integer", default=10),
+        ),
+    )
+    assert spec.required_params() == ["query"]
+    assert input_schema(spec) == {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "search text", "default": ""},
+            "group_ids": {"type": ["array", "string", "null"], "items": {"type": "string"}},
+            "num_results": {"type": "integer", "default": 10},
+        },
+        "required": ["query"],
+    }
+
+
+def test_schema_without_params_has_no_required() -> None:
+    assert input_schema(_spec("knowledge_status")) == {"type": "object", "properties": {}}
