@@ -6,11 +6,13 @@ carries up to ``batch_size`` texts (the reference sent one text per request).
 
 from __future__ import annotations
 
+import socket
 import threading
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
 from urllib.parse import urlsplit
 
+import httpcore
 import httpx
 import msgspec
 import numpy as np
@@ -185,6 +187,83 @@ class HttpEmbedder:
         self._client.close()
 
 
+class _UnixStream(httpcore.NetworkStream):
+    """A connected Unix socket as an httpcore stream."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        try:
+            self._sock.settimeout(timeout)
+            return self._sock.recv(max_bytes)
+        except TimeoutError as exc:
+            raise httpcore.ReadTimeout(str(exc)) from exc
+        except OSError as exc:
+            raise httpcore.ReadError(str(exc)) from exc
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        try:
+            self._sock.settimeout(timeout)
+            self._sock.sendall(buffer)
+        except TimeoutError as exc:
+            raise httpcore.WriteTimeout(str(exc)) from exc
+        except OSError as exc:
+            raise httpcore.WriteError(str(exc)) from exc
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._sock if info == "socket" else None
+
+
+class _UnixBackend(httpcore.SyncBackend):
+    """httpcore's sync backend, but a failed Unix-socket connect closes its socket.
+
+    (httpcore 1.0's own backend leaves the socket to the garbage collector, which shows up
+    as a ResourceWarning on every failed connect to a dead embedder socket.)
+    """
+
+    def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            for option in socket_options or ():
+                sock.setsockopt(*option)
+            sock.settimeout(timeout)
+            sock.connect(path)
+        except TimeoutError as exc:
+            sock.close()
+            raise httpcore.ConnectTimeout(str(exc)) from exc
+        except OSError as exc:
+            sock.close()
+            raise httpcore.ConnectError(str(exc)) from exc
+        return _UnixStream(sock)
+
+
+class _UdsTransport(httpx.HTTPTransport):
+    """httpx's transport over a Unix socket, with the connect fix of ``_UnixBackend``."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(uds=path)
+        # httpx takes no network backend, so swap in a pool built with ours; httpx's
+        # request/response mapping stays as it is. Four kept-alive connections, as the
+        # reference pools.
+        limits = httpx.Limits(max_connections=16, max_keepalive_connections=4)
+        self._pool = httpcore.ConnectionPool(
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            uds=path,
+            network_backend=_UnixBackend(),
+        )
+
+
 class UdsEmbedder(HttpEmbedder):
     """The same OpenAI-compatible endpoint, served on a Unix domain socket."""
 
@@ -203,6 +282,6 @@ class UdsEmbedder(HttpEmbedder):
             dim=dim,
             batch_size=batch_size,
             timeout_s=timeout_s,
-            transport=httpx.HTTPTransport(uds=path),
+            transport=_UdsTransport(path),
             where=f"unix:{path}",
         )
