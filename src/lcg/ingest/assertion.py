@@ -58,7 +58,7 @@ def follow_merged(ws: Workspace, group_id: str, record: EntityRecord) -> EntityR
             return current
         target = gr.merged_into(current)
         found = gr.entity_record(ws.graph, target) if target else None
-        if found is None or found[0] != group_id or target in seen:
+        if target is None or found is None or found[0] != group_id or target in seen:
             raise NotFoundError(
                 f"entity '{record.uuid}' was merged, but its merged_into chain ends at "
                 f"{target or 'nothing'!r} outside group '{group_id}'; assert it by uuid instead"
@@ -179,8 +179,10 @@ def assert_relationship(
                 ends.append(record)
             src, dst = ends
             current = gr.active_edges_between(ws.graph, group_id, src.uuid, predicate, dst.uuid)
-        text = fact if isinstance(fact, str) and fact.strip() else (
-            f"{source_name} {predicate} {target_name}"
+        text = (
+            fact
+            if isinstance(fact, str) and fact.strip()
+            else (f"{source_name} {predicate} {target_name}")
         )
         rtype = relation_type if isinstance(relation_type, str) and relation_type else None
         if current:

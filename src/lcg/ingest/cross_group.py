@@ -23,7 +23,7 @@ from lcg.events.model import (
     PointerRebind,
     PointersRebound,
 )
-from lcg.ingest._common import new_uuid, normalize_name, now_rfc3339, strip_control
+from lcg.ingest._common import new_uuid, now_rfc3339, strip_control
 from lcg.ingest.assertion import follow_merged
 from lcg.projections import graph_records as gr
 from lcg.projections.ops import MERGED_LABEL
@@ -103,14 +103,18 @@ def resolve_pointer(ws: Workspace, group_id: str, name: str) -> tuple[BindingSta
     return "bound", winner.uuid
 
 
-def _parse_endpoint(ws: Workspace, group_id: str, raw: Any, role: str) -> tuple[str, Pointer | None]:
+def _parse_endpoint(
+    ws: Workspace, group_id: str, raw: Any, role: str
+) -> tuple[str, Pointer | None]:
     if not isinstance(raw, dict):
         raise InvalidParamsError(f"{role} is required and must be an object")
     keys = set(raw)
     if keys == {"uuid"} and isinstance(raw["uuid"], str) and raw["uuid"]:
         found = gr.entity_record(ws.graph, raw["uuid"])
         if found is None or found[0] != group_id:
-            raise NotFoundError(f"{role} entity '{raw['uuid']}' does not exist in group '{group_id}'")
+            raise NotFoundError(
+                f"{role} entity '{raw['uuid']}' does not exist in group '{group_id}'"
+            )
         return raw["uuid"], None
     if (
         keys == {"source_group_id", "endpoint_name"}

@@ -18,7 +18,8 @@ from lcg.projections.workspace import Workspace
 __all__ = [
     "ClearAllResult",
     "DeleteByGroupResult",
-    "DeleteManyResult",
+    "DeleteBySourceResult",
+    "DeleteChunkResult",
     "GroupCounts",
     "UnboundImpact",
     "clear_all",
@@ -29,12 +30,20 @@ __all__ = [
 ]
 
 
-class DeleteManyResult(msgspec.Struct, kw_only=True):
-    """The result of a deletion by source file or chunk id."""
+class DeleteBySourceResult(msgspec.Struct, kw_only=True):
+    """The result of ``knowledge_delete_by_source``."""
 
     success: bool = True
-    source_file: str | None = None
-    chunk_id: str | None = None
+    source_file: str
+    deleted_count: int
+    deleted_uuids: list[str]
+
+
+class DeleteChunkResult(msgspec.Struct, kw_only=True):
+    """The result of ``knowledge_delete_chunk_episode``."""
+
+    success: bool = True
+    chunk_id: str
     deleted_count: int
     deleted_uuids: list[str]
 
@@ -96,26 +105,26 @@ def delete_episode(ws: Workspace, episode_uuid: str) -> str:
     return found
 
 
-def delete_by_source(ws: Workspace, source_file: str, group_ids: list[str]) -> DeleteManyResult:
+def delete_by_source(ws: Workspace, source_file: str, group_ids: list[str]) -> DeleteBySourceResult:
     """Delete the episodes whose source is ``source_file`` (or ``source_file:<chunk>``)."""
     if not source_file:
         raise InvalidParamsError("source_file is required")
     with ws.reading():
         matches = gr.episodes_by_source(ws.graph, source_file, group_ids)
     deleted = _delete(ws, "source", source_file, matches)
-    return DeleteManyResult(
+    return DeleteBySourceResult(
         source_file=source_file, deleted_count=len(deleted), deleted_uuids=deleted
     )
 
 
-def delete_chunk_episode(ws: Workspace, chunk_id: str, group_ids: list[str]) -> DeleteManyResult:
+def delete_chunk_episode(ws: Workspace, chunk_id: str, group_ids: list[str]) -> DeleteChunkResult:
     """Delete the episodes named ``chunk_id``."""
     if not chunk_id:
         raise InvalidParamsError("chunk_id is required")
     with ws.reading():
         matches = gr.episodes_by_chunk(ws.graph, chunk_id, group_ids)
     deleted = _delete(ws, "chunk", chunk_id, matches)
-    return DeleteManyResult(chunk_id=chunk_id, deleted_count=len(deleted), deleted_uuids=deleted)
+    return DeleteChunkResult(chunk_id=chunk_id, deleted_count=len(deleted), deleted_uuids=deleted)
 
 
 def delete_by_group(
@@ -140,9 +149,12 @@ def delete_by_group(
     if dry_run:
         return result
     for group_id, c in zip(group_ids, counts, strict=True):
-        if c.entities == 0 and c.episodes == 0 and c.edges == 0 and not ws.store.group_dir(
-            group_id
-        ).is_dir():
+        if (
+            c.entities == 0
+            and c.episodes == 0
+            and c.edges == 0
+            and not ws.store.group_dir(group_id).is_dir()
+        ):
             continue
         with ws.group_lock(group_id):
             ws.commit(

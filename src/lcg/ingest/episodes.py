@@ -99,7 +99,9 @@ def _record(
     digest = content_hash(content)
     with ws.group_lock(group_id):
         with ws.reading():
-            existing = gr.episode_by_name_and_hash(ws.graph, group_id, name, digest) if name else None
+            existing = (
+                gr.episode_by_name_and_hash(ws.graph, group_id, name, digest) if name else None
+            )
         if existing is not None:
             return existing, False
         event = EpisodeAdded(
@@ -135,9 +137,7 @@ def add_episode(
     kind = source.lower() if isinstance(source, str) else "text"
     src: Literal["text", "json", "message"] = kind if kind in ("json", "message") else "text"  # type: ignore[assignment]
     when = (
-        parse_timestamp(reference_time, field="reference_time")
-        if reference_time
-        else now_rfc3339()
+        parse_timestamp(reference_time, field="reference_time") if reference_time else now_rfc3339()
     )
     uuid, new = _record(
         ws,

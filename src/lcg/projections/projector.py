@@ -480,7 +480,9 @@ class Projector:
         )
 
 
-def _ops_after(batch: list[Event], ops_by_event: list[list[Op]], seq: int | None) -> list[Op] | None:
+def _ops_after(
+    batch: list[Event], ops_by_event: list[list[Op]], seq: int | None
+) -> list[Op] | None:
     """The ops of the events past ``seq``; ``None`` if the projection has them all."""
     if seq is not None and batch[-1].seq <= seq:
         return None

@@ -156,9 +156,7 @@ class Searcher:
         if not query.strip() or group_ids == []:
             return []
         pool = 3 * num_results
-        legs, cosines = self._legs(
-            "episode", ("episode.content",), query, group_ids, pool, mode
-        )
+        legs, cosines = self._legs("episode", ("episode.content",), query, group_ids, pool, mode)
         lexical = set(legs[0]) if mode in ("hybrid", "bm25") and legs else set()
         fused = [uuid for uuid, _ in rrf_fuse(legs)]
         if mode != "bm25":

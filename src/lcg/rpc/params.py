@@ -65,11 +65,7 @@ def read_group_ids(params: dict[str, Any], *, preserve_empty: bool) -> list[str]
 def required_group_ids(params: dict[str, Any]) -> list[str]:
     """A non-empty list of non-empty group ids, de-duplicated, order kept."""
     value = params.get("group_ids")
-    if (
-        not isinstance(value, list)
-        or not value
-        or not all(isinstance(g, str) and g for g in value)
-    ):
+    if not isinstance(value, list) or not value or not all(isinstance(g, str) and g for g in value):
         raise InvalidParamsError(
             "group_ids is required and must be a non-empty array of non-empty strings"
         )

@@ -1,0 +1,368 @@
+"""Full-fidelity reads of the graph for the commands that decide events, and for dumps.
+
+Rows for clients (``graph_reads``) render timestamps to seconds; the commands need the
+records as events carry them (RFC 3339 with microseconds), so a decision never loses
+precision. Every function here reads through the projection's read connection.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+from lcg.events.model import EdgeRecord, EntityRecord
+from lcg.projections.graph import GraphProjection
+from lcg.projections.rows import GroupCounts
+
+__all__ = [
+    "EpisodeRecord",
+    "active_edges_between",
+    "all_edges",
+    "all_entities",
+    "all_episodes",
+    "edges_of_entity",
+    "edges_with_pointers",
+    "entities_by_name",
+    "entity_record",
+    "episode_by_name_and_hash",
+    "episode_group",
+    "episode_time_bounds",
+    "episodes_by_chunk",
+    "episodes_by_source",
+    "group_counts",
+    "merged_into",
+    "ping",
+    "pointer_counts",
+    "query_cypher",
+    "unbound_impacts",
+]
+
+_ENTITY_COLS = "e.uuid, e.name, e.group_id, e.labels, e.created_at, e.summary, e.attributes"
+_EDGE_COLS = (
+    "r.uuid, r.name, s.uuid, t.uuid, r.fact, r.relation_type, r.valid_at, r.invalid_at, "
+    "r.expired_at, r.episodes, r.attributes, r.created_at, r.group_id"
+)
+_edge_decoder = msgspec.json.Decoder(EdgeRecord)
+
+
+class EpisodeRecord(msgspec.Struct, kw_only=True):
+    """An episode as its events describe it, plus its extraction state."""
+
+    uuid: str
+    group_id: str
+    name: str
+    source: str
+    source_description: str
+    content: str
+    created_at: str
+    valid_at: str | None
+    content_hash: str
+    extracted: bool
+    mentions: list[str]
+
+
+def _ts(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return str(value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
+    return str(value)
+
+
+def _rows(
+    graph: GraphProjection, query: str, params: dict[str, Any] | None = None
+) -> list[list[Any]]:
+    return graph.query(query, params or {})
+
+
+def _entity(row: list[Any]) -> tuple[str, EntityRecord]:
+    return row[2], EntityRecord(
+        uuid=row[0],
+        name=row[1],
+        labels=list(row[3] or []),
+        created_at=_ts(row[4]) or "",
+        summary=row[5] or "",
+        attributes=row[6] or "{}",
+    )
+
+
+def _edge(row: list[Any]) -> tuple[str, EdgeRecord]:
+    return row[12], EdgeRecord(
+        uuid=row[0],
+        name=row[1] or "",
+        source_uuid=row[2],
+        target_uuid=row[3],
+        fact=row[4] or "",
+        relation_type=row[5] or None,
+        valid_at=_ts(row[6]),
+        invalid_at=_ts(row[7]),
+        expired_at=_ts(row[8]),
+        episodes=list(row[9] or []),
+        attributes=row[10] or "{}",
+        created_at=_ts(row[11]) or "",
+    )
+
+
+def _unbound_edges(
+    graph: GraphProjection, group_id: str | None = None
+) -> list[tuple[str, EdgeRecord]]:
+    if group_id is None:
+        rows = _rows(graph, "MATCH (u:UnboundEdge) RETURN u.group_id, u.data ORDER BY u.uuid")
+    else:
+        rows = _rows(
+            graph,
+            "MATCH (u:UnboundEdge) WHERE u.group_id = $g RETURN u.group_id, u.data ORDER BY u.uuid",
+            {"g": group_id},
+        )
+    return [(r[0], _edge_decoder.decode(r[1])) for r in rows]
+
+
+def ping(graph: GraphProjection) -> None:
+    """Run a trivial query (readiness probe)."""
+    _rows(graph, "RETURN 1")
+
+
+def entity_record(graph: GraphProjection, uuid: str) -> tuple[str, EntityRecord] | None:
+    """``(group_id, record)`` of the entity ``uuid``, or ``None``."""
+    rows = _rows(graph, f"MATCH (e:Entity) WHERE e.uuid = $u RETURN {_ENTITY_COLS}", {"u": uuid})
+    return _entity(rows[0]) if rows else None
+
+
+def entities_by_name(graph: GraphProjection, group_id: str, name: str) -> list[EntityRecord]:
+    """Entities of the group whose trimmed lowercase name equals ``name``'s; oldest first."""
+    key = name.strip().lower()
+    rows = _rows(
+        graph,
+        f"MATCH (e:Entity) WHERE e.group_id = $g AND lower(trim(e.name)) = $n "
+        f"RETURN {_ENTITY_COLS} ORDER BY e.created_at, e.uuid",
+        {"g": group_id, "n": key},
+    )
+    return [_entity(r)[1] for r in rows]
+
+
+def merged_into(record: EntityRecord) -> str | None:
+    """The ``attributes.merged_into`` uuid of a tombstone, if any."""
+    try:
+        attrs = msgspec.json.decode(record.attributes or "{}")
+    except msgspec.DecodeError:
+        return None
+    target = attrs.get("merged_into") if isinstance(attrs, dict) else None
+    return target if isinstance(target, str) and target else None
+
+
+def active_edges_between(
+    graph: GraphProjection, group_id: str, source_uuid: str, name: str, target_uuid: str
+) -> list[EdgeRecord]:
+    """Current edges of the group named ``name`` from source to target; oldest first."""
+    rows = _rows(
+        graph,
+        f"MATCH (s:Entity)-[r:RELATES_TO]->(t:Entity) WHERE s.uuid = $s AND t.uuid = $t "
+        f"AND r.name = $n AND r.group_id = $g AND r.invalid_at IS NULL "
+        f"RETURN {_EDGE_COLS} ORDER BY r.created_at, r.uuid",
+        {"s": source_uuid, "t": target_uuid, "n": name, "g": group_id},
+    )
+    return [_edge(r)[1] for r in rows]
+
+
+def edges_of_entity(graph: GraphProjection, uuid: str) -> list[tuple[str, EdgeRecord]]:
+    """Every edge touching ``uuid`` (either direction), with its owning group, by uuid."""
+    rows = _rows(
+        graph,
+        f"MATCH (s:Entity)-[r:RELATES_TO]->(t:Entity) WHERE s.uuid = $u OR t.uuid = $u "
+        f"RETURN {_EDGE_COLS} ORDER BY r.uuid",
+        {"u": uuid},
+    )
+    return [_edge(r) for r in rows]
+
+
+def edges_with_pointers(graph: GraphProjection) -> list[tuple[str, EdgeRecord]]:
+    """Every edge (bound or unbound) whose attributes carry cross-group pointers."""
+    rows = _rows(
+        graph,
+        f"MATCH (s:Entity)-[r:RELATES_TO]->(t:Entity) WHERE r.attributes CONTAINS "
+        f"'cross_group_pointers' RETURN {_EDGE_COLS} ORDER BY r.uuid",
+    )
+    return [_edge(r) for r in rows] + _unbound_edges(graph)
+
+
+def episode_group(graph: GraphProjection, uuid: str) -> str | None:
+    """The group of the episode ``uuid``, or ``None``."""
+    rows = _rows(graph, "MATCH (p:Episodic) WHERE p.uuid = $u RETURN p.group_id", {"u": uuid})
+    return rows[0][0] if rows else None
+
+
+def _group_filter(group_ids: list[str] | None) -> tuple[str, dict[str, Any]]:
+    if group_ids is None:
+        return "", {}
+    return " AND p.group_id IN $gids", {"gids": list(group_ids)}
+
+
+def episodes_by_source(
+    graph: GraphProjection, source_file: str, group_ids: list[str] | None
+) -> dict[str, list[str]]:
+    """Episode uuids per group whose source is ``source_file`` or ``source_file:<chunk>``."""
+    where, params = _group_filter(group_ids)
+    rows = _rows(
+        graph,
+        "MATCH (p:Episodic) WHERE (p.source_description = $s OR "
+        f"starts_with(p.source_description, $prefix)){where} "
+        "RETURN p.group_id, p.uuid ORDER BY p.created_at, p.uuid",
+        {"s": source_file, "prefix": source_file + ":", **params},
+    )
+    out: dict[str, list[str]] = {}
+    for g, u in rows:
+        out.setdefault(g, []).append(u)
+    return out
+
+
+def episodes_by_chunk(
+    graph: GraphProjection, chunk_id: str, group_ids: list[str] | None
+) -> dict[str, list[str]]:
+    """Episode uuids per group named ``chunk_id``."""
+    where, params = _group_filter(group_ids)
+    rows = _rows(
+        graph,
+        f"MATCH (p:Episodic) WHERE p.name = $c{where} RETURN p.group_id, p.uuid "
+        "ORDER BY p.created_at, p.uuid",
+        {"c": chunk_id, **params},
+    )
+    out: dict[str, list[str]] = {}
+    for g, u in rows:
+        out.setdefault(g, []).append(u)
+    return out
+
+
+def episode_by_name_and_hash(
+    graph: GraphProjection, group_id: str, name: str, content_hash: str
+) -> str | None:
+    """The uuid of the group's episode with this name and text, if one exists."""
+    rows = _rows(
+        graph,
+        "MATCH (p:Episodic) WHERE p.group_id = $g AND p.name = $n AND p.content_hash = $h "
+        "RETURN p.uuid ORDER BY p.created_at, p.uuid LIMIT 1",
+        {"g": group_id, "n": name, "h": content_hash},
+    )
+    return rows[0][0] if rows else None
+
+
+def group_counts(graph: GraphProjection, group_id: str) -> GroupCounts:
+    """What a purge of ``group_id`` would remove."""
+    c = graph.counts(group_id)
+    return GroupCounts(group_id=group_id, entities=c.entities, episodes=c.episodes, edges=c.edges)
+
+
+def unbound_impacts(graph: GraphProjection, group_ids: list[str]) -> dict[str, int]:
+    """Pointers into ``group_ids`` held by edges of other groups (left unbound by a purge)."""
+    purged = set(group_ids)
+    out: dict[str, int] = {}
+    for owner, edge in edges_with_pointers(graph):
+        if owner in purged or edge.invalid_at is not None:
+            continue
+        try:
+            attrs = msgspec.json.decode(edge.attributes)
+        except msgspec.DecodeError:
+            continue
+        pointers = attrs.get("cross_group_pointers", {}) if isinstance(attrs, dict) else {}
+        for side in ("src", "dst"):
+            ptr = pointers.get(side) if isinstance(pointers, dict) else None
+            if isinstance(ptr, dict) and ptr.get("source_group_id") in purged:
+                out[owner] = out.get(owner, 0) + 1
+    return out
+
+
+def pointer_counts(graph: GraphProjection) -> dict[str, int]:
+    """Binding states of the pointers of current edges."""
+    counts = {"bound": 0, "unbound": 0, "ambiguous": 0}
+    for _owner, edge in edges_with_pointers(graph):
+        if edge.invalid_at is not None:
+            continue
+        try:
+            attrs = msgspec.json.decode(edge.attributes)
+        except msgspec.DecodeError:
+            continue
+        pointers = attrs.get("cross_group_pointers", {}) if isinstance(attrs, dict) else {}
+        for side in ("src", "dst"):
+            ptr = pointers.get(side) if isinstance(pointers, dict) else None
+            state = ptr.get("binding_state") if isinstance(ptr, dict) else None
+            if state in counts:
+                counts[state] += 1
+    return counts
+
+
+def episode_time_bounds(graph: GraphProjection) -> tuple[str | None, str | None]:
+    """(oldest as ``…THH:MM:SSZ``, newest as ``YYYY-MM-DD HH:MM:SS``) episode times."""
+    rows = _rows(graph, "MATCH (p:Episodic) RETURN min(p.created_at), max(p.created_at)")
+    if not rows or rows[0][0] is None:
+        return None, None
+    oldest, newest = rows[0]
+    return oldest.strftime("%Y-%m-%dT%H:%M:%SZ"), newest.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def query_cypher(graph: GraphProjection, query: str) -> list[list[str]]:
+    """Run a (checked read-only) query; every value stringified, null as ``""``."""
+    return [["" if v is None else _stringify(v) for v in row] for row in _rows(graph, query)]
+
+
+def _stringify(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | dict):
+        return msgspec.json.encode(value).decode()
+    return str(value)
+
+
+def all_entities(graph: GraphProjection, group_id: str) -> list[EntityRecord]:
+    """Every entity of the group, by uuid."""
+    rows = _rows(
+        graph,
+        f"MATCH (e:Entity) WHERE e.group_id = $g RETURN {_ENTITY_COLS} ORDER BY e.uuid",
+        {"g": group_id},
+    )
+    return [_entity(r)[1] for r in rows]
+
+
+def all_edges(graph: GraphProjection, group_id: str) -> list[EdgeRecord]:
+    """Every edge owned by the group (bound and unbound), by uuid."""
+    rows = _rows(
+        graph,
+        f"MATCH (s:Entity)-[r:RELATES_TO]->(t:Entity) WHERE r.group_id = $g "
+        f"RETURN {_EDGE_COLS} ORDER BY r.uuid",
+        {"g": group_id},
+    )
+    edges = [_edge(r)[1] for r in rows] + [e for _g, e in _unbound_edges(graph, group_id)]
+    return sorted(edges, key=lambda e: e.uuid)
+
+
+def all_episodes(graph: GraphProjection, group_id: str) -> list[EpisodeRecord]:
+    """Every episode of the group with its mentions, by creation time then uuid."""
+    rows = _rows(
+        graph,
+        "MATCH (p:Episodic) WHERE p.group_id = $g RETURN p.uuid, p.name, p.source, "
+        "p.source_description, p.content, p.created_at, p.valid_at, p.content_hash, "
+        "p.extracted, p.entity_edges ORDER BY p.created_at, p.uuid",
+        {"g": group_id},
+    )
+    return [
+        EpisodeRecord(
+            uuid=r[0],
+            group_id=group_id,
+            name=r[1] or "",
+            source=r[2] or "text",
+            source_description=r[3] or "",
+            content=r[4] or "",
+            created_at=_ts(r[5]) or "",
+            valid_at=_ts(r[6]),
+            content_hash=r[7] or "",
+            extracted=bool(r[8]),
+            mentions=list(r[9] or []),
+        )
+        for r in rows
+    ]

@@ -1,0 +1,233 @@
+"""The workspace's status report (``knowledge_status`` and ``lcg status``).
+
+Per group: the stream's bounds and generation, each projection's applied position, the
+hydration status, counts, pending extractions, and the embedding model the stream's vectors
+were built with against the running one. Field names and value rules follow the reference:
+
+* ``applied_seq`` – ``None`` unknown / the lowest applied seq over the projections;
+* ``max_seq`` – the highest seq in the stream, or ``None``;
+* ``generation_status`` – ``known`` (a generation exists), ``not_applicable`` (no generation
+  and no content), ``unknown`` (content but no readable generation);
+* ``hydration_status`` – ``not_applicable`` (empty stream), ``hydrated`` (applied ≥ max),
+  ``wal_ahead`` (the stream holds events not applied yet).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from lcg.events.layout import DEFAULT_GROUP
+from lcg.events.sidecars import read_embedding_model
+from lcg.projections import graph_records as gr
+from lcg.projections.workspace import Workspace
+
+__all__ = [
+    "OntologyStatus",
+    "PointerCounts",
+    "ProjectionPositions",
+    "StatusReport",
+    "WalGroupStatus",
+    "WalStatus",
+    "build_status",
+    "degraded_status",
+]
+
+
+class OntologyStatus(msgspec.Struct, kw_only=True):
+    """The workspace ontology as loaded."""
+
+    present: bool = False
+    loaded: bool = False
+    mode: Literal["open", "strict"] | None = None
+    entity_type_count: int = 0
+    relation_type_count: int = 0
+    drifted: bool = False
+    drift_summary: str | None = None
+
+
+class ProjectionPositions(msgspec.Struct, kw_only=True):
+    """Each projection's applied seq for a group."""
+
+    graph: int | None
+    text: int | None
+    vectors: int | None
+
+
+class WalGroupStatus(msgspec.Struct, kw_only=True):
+    """One group's stream against its projections."""
+
+    applied_seq: int | None
+    max_seq: int | None
+    generation: str | None
+    generation_status: Literal["known", "not_applicable", "unknown"]
+    hydration_status: Literal["not_applicable", "hydrated", "wal_ahead"]
+    embedding_model: str | None
+    embedding_dim: int | None
+    embedding_model_status: Literal["not_applicable", "unknown", "match", "mismatch"]
+    projections: ProjectionPositions
+    entity_count: int = 0
+    relationship_count: int = 0
+    episode_count: int = 0
+    pending_episodes: int = 0
+    vectors_lagging_reason: str | None = None
+
+
+class WalStatus(WalGroupStatus, kw_only=True):
+    """The default group's stream, with its file statistics (the reference's flat ``wal``)."""
+
+    exists: bool = False
+    file_count: int = 0
+    byte_size: int = 0
+
+
+class PointerCounts(msgspec.Struct, kw_only=True):
+    """Cross-group pointers of current edges by binding state."""
+
+    bound: int = 0
+    unbound: int = 0
+    ambiguous: int = 0
+
+
+class StatusReport(msgspec.Struct, kw_only=True, omit_defaults=False):
+    """The queryable shape of ``knowledge_status``."""
+
+    database_path: str
+    embedding_model: str
+    embedding_dim: int
+    entity_count: int
+    relationship_count: int
+    episode_count: int
+    pending_episodes: int
+    last_index_time: str | None
+    index_created_at: str | None
+    context_graph_initialized: bool = True
+    connected: bool = True
+    queryable: bool = True
+    initializing: bool = False
+    wal: WalStatus
+    wal_groups: dict[str, WalGroupStatus]
+    indices_built: bool = True
+    name_index_trusted: bool = True
+    name_index_fallback_scans: int = 0
+    cross_group_pointers: PointerCounts
+    ontology: OntologyStatus
+
+
+class DegradedStatus(msgspec.Struct, kw_only=True):
+    """The shape of ``knowledge_status`` when no workspace is open."""
+
+    running: bool = True
+    degraded: bool = True
+    reason: str | None
+    context_graph_initialized: bool = False
+    connected: bool = False
+    queryable: bool = False
+    initializing: bool
+    recovery_available: list[str]
+    ontology: OntologyStatus
+    indices_built: bool = False
+    name_index_trusted: bool | None = None
+    name_index_fallback_scans: int | None = None
+    cross_group_pointers: PointerCounts | None = None
+
+
+def degraded_status(reason: str | None, *, initializing: bool) -> DegradedStatus:
+    """The status while the workspace is closed (initializing or degraded)."""
+    return DegradedStatus(
+        degraded=not initializing,
+        reason=reason,
+        initializing=initializing,
+        recovery_available=["drop_lbug_wal", "rebuild_from_workspace_wal"],
+        ontology=OntologyStatus(),
+    )
+
+
+def _group_status(ws: Workspace, group_id: str) -> tuple[WalGroupStatus, int, int]:
+    bounds = ws.store.bounds(group_id)
+    generation = ws.store.generation(group_id)
+    positions = ws.projector.positions(group_id)
+    applied = ws.projector.applied_seq(group_id)
+    if generation is not None:
+        gen_status: Literal["known", "not_applicable", "unknown"] = "known"
+    elif bounds.max_seq is None:
+        gen_status = "not_applicable"
+    else:
+        gen_status = "unknown"
+    if bounds.max_seq is None:
+        hydration: Literal["not_applicable", "hydrated", "wal_ahead"] = "not_applicable"
+    elif (applied if applied is not None else -1) >= bounds.max_seq:
+        hydration = "hydrated"
+    else:
+        hydration = "wal_ahead"
+    sidecar = read_embedding_model(ws.store.group_dir(group_id))
+    model_status: Literal["not_applicable", "unknown", "match", "mismatch"]
+    if applied is None:
+        model_status = "not_applicable"
+    elif sidecar is None:
+        model_status = "unknown"
+    elif (sidecar.model, sidecar.dim) == (ws.embedder.model_id, ws.embedder.dim):
+        model_status = "match"
+    else:
+        model_status = "mismatch"
+    counts = ws.graph.counts(group_id)
+    status = WalGroupStatus(
+        applied_seq=applied,
+        max_seq=bounds.max_seq,
+        generation=generation,
+        generation_status=gen_status,
+        hydration_status=hydration,
+        embedding_model=sidecar.model if sidecar else None,
+        embedding_dim=sidecar.dim if sidecar else None,
+        embedding_model_status=model_status,
+        projections=ProjectionPositions(
+            graph=positions["graph"][0],
+            text=positions["text"][0],
+            vectors=positions["vectors"][0],
+        ),
+        entity_count=counts.entities,
+        relationship_count=counts.edges,
+        episode_count=counts.episodes,
+        pending_episodes=counts.pending_episodes,
+        vectors_lagging_reason=ws.projector.embedder_failures.get(group_id),
+    )
+    return status, bounds.file_count, bounds.byte_size
+
+
+def build_status(ws: Workspace, ontology: OntologyStatus | None = None) -> StatusReport:
+    """The full status report of an open workspace."""
+    groups = sorted(set(ws.store.groups()) | set(ws.graph.positions()))
+    wal_groups: dict[str, WalGroupStatus] = {}
+    flat: WalStatus | None = None
+    for group_id in groups:
+        status, files, size = _group_status(ws, group_id)
+        wal_groups[group_id] = status
+        if group_id == DEFAULT_GROUP:
+            flat = WalStatus(
+                **msgspec.structs.asdict(status),
+                exists=ws.store.group_dir(group_id).is_dir(),
+                file_count=files,
+                byte_size=size,
+            )
+    if flat is None:
+        status, files, size = _group_status(ws, DEFAULT_GROUP)
+        flat = WalStatus(**msgspec.structs.asdict(status), exists=False)
+    totals = ws.graph.counts(None)
+    oldest, newest = gr.episode_time_bounds(ws.graph)
+    pointers = gr.pointer_counts(ws.graph)
+    return StatusReport(
+        database_path=str(ws.config.db_dir),
+        embedding_model=ws.embedder.model_id,
+        embedding_dim=ws.embedder.dim,
+        entity_count=totals.entities,
+        relationship_count=totals.edges,
+        episode_count=totals.episodes,
+        pending_episodes=totals.pending_episodes,
+        last_index_time=newest,
+        index_created_at=oldest,
+        wal=flat,
+        wal_groups=wal_groups,
+        cross_group_pointers=PointerCounts(**pointers),
+        ontology=ontology or OntologyStatus(),
+    )

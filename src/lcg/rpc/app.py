@@ -1,0 +1,228 @@
+"""The service application: a workspace behind the method registry.
+
+``ServiceApp.open`` runs after the socket is bound: it opens the workspace and catches the
+projections up with the streams (``initializing`` until then), then reports ``healthy``; a
+failure leaves the service ``degraded`` with the reason, answering only the exempt methods.
+Handlers run the (blocking) workspace calls in worker threads, so reads run concurrently and
+LLM or embedder calls never hold the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import threading
+import uuid
+from collections.abc import Callable, Coroutine
+from typing import Any, Literal, TypeVar
+
+import msgspec
+
+from lcg import telemetry
+from lcg.config import Config
+from lcg.errors import DegradedError, LcgError, ProjectionError
+from lcg.extract.embedders import Embedder
+from lcg.projections.projector import ReplayResult
+from lcg.projections.search import Searcher
+from lcg.projections.status import OntologyStatus
+from lcg.projections.workspace import Workspace
+from lcg.rpc.registry import Registry
+
+__all__ = ["Job", "ServiceApp", "build_app"]
+
+T = TypeVar("T")
+State = Literal["initializing", "healthy", "degraded"]
+
+
+class Job(msgspec.Struct, kw_only=True):
+    """A background rebuild job (``knowledge_rebuild_status``)."""
+
+    job_id: str
+    status: Literal["running", "completed", "failed"] = "running"
+    group_id: str = ""
+    mutations_replayed: int = 0
+    wal_files_processed: int = 0
+    wal_files_total: int = 0
+    start_time: str = ""
+    started_monotonic: float = 0.0
+    elapsed_seconds: float = 0.0
+    error: str | None = None
+    result: ReplayResult | None = None
+
+
+class ServiceApp:
+    """One workspace served over the socket or MCP."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        embedder_factory: Callable[[], Embedder] | None = None,
+        read_only: str | None = None,
+    ) -> None:
+        self.config = config
+        self.embedder_factory = embedder_factory
+        #: When set, writes are refused with this message (a replica names its publisher).
+        self.read_only = read_only
+        self._ws: Workspace | None = None
+        self._searcher: Searcher | None = None
+        self._state: State = "initializing"
+        self._reason: str | None = None
+        self.jobs: dict[str, Job] = {}
+        self.active_writes = 0
+        self._writes_guard = threading.Lock()
+        self.shutdown_hook: Callable[[], None] | None = None
+        #: Supplies the ontology status (set by the extraction layer when one is loaded).
+        self.ontology_provider: Callable[[], OntologyStatus] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        from lcg.rpc.methods import build_registry
+
+        self._registry = build_registry(self)
+
+    # ---- App protocol --------------------------------------------------------------------
+
+    @property
+    def registry(self) -> Registry:
+        """The method table."""
+        return self._registry
+
+    async def open(self) -> None:
+        """Open the workspace and catch up; degrade with a reason on failure."""
+        try:
+            await asyncio.to_thread(self._open_sync)
+        except LcgError as exc:
+            self._degrade(str(exc))
+        except Exception as exc:  # noqa: BLE001 - any failure to open degrades, never crashes
+            self._degrade(f"{type(exc).__name__}: {exc}")
+
+    def _open_sync(self) -> None:
+        embedder = self.embedder_factory() if self.embedder_factory else None
+        ws = Workspace.open(self.config, embedder)
+        self._attach(ws)
+
+    def _attach(self, ws: Workspace) -> None:
+        self._ws = ws
+        self._searcher = Searcher(ws.graph, ws.text, ws.vectors, ws.text_embedder)
+        self._state = "healthy"
+        self._reason = None
+        telemetry.emit(telemetry.ServiceState(state="healthy"))
+
+    def _degrade(self, reason: str) -> None:
+        self._state = "degraded"
+        self._reason = reason
+        telemetry.emit(telemetry.ServiceState(state="degraded", reason=reason))
+
+    async def close(self) -> None:
+        """Save and close the workspace."""
+        ws, self._ws = self._ws, None
+        if ws is not None:
+            await asyncio.to_thread(ws.close)
+
+    def state(self) -> tuple[State, str | None]:
+        """``(initializing | healthy | degraded, reason)``."""
+        return self._state, self._reason
+
+    # ---- for handlers --------------------------------------------------------------------
+
+    @property
+    def ws(self) -> Workspace:
+        """The open workspace; raises ``DegradedError`` when there is none."""
+        if self._ws is None:
+            raise DegradedError(self._reason or "the workspace is not open")
+        return self._ws
+
+    @property
+    def workspace_or_none(self) -> Workspace | None:
+        """The open workspace, or ``None`` while degraded."""
+        return self._ws
+
+    @property
+    def searcher(self) -> Searcher:
+        """The searcher over the open workspace."""
+        if self._searcher is None:
+            raise DegradedError(self._reason or "the workspace is not open")
+        return self._searcher
+
+    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a blocking workspace call in a worker thread."""
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    async def run_write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a write in a worker thread, counted in ``active_writes``."""
+        if self.read_only is not None:
+            from lcg.errors import ReadOnlyError
+
+            raise ReadOnlyError(self.read_only)
+        with self._writes_guard:
+            self.active_writes += 1
+        try:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+        finally:
+            with self._writes_guard:
+                self.active_writes -= 1
+
+    def new_job(self, group_id: str) -> Job:
+        """Register a new background job."""
+        from lcg.ingest._common import now_rfc3339
+
+        job = Job(job_id=str(uuid.uuid4()), group_id=group_id, start_time=now_rfc3339())
+        self.jobs[job.job_id] = job
+        return job
+
+    def background(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run ``coro`` as a background task of the service (kept until it finishes)."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def ontology_status(self) -> OntologyStatus:
+        """The workspace ontology's status (none loaded unless an extractor layer adds one)."""
+        return self.ontology_provider() if self.ontology_provider else OntologyStatus()
+
+    async def recover(self, strategy: str) -> int:
+        """Recover the projections; returns the number of events replayed."""
+        if strategy == "restore_from_backup":
+            raise ProjectionError(
+                "No backup file found: lcg keeps no database backups; use "
+                "rebuild_from_workspace_wal, which rebuilds every projection from the streams"
+            )
+
+        def run() -> int:
+            old = self._ws
+            if old is not None:
+                old.close()
+            self._ws = None
+            self._searcher = None
+            if strategy == "rebuild_from_workspace_wal":
+                for path in (self.config.db_dir, self.config.text_dir, self.config.vectors_dir):
+                    if path.exists():
+                        shutil.rmtree(path)
+            embedder = self.embedder_factory() if self.embedder_factory else None
+            ws = Workspace(self.config, embedder)
+            try:
+                results = ws.catch_up()
+            except BaseException:
+                ws.close()
+                raise
+            self._attach(ws)
+            return sum(r.mutations_replayed for r in results.values())
+
+        try:
+            return await asyncio.to_thread(run)
+        except LcgError as exc:
+            self._degrade(f"recovery failed: {exc}")
+            raise
+
+    def replace_workspace(self, ws: Workspace | None, reason: str | None = None) -> None:
+        """Swap the open workspace (recovery); ``None`` degrades with ``reason``."""
+        if ws is None:
+            self._ws = None
+            self._searcher = None
+            self._degrade(reason or "workspace closed")
+        else:
+            self._attach(ws)
+
+
+def build_app(config: Config, **kwargs: Any) -> ServiceApp:
+    """The application a ``lcg serve`` or standalone ``lcg mcp`` process hosts."""
+    return ServiceApp(config, **kwargs)

@@ -1,0 +1,28 @@
+"""The method table of the service: every method, in one registry shared by all transports."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lcg.rpc.methods_admin import admin_methods
+from lcg.rpc.methods_read import read_methods
+from lcg.rpc.methods_write import write_methods
+from lcg.rpc.registry import Registry
+
+if TYPE_CHECKING:
+    from lcg.rpc.app import ServiceApp
+
+__all__ = ["build_registry"]
+
+
+def build_registry(app: ServiceApp | None = None) -> Registry:
+    """The registry of ``app`` (with ``app=None``, a table for documentation only)."""
+    if app is None:
+        from lcg.config import Config
+        from lcg.rpc.app import ServiceApp
+
+        return ServiceApp(Config.from_env()).registry
+    registry = Registry()
+    for spec in [*admin_methods(app), *read_methods(app), *write_methods(app)]:
+        registry.add(spec)
+    return registry

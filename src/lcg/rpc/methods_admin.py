@@ -1,0 +1,532 @@
+"""Health, status, Cypher and administration methods (scopes ``none``, ``read``, ``cypher``,
+``admin``)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from lcg.errors import InvalidParamsError, LcgError, MarkError, RebuildRefusedError, StreamError
+from lcg.events.layout import DEFAULT_GROUP
+from lcg.events.marks import MarkInfo, create_mark, delete_mark, list_marks
+from lcg.events.segments import list_segments
+from lcg.ingest import cross_group, deletion
+from lcg.projections import graph_records as gr
+from lcg.projections.cypher import check_read_only
+from lcg.projections.dump import dump_groups
+from lcg.projections.projector import ReplayProgress, ReplayResult
+from lcg.projections.status import build_status, degraded_status
+from lcg.rpc.params import bool_param, group_id, required_group_ids, str_param
+from lcg.rpc.registry import CallContext, MethodSpec, ParamSpec
+
+if TYPE_CHECKING:
+    from lcg.rpc.app import Job, ServiceApp
+
+__all__ = ["admin_methods"]
+
+
+class Health(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The result of ``health_check``."""
+
+    ok: bool
+    healthy: bool
+    state: str
+    reason: str | None = None
+
+
+class CypherRows(msgspec.Struct, kw_only=True):
+    """``{rows: [[string]]}``."""
+
+    rows: list[list[str]]
+
+
+class CheckpointResult(msgspec.Struct, kw_only=True):
+    """The result of ``knowledge_prepare_checkpoint``."""
+
+    success: bool = True
+    files_flushed: int
+    files_total: int
+
+
+class MarkCreated(msgspec.Struct, kw_only=True):
+    """The result of ``knowledge_wal_mark_create``."""
+
+    success: bool = True
+    name: str
+    group_id: str
+    seq: int | None
+    generation: str | None
+
+
+class MarkList(msgspec.Struct, kw_only=True):
+    """The result of ``knowledge_wal_mark_list``."""
+
+    group_id: str
+    checkpoints: list[MarkInfo]
+
+
+class MarkDeleted(msgspec.Struct, kw_only=True):
+    """The result of ``knowledge_wal_mark_delete``."""
+
+    success: bool = True
+    name: str
+    group_id: str
+
+
+class JobStarted(msgspec.Struct, kw_only=True):
+    """A rebuild running in the background."""
+
+    success: bool = True
+    job_id: str
+    status: str = "running"
+
+
+class JobNotFound(msgspec.Struct, kw_only=True):
+    """``{status: "not_found"}``."""
+
+    status: str = "not_found"
+
+
+class IndicesBuilt(msgspec.Struct, kw_only=True):
+    """The result of ``knowledge_build_indices``."""
+
+    status: str = "ok"
+    indices_built: bool = True
+
+
+class RecoverResult(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The result of ``knowledge_recover`` (soft error: ``success: false``)."""
+
+    strategy: str
+    success: bool
+    restart_required: bool = False
+    error: str | None = None
+
+
+class RecoverFullResult(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The result of ``knowledge_recover_full``."""
+
+    success: bool
+    recovery_needed: bool = False
+    episodes_before: int = 0
+    mutations_replayed: int = 0
+    episodes_after: int = 0
+    indexes_rebuilt: bool = False
+    error: str | None = None
+
+
+class Closed(msgspec.Struct, kw_only=True):
+    """``{status: "closed"}``."""
+
+    status: str = "closed"
+
+
+def _seq_param(params: dict[str, Any], name: str, default: int | None) -> int | None:
+    value = params.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        raise InvalidParamsError(f"{name} must be a non-negative integer, not a boolean")
+    if not isinstance(value, int):
+        raise InvalidParamsError(f"{name} must be a non-negative integer")
+    if value < 0:
+        raise InvalidParamsError(f"{name} must be a non-negative integer (got {value})")
+    return value
+
+
+def _job_view(job: Job) -> Job:
+    if job.status == "running":
+        job.elapsed_seconds = round(time.monotonic() - job.started_monotonic, 3)
+    return job
+
+
+def admin_methods(app: ServiceApp) -> list[MethodSpec]:
+    """The health, status, Cypher and admin methods of ``app``."""
+
+    async def health_check(ctx: CallContext, p: dict[str, Any]) -> Health:
+        state, reason = app.state()
+        if state == "healthy":
+            await app.run(lambda: gr.ping(app.ws.graph))
+            return Health(ok=True, healthy=True, state="healthy")
+        return Health(ok=False, healthy=False, state=state, reason=reason)
+
+    async def status(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
+        state, reason = app.state()
+        ws = app.workspace_or_none
+        if ws is None:
+            return degraded_status(reason, initializing=state == "initializing")
+
+        def run() -> msgspec.Struct:
+            with ws.reading():
+                return build_status(ws, app.ontology_status())
+
+        return await app.run(run)
+
+    async def rebuild_status(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
+        job_id = p.get("job_id")
+        if not isinstance(job_id, str) or not job_id:
+            raise InvalidParamsError("job_id is required and must be a non-empty string")
+        job = app.jobs.get(job_id)
+        return JobNotFound() if job is None else _job_view(job)
+
+    async def query_cypher(ctx: CallContext, p: dict[str, Any]) -> CypherRows:
+        query = str_param(p, "query")
+        check_read_only(query)
+        ws = app.ws
+
+        def run() -> list[list[str]]:
+            with ws.reading():
+                return gr.query_cypher(ws.graph, query)
+
+        return CypherRows(rows=await app.run(run))
+
+    async def dump_wal(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
+        gid = p.get("group_id")
+        target = p.get("target_dir")
+        ws = app.ws
+        target_dir = (
+            Path(target)
+            if isinstance(target, str) and target
+            else ws.config.wal_dir.parent / "wal-compacted"
+        )
+        groups = [gid] if isinstance(gid, str) and gid else None
+        return await app.run_write(dump_groups, ws, target_dir, groups)
+
+    async def prepare_checkpoint(ctx: CallContext, p: dict[str, Any]) -> CheckpointResult:
+        ws = app.ws
+
+        def run() -> CheckpointResult:
+            flushed = 0
+            for g in ws.store.groups():
+                if ws.store.has_writer(g) and ws.store.writer(g).close_segment():
+                    flushed += 1
+            total = sum(len(list_segments(ws.store.group_dir(g))) for g in ws.store.groups())
+            return CheckpointResult(files_flushed=flushed, files_total=total)
+
+        return await app.run(run)
+
+    async def mark_create(ctx: CallContext, p: dict[str, Any]) -> MarkCreated:
+        name = p.get("name")
+        if not isinstance(name, str) or not name:
+            raise InvalidParamsError("name is required")
+        gid = group_id(p)
+        ws = app.ws
+
+        def run() -> MarkCreated:
+            applied = ws.projector.applied_seq(gid)
+            bounds = ws.store.bounds(gid)
+            if applied is None and bounds.max_seq is not None:
+                raise MarkError(
+                    f"group {gid!r} has no applied position yet; wait for the service to "
+                    "catch up, then create the mark"
+                )
+            generation = ws.store.generation(gid)
+            gdir = ws.store.group_dir(gid)
+            gdir.mkdir(parents=True, exist_ok=True)
+            rec = create_mark(gdir, name, applied, generation)
+            return MarkCreated(name=name, group_id=gid, seq=rec.seq, generation=generation)
+
+        return await app.run(run)
+
+    async def mark_list(ctx: CallContext, p: dict[str, Any]) -> MarkList:
+        gid = group_id(p)
+        wal_dir = app.config.wal_dir
+
+        def run() -> MarkList:
+            from lcg.events.bounds import read_bounds
+            from lcg.events.generation import read_generation
+            from lcg.events.groups import encode_group
+
+            gdir = wal_dir / encode_group(gid)
+            bounds = read_bounds(gdir, write_cache=False)
+            marks = list_marks(
+                gdir,
+                wal_min_seq=bounds.min_seq,
+                wal_max_seq=bounds.max_seq,
+                generation=read_generation(gdir),
+            )
+            return MarkList(group_id=gid, checkpoints=marks)
+
+        return await app.run(run)
+
+    async def mark_delete(ctx: CallContext, p: dict[str, Any]) -> MarkDeleted:
+        name = p.get("name")
+        if not isinstance(name, str) or not name:
+            raise InvalidParamsError("name is required")
+        gid = group_id(p)
+        from lcg.events.groups import encode_group
+
+        gdir = app.config.wal_dir / encode_group(gid)
+        await app.run(delete_mark, gdir, name)
+        return MarkDeleted(name=name, group_id=gid)
+
+    async def rebuild(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
+        gid = group_id(p)
+        from_seq = _seq_param(p, "from_seq", 0) or 0
+        to_seq = _seq_param(p, "to_seq", None)
+        if to_seq is not None and to_seq < from_seq:
+            raise InvalidParamsError(f"to_seq ({to_seq}) must be >= from_seq ({from_seq})")
+        dry_run = bool_param(p, "dry_run", False)
+        force_clear = bool_param(p, "force_clear", False)
+        ws = app.ws
+        if not dry_run and app.active_writes > 0:
+            raise RebuildRefusedError(
+                f"Service is busy: {app.active_writes} write operation(s) in progress; "
+                "retry the rebuild when they finish"
+            )
+        if not list_segments(ws.store.group_dir(gid)):
+            raise StreamError(f"No WAL files found at {ws.store.group_dir(gid)}")
+
+        def work(progress: Callable[[ReplayProgress], None] | None) -> ReplayResult:
+            with ws.group_lock(gid), ws.rw.write():
+                return ws.projector.rebuild(
+                    gid,
+                    from_seq=from_seq,
+                    to_seq=to_seq,
+                    dry_run=dry_run,
+                    force_clear=force_clear,
+                    progress=progress,
+                )
+
+        if ctx.progress_enabled:
+            loop = asyncio.get_running_loop()
+
+            async def emit(frame: ReplayProgress) -> None:
+                await ctx.progress(frame)
+
+            def send(frame: ReplayProgress) -> None:
+                asyncio.run_coroutine_threadsafe(emit(frame), loop).result()
+
+            return await app.run(work, send)
+        if dry_run:
+            return await app.run(work, None)
+        running = [j for j in app.jobs.values() if j.status == "running"]
+        if running:
+            return JobStarted(job_id=running[0].job_id)
+        job = app.new_job(gid)
+        job.started_monotonic = time.monotonic()
+
+        def track(frame: ReplayProgress) -> None:
+            job.mutations_replayed = frame.mutations_replayed_so_far
+            job.wal_files_processed = frame.files_processed_so_far
+            job.wal_files_total = frame.files_total
+
+        async def background() -> None:
+            try:
+                job.result = await app.run(work, track)
+                job.status = "completed"
+                job.mutations_replayed = job.result.mutations_replayed
+            except LcgError as exc:
+                job.status = "failed"
+                job.error = str(exc)
+            except Exception as exc:  # noqa: BLE001 - a job reports, never crashes the service
+                job.status = "failed"
+                job.error = f"{type(exc).__name__}: {exc}"
+            job.elapsed_seconds = round(time.monotonic() - job.started_monotonic, 3)
+
+        app.background(background())
+        return JobStarted(job_id=job.job_id)
+
+    async def build_indices(ctx: CallContext, p: dict[str, Any]) -> IndicesBuilt:
+        ws = app.ws
+
+        def run() -> None:
+            with ws.rw.write():
+                ws.projector.save()
+
+        await app.run(run)
+        return IndicesBuilt()
+
+    async def delete_by_group(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
+        groups = required_group_ids(p)
+        return await app.run_write(
+            deletion.delete_by_group,
+            app.ws,
+            groups,
+            confirm=bool_param(p, "confirm", False),
+            dry_run=bool_param(p, "dry_run", False),
+        )
+
+    async def rebind(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
+        source = p.get("source_group_id")
+        if not isinstance(source, str) or not source:
+            raise InvalidParamsError("source_group_id is required and must be a non-empty string")
+        return await app.run_write(cross_group.rebind_pointers, app.ws, source)
+
+    async def recover(ctx: CallContext, p: dict[str, Any]) -> RecoverResult:
+        strategy = p.get("strategy")
+        if not isinstance(strategy, str) or not strategy:
+            raise InvalidParamsError("strategy is required")
+        if strategy not in ("drop_lbug_wal", "rebuild_from_workspace_wal", "restore_from_backup"):
+            raise InvalidParamsError(f"Unknown strategy: {strategy}")
+        try:
+            await app.recover(strategy)
+        except LcgError as exc:
+            return RecoverResult(strategy=strategy, success=False, error=str(exc))
+        return RecoverResult(strategy=strategy, success=True)
+
+    async def recover_full(ctx: CallContext, p: dict[str, Any]) -> RecoverFullResult:
+        ws = app.workspace_or_none
+        if ws is not None:
+            n = (await app.run(ws.graph.counts, None)).episodes
+            return RecoverFullResult(success=True, episodes_before=n, episodes_after=n)
+        try:
+            replayed = await app.recover("rebuild_from_workspace_wal")
+        except LcgError as exc:
+            return RecoverFullResult(success=False, error=str(exc))
+        after = (await app.run(app.ws.graph.counts, None)).episodes
+        return RecoverFullResult(
+            success=True,
+            recovery_needed=True,
+            mutations_replayed=replayed,
+            episodes_after=after,
+            indexes_rebuilt=True,
+        )
+
+    async def close(ctx: CallContext, p: dict[str, Any]) -> Closed:
+        ctx.request_shutdown()
+        return Closed()
+
+    group = ParamSpec("group_id", "string", description="group (default liminis)")
+    return [
+        MethodSpec(
+            "health_check",
+            "none",
+            health_check,
+            "Readiness: healthy once the projections have caught up.",
+            exempt=True,
+        ),
+        MethodSpec(
+            "knowledge_status",
+            "read",
+            status,
+            "Counts, stream positions, generations and hydration per group.",
+            exempt=True,
+        ),
+        MethodSpec(
+            "knowledge_rebuild_status",
+            "read",
+            rebuild_status,
+            "The state of a background rebuild job.",
+            (ParamSpec("job_id", "string", required=True, description="job id"),),
+        ),
+        MethodSpec(
+            "knowledge_query_cypher",
+            "cypher",
+            query_cypher,
+            "Run a read-only Cypher query on the graph; values are returned as strings.",
+            (ParamSpec("query", "string", required=True, description="read-only Cypher"),),
+        ),
+        MethodSpec(
+            "knowledge_delete_by_group",
+            "admin",
+            delete_by_group,
+            "Purge whole groups (confirm, or dry_run to preview).",
+            (
+                ParamSpec(
+                    "group_ids", "array", required=True, items="string", description="groups"
+                ),
+                ParamSpec("confirm", "boolean", description="must be true to purge"),
+                ParamSpec("dry_run", "boolean", description="counts only"),
+            ),
+            writes=True,
+        ),
+        MethodSpec(
+            "knowledge_rebind_pointers",
+            "admin",
+            rebind,
+            "Re-resolve cross-group pointers into a group.",
+            (ParamSpec("source_group_id", "string", required=True, description="group"),),
+            writes=True,
+        ),
+        MethodSpec(
+            "knowledge_dump_wal",
+            "admin",
+            dump_wal,
+            "Compact the current state into a new stream with a fresh generation.",
+            (
+                ParamSpec("group_id", "string", description="one group (default all)"),
+                ParamSpec("target_dir", "string", description="empty target directory"),
+            ),
+        ),
+        MethodSpec(
+            "knowledge_prepare_checkpoint",
+            "admin",
+            prepare_checkpoint,
+            "Close every writer's current segment file.",
+        ),
+        MethodSpec(
+            "knowledge_wal_mark_create",
+            "admin",
+            mark_create,
+            "Create a named mark at the group's applied seq.",
+            (ParamSpec("name", "string", required=True, description="mark name"), group),
+        ),
+        MethodSpec(
+            "knowledge_wal_mark_list",
+            "admin",
+            mark_list,
+            "List a group's marks with their reachability.",
+            (group,),
+            exempt=True,
+        ),
+        MethodSpec(
+            "knowledge_wal_mark_delete",
+            "admin",
+            mark_delete,
+            "Delete a named mark.",
+            (ParamSpec("name", "string", required=True, description="mark name"), group),
+            exempt=True,
+        ),
+        MethodSpec(
+            "knowledge_rebuild_from_wal",
+            "admin",
+            rebuild,
+            "Rebuild a group's projections from its stream (background job, or streaming).",
+            (
+                group,
+                ParamSpec("from_seq", "integer", description="first seq (inclusive)"),
+                ParamSpec("to_seq", "integer", description="last seq (inclusive)"),
+                ParamSpec("dry_run", "boolean", description="count only"),
+                ParamSpec("force_clear", "boolean", description="purge the group first"),
+            ),
+            streaming=True,
+            writes=True,
+        ),
+        MethodSpec(
+            "knowledge_build_indices",
+            "admin",
+            build_indices,
+            "Persist the search indices (they are maintained continuously).",
+        ),
+        MethodSpec(
+            "knowledge_recover",
+            "admin",
+            recover,
+            "Recover the projections with a strategy.",
+            (ParamSpec("strategy", "string", required=True, description="strategy"),),
+            exempt=True,
+        ),
+        MethodSpec(
+            "knowledge_recover_full",
+            "admin",
+            recover_full,
+            "Rebuild every projection from the streams if the workspace is not open.",
+            exempt=True,
+        ),
+        MethodSpec(
+            "knowledge_close",
+            "admin",
+            close,
+            "Shut the service down gracefully.",
+            exempt=True,
+        ),
+    ]
+
+
+_ = DEFAULT_GROUP
