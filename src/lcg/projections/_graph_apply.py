@@ -1,0 +1,753 @@
+"""Applying a batch of events to the Kuzu graph: load the touched rows, apply in memory, write.
+
+A batch is cut into *segments* at every ``GroupPurged`` (a purge is a barrier: it runs as
+its own statements between two segments). For one segment:
+
+1. every uuid the events touch is collected, and the current rows are loaded with a handful
+   of ``UNWIND $keys … MATCH`` reads (inside the write transaction, so they see its writes);
+2. the events are applied, in order, to that in-memory overlay — plain Python, so the
+   semantics of each event type read as code;
+3. the net difference is written with a fixed number of batched statements (``COPY … FROM
+   (UNWIND …)`` for new rows, ``UNWIND … MATCH … SET`` for changed ones), never one
+   statement per row, whatever the number of events.
+
+Kuzu has no index on relationship properties: addressing a relationship by ``uuid`` scans the
+``RELATES_TO`` table. A segment pays at most two such scans (load, delete), and only when
+it touches an existing edge. ``edges_created`` of extraction and merges carry fresh uuids
+decided by their command, so they are not looked up.
+
+The overlay keeps timestamps as normalised RFC 3339 strings (``…T…​.ffffffZ``) and the
+statements cast them with ``CAST(… AS TIMESTAMP)``; every value is a plain Python value
+(kuzu accepts no numpy arrays).
+"""
+
+from __future__ import annotations
+
+import uuid as uuidlib
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Any, Final, Literal, cast
+
+import kuzu
+import msgspec
+
+from lcg.errors import ProjectionError
+from lcg.events.model import (
+    CorrectionsApplied,
+    CrossGroupEdgeAdded,
+    EdgeInvalidation,
+    EdgeRecord,
+    EntitiesMerged,
+    EntityAsserted,
+    EntityRecord,
+    EntityTypesChanged,
+    EpisodeAdded,
+    EpisodeExtracted,
+    EpisodesDeleted,
+    Event,
+    GroupPurged,
+    MergeOutcome,
+    PointersRebound,
+    RelationshipAsserted,
+    RelationTypesChanged,
+)
+
+__all__ = [
+    "EDGE_COLUMNS",
+    "EpisodeState",
+    "EntityState",
+    "apply_events",
+    "edge_from_row",
+    "encode_edge",
+    "mention_uuid",
+    "norm_ts",
+    "purge",
+    "ts_text",
+]
+
+#: Namespace of the deterministic MENTIONS uuids (uuid5 of ``"<episode>|<entity>"``).
+_MENTION_NS: Final = uuidlib.UUID("5b0c7a52-52f8-4f55-9a1e-6f0e3a7c2d11")
+
+_edge_encoder = msgspec.json.Encoder()
+_edge_decoder = msgspec.json.Decoder(EdgeRecord)
+
+
+class EntityState(msgspec.Struct, kw_only=True):
+    """One entity row (mutable while a segment is applied)."""
+
+    uuid: str
+    name: str
+    group_id: str
+    labels: list[str]
+    created_at: str | None
+    summary: str
+    attributes: str
+
+
+class EpisodeState(msgspec.Struct, kw_only=True):
+    """One episode row (mutable while a segment is applied)."""
+
+    uuid: str
+    name: str
+    group_id: str
+    created_at: str | None
+    source: str
+    source_description: str
+    content: str
+    valid_at: str | None
+    entity_edges: list[str]
+    content_hash: str
+    extracted: bool
+
+
+class _Edge(msgspec.Struct, kw_only=True):
+    group_id: str
+    record: EdgeRecord
+
+
+# ---- timestamps -----------------------------------------------------------------------
+
+
+def norm_ts(value: str | None) -> str | None:
+    """An event timestamp normalised to RFC 3339 UTC with microseconds (``""`` → ``None``)."""
+    if value is None or value == "":
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise ProjectionError(f"invalid timestamp {value!r} in an event: {exc}") from exc
+    return ts_text(parsed)
+
+
+def ts_text(value: datetime | None) -> str | None:
+    """A timestamp (naive = UTC) as RFC 3339 UTC with microseconds."""
+    if value is None:
+        return None
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def mention_uuid(episode_uuid: str, entity_uuid: str) -> str:
+    """The deterministic uuid of the MENTIONS relationship from an episode to an entity."""
+    return str(uuidlib.uuid5(_MENTION_NS, f"{episode_uuid}|{entity_uuid}"))
+
+
+def _norm_edge(record: EdgeRecord, *, episodes: list[str] | None = None) -> EdgeRecord:
+    return msgspec.structs.replace(
+        record,
+        valid_at=norm_ts(record.valid_at),
+        invalid_at=norm_ts(record.invalid_at),
+        expired_at=norm_ts(record.expired_at),
+        created_at=norm_ts(record.created_at) or "",
+        episodes=list(record.episodes if episodes is None else episodes),
+    )
+
+
+def encode_edge(record: EdgeRecord) -> str:
+    """The ``UnboundEdge.data`` text of an edge."""
+    return _edge_encoder.encode(record).decode()
+
+
+# ---- statements -----------------------------------------------------------------------
+
+#: The columns read for an edge, aliased ``a`` (source), ``b`` (target), ``e`` (the rel).
+EDGE_COLUMNS: Final = (
+    "e.uuid, e.name, a.uuid, b.uuid, e.fact, e.relation_type, e.valid_at, e.invalid_at, "
+    "e.expired_at, e.episodes, e.attributes, e.created_at, e.group_id"
+)
+
+_ENTITY_COLUMNS: Final = (
+    "e.uuid, e.name, e.group_id, e.labels, e.created_at, e.summary, e.attributes"
+)
+_EPISODE_COLUMNS: Final = (
+    "p.uuid, p.name, p.group_id, p.created_at, p.source, p.source_description, p.content, "
+    "p.valid_at, p.entity_edges, p.content_hash, p.extracted"
+)
+
+_LOAD_ENTITIES: Final = f"UNWIND $keys AS k MATCH (e:Entity {{uuid: k}}) RETURN {_ENTITY_COLUMNS}"
+_LOAD_EPISODES: Final = (
+    f"UNWIND $keys AS k MATCH (p:Episodic {{uuid: k}}) RETURN {_EPISODE_COLUMNS}"
+)
+_LOAD_RELS: Final = (
+    "UNWIND $keys AS k MATCH (a:Entity)-[e:RELATES_TO]->(b:Entity) WHERE e.uuid = k "
+    f"RETURN {EDGE_COLUMNS}"
+)
+_LOAD_UNBOUND: Final = "UNWIND $keys AS k MATCH (n:UnboundEdge {uuid: k}) RETURN n.group_id, n.data"
+_LOAD_UNBOUND_BY_SOURCE: Final = (
+    "UNWIND $keys AS k MATCH (n:UnboundEdge) WHERE n.source_uuid = k RETURN n.group_id, n.data"
+)
+_LOAD_UNBOUND_BY_TARGET: Final = (
+    "UNWIND $keys AS k MATCH (n:UnboundEdge) WHERE n.target_uuid = k RETURN n.group_id, n.data"
+)
+_COUNT_UNBOUND: Final = "MATCH (n:UnboundEdge) RETURN count(n)"
+_LOAD_MENTIONS: Final = (
+    "UNWIND $keys AS k MATCH (p:Episodic {uuid: k})-[:MENTIONS]->(n:Entity) RETURN p.uuid, n.uuid"
+)
+
+_DELETE_EPISODES: Final = "UNWIND $keys AS k MATCH (p:Episodic {uuid: k}) DETACH DELETE p"
+_DELETE_RELS: Final = (
+    "UNWIND $keys AS k MATCH (:Entity)-[e:RELATES_TO]->(:Entity) WHERE e.uuid = k DELETE e"
+)
+_DELETE_UNBOUND: Final = "UNWIND $keys AS k MATCH (n:UnboundEdge {uuid: k}) DELETE n"
+
+_CREATE_ENTITIES: Final = (
+    "COPY Entity FROM (UNWIND $rows AS r RETURN r.uuid, r.name, r.group_id, "
+    "CAST(r.labels AS STRING[]), CAST(r.created_at AS TIMESTAMP), r.summary, r.attributes)"
+)
+_UPDATE_ENTITIES: Final = (
+    "UNWIND $rows AS r WITH r.uuid AS k, r AS r MATCH (e:Entity {uuid: k}) "
+    "SET e.name = r.name, e.group_id = r.group_id, e.labels = CAST(r.labels AS STRING[]), "
+    "e.created_at = CAST(r.created_at AS TIMESTAMP), e.summary = r.summary, "
+    "e.attributes = r.attributes"
+)
+_CREATE_EPISODES: Final = (
+    "COPY Episodic FROM (UNWIND $rows AS r RETURN r.uuid, r.name, r.group_id, "
+    "CAST(r.created_at AS TIMESTAMP), r.source, r.source_description, r.content, "
+    "CAST(r.valid_at AS TIMESTAMP), CAST(r.entity_edges AS STRING[]), r.content_hash, "
+    "r.extracted)"
+)
+_UPDATE_EPISODES: Final = (
+    "UNWIND $rows AS r WITH r.uuid AS k, r AS r MATCH (p:Episodic {uuid: k}) "
+    "SET p.name = r.name, p.group_id = r.group_id, "
+    "p.created_at = CAST(r.created_at AS TIMESTAMP), p.source = r.source, "
+    "p.source_description = r.source_description, p.content = r.content, "
+    "p.valid_at = CAST(r.valid_at AS TIMESTAMP), "
+    "p.entity_edges = CAST(r.entity_edges AS STRING[]), p.content_hash = r.content_hash, "
+    "p.extracted = r.extracted"
+)
+_CREATE_RELS: Final = (
+    "COPY RELATES_TO FROM (UNWIND $rows AS r RETURN r.source_uuid, r.target_uuid, r.uuid, "
+    "r.name, r.relation_type, r.fact, CAST(r.valid_at AS TIMESTAMP), "
+    "CAST(r.invalid_at AS TIMESTAMP), CAST(r.expired_at AS TIMESTAMP), "
+    "CAST(r.episodes AS STRING[]), r.attributes, r.group_id, CAST(r.created_at AS TIMESTAMP))"
+)
+_CREATE_UNBOUND: Final = (
+    "COPY UnboundEdge FROM (UNWIND $rows AS r RETURN r.uuid, r.group_id, r.source_uuid, "
+    "r.target_uuid, r.data)"
+)
+_CREATE_MENTIONS: Final = (
+    "COPY MENTIONS FROM (UNWIND $rows AS r RETURN r.ep, r.en, r.uuid, r.group_id, "
+    "CAST(r.created_at AS TIMESTAMP))"
+)
+
+
+def _rows(conn: kuzu.Connection, query: str, params: dict[str, Any]) -> list[list[Any]]:
+    result = conn.execute(query, params)
+    assert isinstance(result, kuzu.QueryResult)
+    return cast(list[list[Any]], result.get_all())
+
+
+def _run(conn: kuzu.Connection, query: str, params: dict[str, Any]) -> None:
+    conn.execute(query, params)
+
+
+def edge_from_row(row: list[Any]) -> tuple[str, EdgeRecord]:
+    """``(group_id, record)`` of a row selected with ``EDGE_COLUMNS``."""
+    return row[12], EdgeRecord(
+        uuid=row[0],
+        name=row[1] or "",
+        source_uuid=row[2],
+        target_uuid=row[3],
+        fact=row[4] or "",
+        relation_type=row[5],
+        valid_at=ts_text(row[6]),
+        invalid_at=ts_text(row[7]),
+        expired_at=ts_text(row[8]),
+        episodes=list(row[9] or []),
+        attributes=row[10] if row[10] is not None else "{}",
+        created_at=ts_text(row[11]) or "",
+    )
+
+
+def _entity_from_row(row: list[Any]) -> EntityState:
+    return EntityState(
+        uuid=row[0],
+        name=row[1] or "",
+        group_id=row[2] or "",
+        labels=list(row[3] or []),
+        created_at=ts_text(row[4]),
+        summary=row[5] or "",
+        attributes=row[6] if row[6] is not None else "{}",
+    )
+
+
+def _episode_from_row(row: list[Any]) -> EpisodeState:
+    return EpisodeState(
+        uuid=row[0],
+        name=row[1] or "",
+        group_id=row[2] or "",
+        created_at=ts_text(row[3]),
+        source=row[4] or "",
+        source_description=row[5] or "",
+        content=row[6] or "",
+        valid_at=ts_text(row[7]),
+        entity_edges=list(row[8] or []),
+        content_hash=row[9] or "",
+        extracted=bool(row[10]),
+    )
+
+
+def _edge_row(edge: _Edge) -> dict[str, Any]:
+    r = edge.record
+    return {
+        "uuid": r.uuid,
+        "name": r.name,
+        "source_uuid": r.source_uuid,
+        "target_uuid": r.target_uuid,
+        "fact": r.fact,
+        "relation_type": r.relation_type,
+        "valid_at": r.valid_at,
+        "invalid_at": r.invalid_at,
+        "expired_at": r.expired_at,
+        "episodes": list(r.episodes),
+        "attributes": r.attributes,
+        "created_at": r.created_at or None,
+        "group_id": edge.group_id,
+    }
+
+
+def _unbound_row(edge: _Edge) -> dict[str, Any]:
+    r = edge.record
+    return {
+        "uuid": r.uuid,
+        "group_id": edge.group_id,
+        "source_uuid": r.source_uuid,
+        "target_uuid": r.target_uuid,
+        "data": encode_edge(r),
+    }
+
+
+# ---- one segment ----------------------------------------------------------------------
+
+
+class _Segment:
+    """The overlay of one segment: the rows it touches, before and after its events."""
+
+    def __init__(self, conn: kuzu.Connection, group_id: str, events: list[Event]) -> None:
+        self.conn = conn
+        self.group_id = group_id
+        self.events = events
+        self.ents: dict[str, EntityState] = {}
+        self.ent_db: set[str] = set()
+        self.ent_dirty: set[str] = set()
+        self.eps: dict[str, EpisodeState | None] = {}
+        self.ep_db: set[str] = set()
+        self.ep_dirty: set[str] = set()
+        #: Episodes deleted (and maybe re-added) in the segment that existed before it.
+        self.ep_reset: set[str] = set()
+        self.edges: dict[str, _Edge] = {}
+        self.edge_db: dict[str, Literal["rel", "unbound"]] = {}
+        self.edge_dirty: set[str] = set()
+        self.mentions_db: dict[str, set[str]] = {}
+        self.mentions_new: dict[str, dict[str, None]] = {}
+
+    # -- loading --------------------------------------------------------------------------
+
+    def load(self) -> None:
+        ent_keys: dict[str, None] = {}
+        ep_keys: dict[str, None] = {}
+        edge_keys: dict[str, None] = {}
+        created_ents: dict[str, None] = {}
+        for event in self.events:
+            _collect(event, ent_keys, ep_keys, edge_keys, created_ents)
+        if edge_keys:
+            keys = list(edge_keys)
+            for row in _rows(self.conn, _LOAD_RELS, {"keys": keys}):
+                group, record = edge_from_row(row)
+                if record.uuid not in self.edges:
+                    self.edges[record.uuid] = _Edge(group_id=group, record=record)
+                    self.edge_db[record.uuid] = "rel"
+            for row in _rows(self.conn, _LOAD_UNBOUND, {"keys": keys}):
+                self._add_unbound(row)
+        if created_ents and _rows(self.conn, _COUNT_UNBOUND, {})[0][0]:
+            # An edge waiting for an endpoint that this segment creates becomes a relationship.
+            keys = list(created_ents)
+            for query in (_LOAD_UNBOUND_BY_SOURCE, _LOAD_UNBOUND_BY_TARGET):
+                for row in _rows(self.conn, query, {"keys": keys}):
+                    if self._add_unbound(row):
+                        self.edge_dirty.add(_edge_decoder.decode(row[1]).uuid)
+        for edge in self.edges.values():
+            ent_keys[edge.record.source_uuid] = None
+            ent_keys[edge.record.target_uuid] = None
+        ent_keys.pop("", None)
+        if ent_keys:
+            for row in _rows(self.conn, _LOAD_ENTITIES, {"keys": list(ent_keys)}):
+                ent = _entity_from_row(row)
+                self.ents[ent.uuid] = ent
+                self.ent_db.add(ent.uuid)
+        if ep_keys:
+            for row in _rows(self.conn, _LOAD_EPISODES, {"keys": list(ep_keys)}):
+                ep = _episode_from_row(row)
+                self.eps[ep.uuid] = ep
+                self.ep_db.add(ep.uuid)
+            # Only an episode extracted before can already hold MENTIONS worth de-duplicating.
+            again = [
+                e.episode_uuid
+                for e in self.events
+                if isinstance(e, EpisodeExtracted)
+                and (ep0 := self.eps.get(e.episode_uuid)) is not None
+                and ep0.extracted
+            ]
+            if again:
+                for ep_uuid, en_uuid in _rows(self.conn, _LOAD_MENTIONS, {"keys": again}):
+                    self.mentions_db.setdefault(ep_uuid, set()).add(en_uuid)
+
+    def _add_unbound(self, row: list[Any]) -> bool:
+        record = _edge_decoder.decode(row[1])
+        if record.uuid in self.edges:
+            return False
+        self.edges[record.uuid] = _Edge(group_id=row[0], record=record)
+        self.edge_db[record.uuid] = "unbound"
+        return True
+
+    # -- applying -------------------------------------------------------------------------
+
+    def apply(self) -> None:
+        for event in self.events:
+            self._apply_one(event)
+
+    def _apply_one(self, event: Event) -> None:
+        g = event.group_id
+        if isinstance(event, EpisodeAdded):
+            if self.eps.get(event.uuid) is None:
+                self.eps[event.uuid] = EpisodeState(
+                    uuid=event.uuid,
+                    name=event.name,
+                    group_id=g,
+                    created_at=norm_ts(event.created_at),
+                    source=event.source,
+                    source_description=event.source_description,
+                    content=event.content,
+                    valid_at=norm_ts(event.valid_at),
+                    entity_edges=[],
+                    content_hash=event.content_hash,
+                    extracted=False,
+                )
+                self.ep_dirty.add(event.uuid)
+        elif isinstance(event, EpisodeExtracted):
+            self._extracted(event)
+        elif isinstance(event, EntityAsserted):
+            self._put_entity(g, event.entity)
+        elif isinstance(event, RelationshipAsserted | CrossGroupEdgeAdded):
+            self._put_edge(g, _norm_edge(event.edge))
+        elif isinstance(event, EntitiesMerged):
+            self._merge(g, event.merge)
+        elif isinstance(event, CorrectionsApplied):
+            for merge in event.merges:
+                self._merge(g, merge)
+            self._invalidate(event.retractions)
+        elif isinstance(event, EpisodesDeleted):
+            for u in event.episode_uuids:
+                if self.eps.get(u) is None and u not in self.ep_db:
+                    continue
+                self.eps[u] = None
+                self.ep_dirty.add(u)
+                if u in self.ep_db:
+                    self.ep_reset.add(u)
+                self.mentions_new.pop(u, None)
+                self.mentions_db.pop(u, None)
+        elif isinstance(event, RelationTypesChanged):
+            for rt in event.changes:
+                self._edit_edge(rt.uuid, relation_type=rt.relation_type)
+        elif isinstance(event, EntityTypesChanged):
+            for et in event.changes:
+                ent = self.ents.get(et.uuid)
+                if ent is not None:
+                    ent.labels = list(et.labels)
+                    self.ent_dirty.add(et.uuid)
+        elif isinstance(event, PointersRebound):
+            for rb in event.rebinds:
+                edge = self.edges.get(rb.uuid)
+                if edge is None:
+                    continue
+                invalid = norm_ts(rb.invalid_at)
+                self._edit_edge(
+                    rb.uuid,
+                    source_uuid=rb.source_uuid,
+                    target_uuid=rb.target_uuid,
+                    attributes=rb.attributes,
+                    invalid_at=invalid if invalid is not None else edge.record.invalid_at,
+                )
+        elif isinstance(event, GroupPurged):  # pragma: no cover - split off by apply_events
+            raise AssertionError("GroupPurged is a segment barrier")
+
+    def _extracted(self, event: EpisodeExtracted) -> None:
+        g = event.group_id
+        for rec in event.entities_created:
+            self._put_entity(g, rec)
+        for upd in event.entities_updated:
+            ent = self.ents.get(upd.uuid)
+            if ent is not None:
+                ent.summary = upd.summary
+                self.ent_dirty.add(upd.uuid)
+        for edge in event.edges_created:
+            episodes = edge.episodes or [event.episode_uuid]
+            self._put_edge(g, _norm_edge(edge, episodes=episodes))
+        for rs in event.edges_restated:
+            current = self.edges.get(rs.uuid)
+            if current is not None and rs.episode_uuid not in current.record.episodes:
+                self._edit_edge(rs.uuid, episodes=[*current.record.episodes, rs.episode_uuid])
+        self._invalidate(event.edges_invalidated)
+        ep = self.eps.get(event.episode_uuid)
+        if ep is None:
+            return
+        ep.entity_edges = list(event.mentions)
+        ep.extracted = True
+        self.ep_dirty.add(ep.uuid)
+        have = self.mentions_db.get(ep.uuid, set())
+        pending = self.mentions_new.setdefault(ep.uuid, {})
+        for en in event.mentions:
+            if en not in have:
+                pending[en] = None
+
+    def _put_entity(self, group_id: str, rec: EntityRecord) -> None:
+        self.ents[rec.uuid] = EntityState(
+            uuid=rec.uuid,
+            name=rec.name,
+            group_id=group_id,
+            labels=list(rec.labels),
+            created_at=norm_ts(rec.created_at),
+            summary=rec.summary,
+            attributes=rec.attributes,
+        )
+        self.ent_dirty.add(rec.uuid)
+
+    def _put_edge(self, group_id: str, rec: EdgeRecord) -> None:
+        self.edges[rec.uuid] = _Edge(group_id=group_id, record=rec)
+        self.edge_dirty.add(rec.uuid)
+
+    def _edit_edge(self, uuid: str, **changes: Any) -> None:
+        edge = self.edges.get(uuid)
+        if edge is None:
+            return
+        edge.record = msgspec.structs.replace(edge.record, **changes)
+        self.edge_dirty.add(uuid)
+
+    def _invalidate(self, invalidations: Iterable[EdgeInvalidation]) -> None:
+        for inv in invalidations:
+            self._edit_edge(inv.uuid, invalid_at=norm_ts(inv.invalid_at))
+
+    def _merge(self, group_id: str, merge: MergeOutcome) -> None:
+        for alias in merge.aliases:
+            ent = self.ents.get(alias.uuid)
+            if ent is not None:
+                ent.labels = list(alias.labels)
+                ent.attributes = alias.attributes
+                self.ent_dirty.add(alias.uuid)
+        canonical = self.ents.get(merge.canonical_uuid)
+        if canonical is not None:
+            canonical.created_at = norm_ts(merge.canonical_created_at)
+            if merge.canonical_summary is not None:
+                canonical.summary = merge.canonical_summary
+            self.ent_dirty.add(canonical.uuid)
+        for edge in merge.edges_created:
+            self._put_edge(group_id, _norm_edge(edge))
+        self._invalidate(merge.edges_invalidated)
+
+    # -- writing --------------------------------------------------------------------------
+
+    def write(self) -> None:
+        conn = self.conn
+        drop_eps = [
+            u
+            for u in self.ep_dirty
+            if u in self.ep_db and (self.eps[u] is None or u in self.ep_reset)
+        ]
+        if drop_eps:
+            _run(conn, _DELETE_EPISODES, {"keys": sorted(drop_eps)})
+        new_ents: list[dict[str, Any]] = []
+        changed_ents: list[dict[str, Any]] = []
+        for u in sorted(self.ent_dirty):
+            row = msgspec.structs.asdict(self.ents[u])
+            (changed_ents if u in self.ent_db else new_ents).append(row)
+        if changed_ents:
+            _run(conn, _UPDATE_ENTITIES, {"rows": changed_ents})
+        if new_ents:
+            _run(conn, _CREATE_ENTITIES, {"rows": new_ents})
+        new_eps: list[dict[str, Any]] = []
+        changed_eps: list[dict[str, Any]] = []
+        for u in sorted(self.ep_dirty):
+            ep = self.eps[u]
+            if ep is None:
+                continue
+            row = msgspec.structs.asdict(ep)
+            if u in self.ep_db and u not in self.ep_reset:
+                changed_eps.append(row)
+            else:
+                new_eps.append(row)
+        if changed_eps:
+            _run(conn, _UPDATE_EPISODES, {"rows": changed_eps})
+        if new_eps:
+            _run(conn, _CREATE_EPISODES, {"rows": new_eps})
+        self._write_edges()
+        self._write_mentions()
+
+    def _write_edges(self) -> None:
+        dirty = sorted(self.edge_dirty)
+        old_rels = [u for u in dirty if self.edge_db.get(u) == "rel"]
+        old_unbound = [u for u in dirty if self.edge_db.get(u) == "unbound"]
+        if old_rels:
+            _run(self.conn, _DELETE_RELS, {"keys": old_rels})
+        if old_unbound:
+            _run(self.conn, _DELETE_UNBOUND, {"keys": old_unbound})
+        rels: list[dict[str, Any]] = []
+        unbound: list[dict[str, Any]] = []
+        for u in dirty:
+            edge = self.edges[u]
+            src, dst = edge.record.source_uuid, edge.record.target_uuid
+            if src in self.ents and dst in self.ents:
+                rels.append(_edge_row(edge))
+            else:
+                unbound.append(_unbound_row(edge))
+        if rels:
+            _run(self.conn, _CREATE_RELS, {"rows": rels})
+        if unbound:
+            _run(self.conn, _CREATE_UNBOUND, {"rows": unbound})
+
+    def _write_mentions(self) -> None:
+        rows: list[dict[str, Any]] = []
+        for ep_uuid, entities in self.mentions_new.items():
+            ep = self.eps.get(ep_uuid)
+            if ep is None:
+                continue
+            for en in entities:
+                if en in self.ents:
+                    rows.append(
+                        {
+                            "ep": ep_uuid,
+                            "en": en,
+                            "uuid": mention_uuid(ep_uuid, en),
+                            "group_id": ep.group_id,
+                            "created_at": ep.created_at,
+                        }
+                    )
+        if rows:
+            _run(self.conn, _CREATE_MENTIONS, {"rows": rows})
+
+
+def _collect(
+    event: Event,
+    ents: dict[str, None],
+    eps: dict[str, None],
+    edges: dict[str, None],
+    created_ents: dict[str, None],
+) -> None:
+    """Record the uuids ``event`` touches (``edges`` only those that may already exist)."""
+
+    def edge_ends(records: Iterable[EdgeRecord]) -> None:
+        for r in records:
+            ents[r.source_uuid] = None
+            ents[r.target_uuid] = None
+
+    def merge_keys(m: MergeOutcome) -> None:
+        ents[m.canonical_uuid] = None
+        for a in m.aliases:
+            ents[a.uuid] = None
+        edge_ends(m.edges_created)
+        for inv in m.edges_invalidated:
+            edges[inv.uuid] = None
+
+    if isinstance(event, EpisodeAdded):
+        eps[event.uuid] = None
+    elif isinstance(event, EpisodeExtracted):
+        eps[event.episode_uuid] = None
+        for rec in event.entities_created:
+            ents[rec.uuid] = None
+            created_ents[rec.uuid] = None
+        for upd in event.entities_updated:
+            ents[upd.uuid] = None
+        edge_ends(event.edges_created)
+        for rs in event.edges_restated:
+            edges[rs.uuid] = None
+        for inv in event.edges_invalidated:
+            edges[inv.uuid] = None
+        for mentioned in event.mentions:
+            ents[mentioned] = None
+    elif isinstance(event, EntityAsserted):
+        ents[event.entity.uuid] = None
+        created_ents[event.entity.uuid] = None
+    elif isinstance(event, RelationshipAsserted | CrossGroupEdgeAdded):
+        edges[event.edge.uuid] = None
+        edge_ends([event.edge])
+    elif isinstance(event, EntitiesMerged):
+        merge_keys(event.merge)
+    elif isinstance(event, CorrectionsApplied):
+        for m in event.merges:
+            merge_keys(m)
+        for inv in event.retractions:
+            edges[inv.uuid] = None
+    elif isinstance(event, EpisodesDeleted):
+        for u in event.episode_uuids:
+            eps[u] = None
+    elif isinstance(event, RelationTypesChanged):
+        for rt in event.changes:
+            edges[rt.uuid] = None
+    elif isinstance(event, EntityTypesChanged):
+        for et in event.changes:
+            ents[et.uuid] = None
+    elif isinstance(event, PointersRebound):
+        for rb in event.rebinds:
+            edges[rb.uuid] = None
+            ents[rb.source_uuid] = None
+            ents[rb.target_uuid] = None
+
+
+# ---- purge ----------------------------------------------------------------------------
+
+_FOREIGN_RELS_INTO: Final = (
+    "MATCH (a:Entity)-[e:RELATES_TO]->(b:Entity) WHERE e.group_id <> $g AND "
+    f"(a.group_id = $g OR b.group_id = $g) RETURN {EDGE_COLUMNS}"
+)
+_PURGE: Final[tuple[str, ...]] = (
+    "MATCH (:Entity)-[e:RELATES_TO]->(:Entity) WHERE e.group_id = $g DELETE e",
+    "MATCH (n:UnboundEdge) WHERE n.group_id = $g DELETE n",
+    "MATCH (n:Episodic) WHERE n.group_id = $g DETACH DELETE n",
+    "MATCH (n:Entity) WHERE n.group_id = $g DETACH DELETE n",
+)
+
+
+def purge(conn: kuzu.Connection, group_id: str) -> None:
+    """Delete every row of ``group_id`` (inside the caller's transaction).
+
+    Edges of *other* groups that point at the purged entities lose their relationship but not
+    their data: they move to ``UnboundEdge`` (the reference's "foreign edges survive without
+    the hop"), and become relationships again if the entities come back.
+    """
+    foreign = [
+        _unbound_row(_Edge(group_id=g, record=rec))
+        for g, rec in (edge_from_row(r) for r in _rows(conn, _FOREIGN_RELS_INTO, {"g": group_id}))
+    ]
+    for statement in _PURGE:
+        _run(conn, statement, {"g": group_id})
+    if foreign:
+        _run(conn, _CREATE_UNBOUND, {"rows": foreign})
+
+
+# ---- the batch ------------------------------------------------------------------------
+
+
+def _segments(events: list[Event]) -> Iterator[list[Event] | GroupPurged]:
+    current: list[Event] = []
+    for event in events:
+        if isinstance(event, GroupPurged):
+            if current:
+                yield current
+                current = []
+            yield event
+        else:
+            current.append(event)
+    if current:
+        yield current
+
+
+def apply_events(conn: kuzu.Connection, group_id: str, events: list[Event]) -> None:
+    """Apply ``events`` of ``group_id`` inside the caller's open write transaction."""
+    for part in _segments(events):
+        if isinstance(part, GroupPurged):
+            purge(conn, group_id)
+            continue
+        segment = _Segment(conn, group_id, part)
+        segment.load()
+        segment.apply()
+        segment.write()

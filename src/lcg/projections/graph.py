@@ -1,0 +1,261 @@
+"""The graph projection: entities, episodes and relationships in one Kuzu database.
+
+``apply`` writes one batch of one group's events and that group's applied position in a
+single transaction, so the position always describes exactly the data (after a crash the
+database reopens at the last committed batch). There is one writer connection, guarded by a
+lock: Kuzu refuses a second write transaction outright, and a connection whose ``BEGIN``
+failed must never be used again (the next query on it crashes the process), so such a
+connection is replaced. Reads use their own connections from a small pool and may run
+concurrently with each other and with a write (Kuzu gives them a snapshot).
+
+The database file is ``<db_dir>/graph.kuzu``; see ``_graph_schema`` for the tables and
+``_graph_apply`` for how events become statements.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import queue
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, cast
+
+import kuzu
+import msgspec
+
+from lcg.errors import ProjectionError
+from lcg.events.model import EdgeRecord, Event
+from lcg.projections._graph_apply import (
+    EDGE_COLUMNS,
+    apply_events,
+    edge_from_row,
+    purge,
+    ts_text,
+)
+from lcg.projections._graph_schema import DB_FILE, create_schema
+from lcg.projections.rows import GraphCounts
+
+__all__ = ["GraphProjection"]
+
+_SET_POSITION = "MERGE (p:Position {group_id: $g}) SET p.applied_seq = $seq, p.generation = $gen"
+_unbound_decoder = msgspec.json.Decoder(EdgeRecord)
+
+
+def _is_no_txn(exc: BaseException) -> bool:
+    return "No active transaction" in str(exc)
+
+
+class GraphProjection:
+    """The Kuzu-backed graph projection of every group's stream."""
+
+    def __init__(self, db_dir: Path) -> None:
+        """Open (or create) ``<db_dir>/graph.kuzu`` and its schema."""
+        self.path = Path(db_dir) / DB_FILE
+        try:
+            Path(db_dir).mkdir(parents=True, exist_ok=True)
+            self._db = kuzu.Database(str(self.path))
+            self._writer: kuzu.Connection = kuzu.Connection(self._db)
+            create_schema(self._writer)
+        except ProjectionError:
+            raise
+        except Exception as exc:
+            raise ProjectionError(f"cannot open the graph database {self.path}: {exc}") from exc
+        self._write_lock = threading.Lock()
+        self._readers: queue.SimpleQueue[kuzu.Connection] = queue.SimpleQueue()
+        self._closed = False
+
+    # ---- connections ----------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ProjectionError("the graph projection is closed")
+
+    @contextmanager
+    def reader(self) -> Iterator[kuzu.Connection]:
+        """A read connection for the duration of the block (pooled; one thread at a time)."""
+        self._check_open()
+        try:
+            conn = self._readers.get_nowait()
+        except queue.Empty:
+            conn = kuzu.Connection(self._db)
+        try:
+            yield conn
+        finally:
+            self._readers.put(conn)
+
+    def query(self, cypher: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        """All rows of a read query; Kuzu errors become ``ProjectionError``."""
+        with self.reader() as conn:
+            try:
+                result = conn.execute(cypher, params or {})
+                assert isinstance(result, kuzu.QueryResult)
+                return cast(list[list[Any]], result.get_all())
+            except Exception as exc:
+                raise ProjectionError(f"graph query failed: {exc}") from exc
+
+    @contextmanager
+    def _transaction(self, what: str) -> Iterator[kuzu.Connection]:
+        with self._write_lock:
+            self._check_open()
+            conn = self._writer
+            try:
+                conn.execute("BEGIN TRANSACTION")
+            except Exception as exc:
+                # Never touch a connection whose BEGIN failed again.
+                self._writer = kuzu.Connection(self._db)
+                raise ProjectionError(f"cannot start a graph transaction ({what}): {exc}") from exc
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                self._rollback(conn)
+                if isinstance(exc, ProjectionError):
+                    raise
+                if isinstance(exc, Exception):
+                    raise ProjectionError(
+                        f"graph {what} failed and was rolled back: {exc}"
+                    ) from exc
+                raise
+
+    def _rollback(self, conn: kuzu.Connection) -> None:
+        try:
+            conn.execute("ROLLBACK")
+        except Exception as exc:
+            # Kuzu rolls a transaction back by itself when a statement in it fails.
+            if not _is_no_txn(exc):
+                self._writer = kuzu.Connection(self._db)
+
+    # ---- positions -------------------------------------------------------------------
+
+    def position(self, group_id: str) -> tuple[int | None, str | None]:
+        """``(applied seq, generation)`` of ``group_id``; ``(None, None)`` if none recorded."""
+        rows = self.query(
+            "MATCH (p:Position {group_id: $g}) RETURN p.applied_seq, p.generation", {"g": group_id}
+        )
+        if not rows:
+            return None, None
+        return rows[0][0], rows[0][1]
+
+    def positions(self) -> dict[str, tuple[int | None, str | None]]:
+        """Every recorded group position."""
+        rows = self.query("MATCH (p:Position) RETURN p.group_id, p.applied_seq, p.generation")
+        return {g: (seq, gen) for g, seq, gen in rows}
+
+    # ---- writes ----------------------------------------------------------------------
+
+    def apply(self, group_id: str, generation: str, events: list[Event]) -> None:
+        """Apply ``events`` of one group and set its position to the last seq, atomically.
+
+        On any failure nothing of the batch is kept (data and position as before) and a
+        ``ProjectionError`` is raised. An empty batch changes nothing.
+        """
+        if not events:
+            return
+        for event in events:
+            if event.group_id != group_id:
+                raise ProjectionError(
+                    f"event seq {event.seq} belongs to group {event.group_id!r}, not {group_id!r}"
+                )
+        with self._transaction(f"apply of {group_id!r} seq {events[0].seq}..{events[-1].seq}") as c:
+            apply_events(c, group_id, events)
+            c.execute(_SET_POSITION, {"g": group_id, "seq": events[-1].seq, "gen": generation})
+
+    def purge_group(self, group_id: str) -> None:
+        """Delete every row of ``group_id`` and its position (one transaction)."""
+        with self._transaction(f"purge of {group_id!r}") as c:
+            purge(c, group_id)
+            c.execute("MATCH (p:Position {group_id: $g}) DELETE p", {"g": group_id})
+
+    # ---- digest and counts -------------------------------------------------------------
+
+    def digest(self, group_id: str) -> str:
+        """Canonical sha256 of the group's entities, edges (unbound too), episodes, mentions.
+
+        Rows are sorted by uuid and include every column; timestamps are hashed as RFC 3339
+        with microseconds. How an edge is stored (relationship or unbound) does not matter.
+        """
+        g = {"g": group_id}
+        h = hashlib.sha256()
+        enc = msgspec.json.Encoder()
+
+        def section(name: str, rows: list[Any]) -> None:
+            h.update(f"#{name} {len(rows)}\n".encode())
+            for row in rows:
+                h.update(enc.encode(row))
+                h.update(b"\n")
+
+        entities = self.query(
+            "MATCH (e:Entity) WHERE e.group_id = $g RETURN e.uuid, e.name, e.group_id, "
+            "e.labels, e.created_at, e.summary, e.attributes ORDER BY e.uuid",
+            g,
+        )
+        section("entities", [[*r[:4], ts_text(r[4]), *r[5:]] for r in entities])
+        edges = [
+            edge_from_row(r)[1]
+            for r in self.query(
+                "MATCH (a:Entity)-[e:RELATES_TO]->(b:Entity) WHERE e.group_id = $g "
+                f"RETURN {EDGE_COLUMNS}",
+                g,
+            )
+        ]
+        unbound = self.query("MATCH (n:UnboundEdge) WHERE n.group_id = $g RETURN n.data", g)
+        edges.extend(_unbound_decoder.decode(r[0]) for r in unbound)
+        edges.sort(key=lambda e: (e.uuid, e.source_uuid, e.target_uuid))
+        section("edges", edges)
+        episodes = self.query(
+            "MATCH (p:Episodic) WHERE p.group_id = $g RETURN p.uuid, p.name, p.group_id, "
+            "p.created_at, p.source, p.source_description, p.content, p.valid_at, "
+            "p.entity_edges, p.content_hash, p.extracted ORDER BY p.uuid",
+            g,
+        )
+        section(
+            "episodes",
+            [[*r[:3], ts_text(r[3]), *r[4:7], ts_text(r[7]), *r[8:]] for r in episodes],
+        )
+        mentions = self.query(
+            "MATCH (p:Episodic)-[m:MENTIONS]->(n:Entity) WHERE m.group_id = $g "
+            "RETURN m.uuid, p.uuid, n.uuid, m.group_id, m.created_at",
+            g,
+        )
+        section(
+            "mentions", sorted([[*r[:4], ts_text(r[4])] for r in mentions], key=lambda r: r[:3])
+        )
+        return h.hexdigest()
+
+    def counts(self, group_id: str | None = None) -> GraphCounts:
+        """Row counts of one group (or of all groups); ``edges`` includes unbound edges."""
+        where = "" if group_id is None else " WHERE x.group_id = $g"
+        params = {} if group_id is None else {"g": group_id}
+
+        def count(pattern: str, extra: str = "") -> int:
+            cond = where
+            if extra:
+                cond = f"{where} AND {extra}" if where else f" WHERE {extra}"
+            rows = self.query(f"MATCH {pattern}{cond} RETURN count(*)", params)
+            return int(rows[0][0])
+
+        rels = count("(:Entity)-[x:RELATES_TO]->(:Entity)")
+        unbound = count("(x:UnboundEdge)")
+        return GraphCounts(
+            entities=count("(x:Entity)"),
+            edges=rels + unbound,
+            episodes=count("(x:Episodic)"),
+            pending_episodes=count("(x:Episodic)", "x.extracted = false"),
+            unbound_edges=unbound,
+        )
+
+    def close(self) -> None:
+        """Close every connection and the database (idempotent)."""
+        with self._write_lock:
+            if self._closed:
+                return
+            self._closed = True
+            while True:
+                try:
+                    self._readers.get_nowait().close()
+                except queue.Empty:
+                    break
+            self._writer.close()
+            self._db.close()

@@ -1,0 +1,454 @@
+"""Graph reads (lcg-api §3.5, and the lookups behind deletion, assertion and merges).
+
+Every function takes the ``GraphProjection`` and runs on one of its read connections, so
+reads run concurrently with each other. ``group_ids=None`` means every group and ``[]``
+means none: the caller maps the reference's collapse/preserve-empty parsing onto that.
+Relationships are returned only when both endpoints exist (unbound edges are invisible).
+Where the reference leaves an order unspecified, rows come sorted by uuid so results are
+reproducible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+import msgspec
+
+from lcg.projections._graph_apply import EDGE_COLUMNS, edge_from_row
+from lcg.projections.graph import GraphProjection
+from lcg.projections.rows import EdgeRow, EntityRow, EpisodeRow, GroupCounts, render_ts
+
+__all__ = [
+    "active_edges_between",
+    "edges_by_group",
+    "edges_by_uuids",
+    "entities_by_name",
+    "entities_by_source",
+    "entities_by_uuids",
+    "entity_neighbors",
+    "episode_by_content_hash",
+    "episodes_by_chunk",
+    "episodes_by_source",
+    "episodes_by_uuids",
+    "find_entity_by_name",
+    "get_episodes",
+    "group_counts",
+    "list_entities",
+    "list_relationships",
+    "nodes_by_group",
+    "pending_episodes",
+    "unbound_impacts",
+]
+
+_ENTITY: Final = "e.uuid, e.name, e.group_id, e.labels, e.created_at, e.summary, e.attributes"
+_EPISODE: Final = (
+    "p.uuid, p.name, p.group_id, p.created_at, p.source, p.source_description, p.content, "
+    "p.valid_at, p.entity_edges"
+)
+_REL: Final = "(a:Entity)-[e:RELATES_TO]->(b:Entity)"
+_MERGED: Final = "Merged"
+
+
+# ---- row builders ---------------------------------------------------------------------
+
+
+def _entity(row: list[Any]) -> EntityRow:
+    return EntityRow(
+        uuid=row[0],
+        name=row[1] or "",
+        group_id=row[2] or "",
+        labels=list(row[3] or []),
+        created_at=render_ts(row[4]) or "",
+        summary=row[5] or "",
+        attributes=row[6] if row[6] is not None else "{}",
+    )
+
+
+def _edge(row: list[Any]) -> EdgeRow:
+    group_id, rec = edge_from_row(row)
+    return EdgeRow(
+        uuid=rec.uuid,
+        name=rec.name,
+        source_node_uuid=rec.source_uuid,
+        target_node_uuid=rec.target_uuid,
+        group_id=group_id or "",
+        fact=rec.fact,
+        created_at=render_ts(row[11]) or "",
+        valid_at=render_ts(row[6]),
+        invalid_at=render_ts(row[7]),
+        attributes=rec.attributes,
+        relation_type=rec.relation_type or None,
+    )
+
+
+def _episode(row: list[Any]) -> EpisodeRow:
+    return EpisodeRow(
+        uuid=row[0],
+        name=row[1] or "",
+        group_id=row[2] or "",
+        created_at=render_ts(row[3]) or "",
+        source=row[4] or "",
+        source_description=row[5] or "",
+        content=row[6] or "",
+        valid_at=render_ts(row[7]),
+        entity_edges=list(row[8] or []),
+    )
+
+
+def _groups(var: str, group_ids: Sequence[str] | None, params: dict[str, Any]) -> str:
+    """A ``var.group_id IN $groups`` condition (``"true"`` for every group)."""
+    if group_ids is None:
+        return "true"
+    params["groups"] = list(group_ids)
+    return f"{var}.group_id IN $groups"
+
+
+def _in_order(rows: dict[str, Any], uuids: Sequence[str]) -> list[Any]:
+    seen: set[str] = set()
+    out = []
+    for u in uuids:
+        if u in rows and u not in seen:
+            seen.add(u)
+            out.append(rows[u])
+    return out
+
+
+# ---- by uuid --------------------------------------------------------------------------
+
+
+def entities_by_uuids(graph: GraphProjection, uuids: Sequence[str]) -> list[EntityRow]:
+    """The entities with these uuids, in the given order (missing ones skipped)."""
+    if not uuids:
+        return []
+    rows = graph.query(
+        f"UNWIND $keys AS k MATCH (e:Entity {{uuid: k}}) RETURN {_ENTITY}", {"keys": list(uuids)}
+    )
+    return _in_order({r[0]: _entity(r) for r in rows}, uuids)
+
+
+def edges_by_uuids(graph: GraphProjection, uuids: Sequence[str]) -> list[EdgeRow]:
+    """The (bound) relationships with these uuids, in the given order."""
+    if not uuids:
+        return []
+    rows = graph.query(
+        f"UNWIND $keys AS k MATCH {_REL} WHERE e.uuid = k RETURN {EDGE_COLUMNS}",
+        {"keys": list(uuids)},
+    )
+    return _in_order({r[0]: _edge(r) for r in rows}, uuids)
+
+
+def episodes_by_uuids(graph: GraphProjection, uuids: Sequence[str]) -> list[EpisodeRow]:
+    """The episodes with these uuids, in the given order."""
+    if not uuids:
+        return []
+    rows = graph.query(
+        f"UNWIND $keys AS k MATCH (p:Episodic {{uuid: k}}) RETURN {_EPISODE}",
+        {"keys": list(uuids)},
+    )
+    return _in_order({r[0]: _episode(r) for r in rows}, uuids)
+
+
+# ---- by group -------------------------------------------------------------------------
+
+
+def get_episodes(graph: GraphProjection, group_id: str, last_n: int) -> list[EpisodeRow]:
+    """The ``last_n`` newest episodes of a group (created_at descending, then uuid)."""
+    if last_n <= 0:
+        return []
+    rows = graph.query(
+        f"MATCH (p:Episodic) WHERE p.group_id = $g RETURN {_EPISODE} "
+        "ORDER BY p.created_at DESC, p.uuid LIMIT $n",
+        {"g": group_id, "n": last_n},
+    )
+    return [_episode(r) for r in rows]
+
+
+def nodes_by_group(graph: GraphProjection, group_ids: Sequence[str] | None) -> list[EntityRow]:
+    """Every entity of these groups (by uuid, no enrichment)."""
+    if group_ids == []:
+        return []
+    params: dict[str, Any] = {}
+    cond = _groups("e", group_ids, params)
+    rows = graph.query(f"MATCH (e:Entity) WHERE {cond} RETURN {_ENTITY} ORDER BY e.uuid", params)
+    return [_entity(r) for r in rows]
+
+
+def edges_by_group(graph: GraphProjection, group_ids: Sequence[str] | None) -> list[EdgeRow]:
+    """Every relationship owned by these groups (the edge's own group; by uuid)."""
+    if group_ids == []:
+        return []
+    params: dict[str, Any] = {}
+    cond = _groups("e", group_ids, params)
+    rows = graph.query(f"MATCH {_REL} WHERE {cond} RETURN {EDGE_COLUMNS} ORDER BY e.uuid", params)
+    return [_edge(r) for r in rows]
+
+
+# ---- enrichment -----------------------------------------------------------------------
+
+
+def _mentioning(
+    graph: GraphProjection, entity_uuids: Sequence[str], group_ids: Sequence[str] | None
+) -> dict[str, list[tuple[str, str]]]:
+    """entity uuid → [(episode uuid, source_description)] of the episodes mentioning it."""
+    if not entity_uuids:
+        return {}
+    params: dict[str, Any] = {"keys": list(dict.fromkeys(entity_uuids))}
+    cond = "true" if not group_ids else _groups("p", group_ids, params)
+    rows = graph.query(
+        "UNWIND $keys AS k MATCH (p:Episodic)-[:MENTIONS]->(e:Entity {uuid: k}) "
+        f"WHERE {cond} RETURN e.uuid, p.uuid, p.source_description "
+        "ORDER BY p.created_at, p.uuid",
+        params,
+    )
+    out: dict[str, list[tuple[str, str]]] = {}
+    for en, ep, desc in rows:
+        out.setdefault(en, []).append((ep, desc or ""))
+    return out
+
+
+def _enrich_entities(
+    graph: GraphProjection, rows: list[EntityRow], group_ids: Sequence[str] | None
+) -> list[EntityRow]:
+    found = _mentioning(graph, [r.uuid for r in rows], group_ids)
+    for row in rows:
+        pairs = found.get(row.uuid, [])
+        row.episode_uuids = [p[0] for p in pairs]
+        row.source_descriptions = [p[1] for p in pairs]
+    return rows
+
+
+def _enrich_edges(
+    graph: GraphProjection, rows: list[EdgeRow], group_ids: Sequence[str] | None
+) -> list[EdgeRow]:
+    ends = [u for r in rows for u in (r.source_node_uuid, r.target_node_uuid)]
+    found = _mentioning(graph, ends, group_ids)
+    for row in rows:
+        merged: dict[str, str] = {}
+        for end in (row.source_node_uuid, row.target_node_uuid):
+            for ep, desc in found.get(end, []):
+                merged.setdefault(ep, desc)
+        row.episode_uuids = list(merged)
+        row.source_descriptions = list(merged.values())
+    return rows
+
+
+# ---- listings -------------------------------------------------------------------------
+
+
+def list_entities(
+    graph: GraphProjection, num_results: int, group_ids: Sequence[str] | None
+) -> list[EntityRow]:
+    """Up to ``num_results`` entities, uuid descending, enriched with their episodes."""
+    if group_ids == [] or num_results <= 0:
+        return []
+    params: dict[str, Any] = {"n": num_results}
+    cond = _groups("e", group_ids, params)
+    rows = graph.query(
+        f"MATCH (e:Entity) WHERE {cond} RETURN {_ENTITY} ORDER BY e.uuid DESC LIMIT $n", params
+    )
+    return _enrich_entities(graph, [_entity(r) for r in rows], group_ids)
+
+
+def list_relationships(
+    graph: GraphProjection, num_results: int, group_ids: Sequence[str] | None
+) -> list[EdgeRow]:
+    """Up to ``num_results`` relationships, uuid descending, enriched with their episodes."""
+    if group_ids == [] or num_results <= 0:
+        return []
+    params: dict[str, Any] = {"n": num_results}
+    cond = _groups("e", group_ids, params)
+    rows = graph.query(
+        f"MATCH {_REL} WHERE {cond} RETURN {EDGE_COLUMNS} ORDER BY e.uuid DESC LIMIT $n", params
+    )
+    return _enrich_edges(graph, [_edge(r) for r in rows], group_ids)
+
+
+def entity_neighbors(
+    graph: GraphProjection,
+    entity_uuid: str,
+    num_results: int,
+    group_ids: Sequence[str] | None,
+) -> tuple[list[EntityRow], list[EdgeRow]]:
+    """(far endpoints, edges) around an entity: outgoing then incoming, uuid desc, ≤ n edges.
+
+    ``group_ids`` filters the edges' own group. Both lists are enriched.
+    """
+    if group_ids == [] or num_results <= 0:
+        return [], []
+    params: dict[str, Any] = {"u": entity_uuid, "n": num_results}
+    cond = _groups("e", group_ids, params)
+    out_rows = graph.query(
+        f"MATCH {_REL} WHERE a.uuid = $u AND {cond} RETURN {EDGE_COLUMNS} "
+        "ORDER BY e.uuid DESC LIMIT $n",
+        params,
+    )
+    in_rows = graph.query(
+        f"MATCH {_REL} WHERE b.uuid = $u AND {cond} RETURN {EDGE_COLUMNS} "
+        "ORDER BY e.uuid DESC LIMIT $n",
+        params,
+    )
+    edges = [_edge(r) for r in [*out_rows, *in_rows][:num_results]]
+    far = [
+        e.target_node_uuid if e.source_node_uuid == entity_uuid else e.source_node_uuid
+        for e in edges
+    ]
+    nodes = entities_by_uuids(graph, list(dict.fromkeys(far)))
+    return _enrich_entities(graph, nodes, group_ids), _enrich_edges(graph, edges, group_ids)
+
+
+def entities_by_source(
+    graph: GraphProjection, source: str, num_results: int, group_ids: Sequence[str] | None
+) -> list[EntityRow]:
+    """Distinct entities mentioned by episodes whose source_description contains ``source``."""
+    if group_ids == [] or num_results <= 0:
+        return []
+    params: dict[str, Any] = {"s": source, "n": num_results}
+    cond = _groups("e", group_ids, params)
+    rows = graph.query(
+        "MATCH (p:Episodic)-[:MENTIONS]->(e:Entity) "
+        f"WHERE contains(p.source_description, $s) AND {cond} "
+        f"WITH DISTINCT e RETURN {_ENTITY} ORDER BY e.uuid LIMIT $n",
+        params,
+    )
+    return _enrich_entities(graph, [_entity(r) for r in rows], group_ids)
+
+
+# ---- lookups used by commands ---------------------------------------------------------
+
+
+def entities_by_name(graph: GraphProjection, group_id: str, name: str) -> list[EntityRow]:
+    """Entities of the group whose trimmed name equals ``name`` case-insensitively.
+
+    Ordered non-``Merged`` first, then earliest created_at, then uuid.
+    """
+    rows = graph.query(
+        "MATCH (e:Entity) WHERE e.group_id = $g AND lower(trim(e.name)) = $n "
+        f"RETURN {_ENTITY}, list_contains(e.labels, $merged) AS m "
+        "ORDER BY m, e.created_at, e.uuid",
+        {"g": group_id, "n": name.strip().lower(), "merged": _MERGED},
+    )
+    return [_entity(r) for r in rows]
+
+
+def find_entity_by_name(graph: GraphProjection, group_id: str, name: str) -> EntityRow | None:
+    """The winner of ``entities_by_name`` (``None`` when no entity has that name)."""
+    found = entities_by_name(graph, group_id, name)
+    return found[0] if found else None
+
+
+def active_edges_between(
+    graph: GraphProjection, group_id: str, source_uuid: str, name: str, target_uuid: str
+) -> list[EdgeRow]:
+    """Current (not invalidated) ``name`` edges source→target owned by the group.
+
+    Earliest created_at first, then uuid.
+    """
+    rows = graph.query(
+        f"MATCH {_REL} WHERE a.uuid = $s AND b.uuid = $t AND e.group_id = $g "
+        f"AND e.name = $name AND e.invalid_at IS NULL RETURN {EDGE_COLUMNS} "
+        "ORDER BY e.created_at, e.uuid",
+        {"s": source_uuid, "t": target_uuid, "g": group_id, "name": name},
+    )
+    return [_edge(r) for r in rows]
+
+
+def episodes_by_source(
+    graph: GraphProjection, source_file: str, group_ids: Sequence[str] | None
+) -> list[EpisodeRow]:
+    """Episodes whose source_description is ``source_file`` or starts with ``source_file:``."""
+    if group_ids == []:
+        return []
+    params: dict[str, Any] = {"s": source_file, "prefix": f"{source_file}:"}
+    cond = _groups("p", group_ids, params)
+    rows = graph.query(
+        "MATCH (p:Episodic) WHERE (p.source_description = $s OR "
+        f"starts_with(p.source_description, $prefix)) AND {cond} "
+        f"RETURN {_EPISODE} ORDER BY p.uuid",
+        params,
+    )
+    return [_episode(r) for r in rows]
+
+
+def episodes_by_chunk(
+    graph: GraphProjection, chunk_id: str, group_ids: Sequence[str] | None
+) -> list[EpisodeRow]:
+    """Episodes named ``chunk_id``."""
+    if group_ids == []:
+        return []
+    params: dict[str, Any] = {"c": chunk_id}
+    cond = _groups("p", group_ids, params)
+    rows = graph.query(
+        f"MATCH (p:Episodic) WHERE p.name = $c AND {cond} RETURN {_EPISODE} ORDER BY p.uuid",
+        params,
+    )
+    return [_episode(r) for r in rows]
+
+
+def episode_by_content_hash(
+    graph: GraphProjection, group_id: str, content_hash: str
+) -> EpisodeRow | None:
+    """The earliest episode of the group with this content hash (``None`` if none)."""
+    if not content_hash:
+        return None
+    rows = graph.query(
+        "MATCH (p:Episodic) WHERE p.group_id = $g AND p.content_hash = $h "
+        f"RETURN {_EPISODE} ORDER BY p.created_at, p.uuid LIMIT 1",
+        {"g": group_id, "h": content_hash},
+    )
+    return _episode(rows[0]) if rows else None
+
+
+def pending_episodes(graph: GraphProjection, group_id: str, limit: int) -> list[EpisodeRow]:
+    """Up to ``limit`` episodes of the group not extracted yet, oldest first."""
+    if limit <= 0:
+        return []
+    rows = graph.query(
+        "MATCH (p:Episodic) WHERE p.group_id = $g AND p.extracted = false "
+        f"RETURN {_EPISODE} ORDER BY p.created_at, p.uuid LIMIT $n",
+        {"g": group_id, "n": limit},
+    )
+    return [_episode(r) for r in rows]
+
+
+def group_counts(graph: GraphProjection, group_ids: Sequence[str]) -> list[GroupCounts]:
+    """Per group, what a purge would remove (edges owned by it, unbound ones included)."""
+    out = []
+    for g in group_ids:
+        c = graph.counts(g)
+        out.append(GroupCounts(group_id=g, entities=c.entities, episodes=c.episodes, edges=c.edges))
+    return out
+
+
+def unbound_impacts(graph: GraphProjection, group_ids: Sequence[str]) -> dict[str, int]:
+    """Owning group → number of its cross-group pointers into ``group_ids`` (other owners).
+
+    These are the pointers a purge of ``group_ids`` would leave unbound (lcg-api §5.10).
+    """
+    purged = set(group_ids)
+    params: dict[str, Any] = {"groups": list(purged)}
+    rows = graph.query(
+        f"MATCH {_REL} WHERE NOT e.group_id IN $groups AND e.invalid_at IS NULL AND "
+        "contains(e.attributes, 'cross_group_pointers') RETURN e.group_id, e.attributes",
+        params,
+    )
+    for owner, data in graph.query(
+        "MATCH (n:UnboundEdge) WHERE NOT n.group_id IN $groups RETURN n.group_id, n.data", params
+    ):
+        rec = msgspec.json.decode(data)
+        if rec.get("invalid_at") is None:
+            rows.append([owner, rec.get("attributes", "{}")])
+    out: dict[str, int] = {}
+    for owner, attributes in rows:
+        try:
+            attrs = msgspec.json.decode(attributes or "{}")
+        except msgspec.DecodeError:
+            continue
+        pointers = attrs.get("cross_group_pointers") if isinstance(attrs, dict) else None
+        if not isinstance(pointers, dict):
+            continue
+        for side in ("src", "dst"):
+            ptr = pointers.get(side)
+            if isinstance(ptr, dict) and ptr.get("source_group_id") in purged:
+                out[owner] = out.get(owner, 0) + 1
+    return dict(sorted(out.items()))
