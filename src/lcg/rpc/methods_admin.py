@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from lcg.errors import InvalidParamsError, LcgError, MarkError, RebuildRefusedError, StreamError
-from lcg.events.layout import DEFAULT_GROUP
 from lcg.events.marks import MarkInfo, create_mark, delete_mark, list_marks
 from lcg.events.segments import list_segments
 from lcg.ingest import cross_group, deletion
@@ -21,6 +20,7 @@ from lcg.projections.cypher import check_read_only
 from lcg.projections.dump import dump_groups
 from lcg.projections.projector import ReplayProgress, ReplayResult
 from lcg.projections.status import build_status, degraded_status
+from lcg.projections.verify import verify_workspace
 from lcg.rpc.params import bool_param, group_id, required_group_ids, str_param
 from lcg.rpc.registry import CallContext, MethodSpec, ParamSpec
 
@@ -388,6 +388,11 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
             indexes_rebuilt=True,
         )
 
+    async def verify(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
+        raw = p.get("group_ids")
+        groups = [g for g in raw if isinstance(g, str)] if isinstance(raw, list) else None
+        return await app.run(verify_workspace, app.ws, groups or None)
+
     async def close(ctx: CallContext, p: dict[str, Any]) -> Closed:
         ctx.request_shutdown()
         return Closed()
@@ -520,6 +525,13 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
             exempt=True,
         ),
         MethodSpec(
+            "knowledge_verify",
+            "admin",
+            verify,
+            "Replay the streams into scratch projections and compare digests (lcg verify).",
+            (ParamSpec("group_ids", "array", items="string", description="groups (default all)"),),
+        ),
+        MethodSpec(
             "knowledge_close",
             "admin",
             close,
@@ -528,5 +540,3 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
         ),
     ]
 
-
-_ = DEFAULT_GROUP

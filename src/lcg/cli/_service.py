@@ -1,0 +1,75 @@
+"""How admin commands reach a workspace: the running service's socket, or the files directly.
+
+``lcg replay``, ``dump``, ``status`` and ``verify`` talk to ``lcg serve`` when one answers on
+the workspace socket (the service holds the workspace; a second opener would be refused), and
+open the workspace themselves when none does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from lcg.config import Config
+from lcg.rpc.client import Client
+
+__all__ = ["ProgressBar", "config_of", "live_client", "print_json"]
+
+
+def config_of(args: argparse.Namespace) -> Config:
+    """The settings for the workspace the command names (``-C DIR``, default CWD)."""
+    workspace = getattr(args, "workspace", None)
+    return Config.from_env(Path(workspace) if workspace else None)
+
+
+def live_client(config: Config) -> Client | None:
+    """A client of the workspace's running service, or ``None`` if no service answers."""
+    if not config.socket_path.exists():
+        return None
+    client = Client(config.socket_path, timeout=None)
+    try:
+        client.call("health_check", {})
+    except Exception:  # noqa: BLE001 - any failure means "no live service here"
+        client.close()
+        return None
+    return client
+
+
+def print_json(value: Any) -> None:
+    """Print a Struct or builtin value as indented JSON."""
+    data = msgspec.json.encode(value)
+    sys.stdout.write(msgspec.json.format(data, indent=2).decode() + "\n")
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr, shown only on a terminal and unless silenced."""
+
+    def __init__(self, label: str, *, silent: bool = False) -> None:
+        self.label = label
+        self.enabled = not silent and sys.stderr.isatty()
+        self._last = ""
+
+    def update(self, done: int, total: int | None, extra: str = "") -> None:
+        """Redraw with ``done`` of ``total`` (``None`` = unknown)."""
+        if not self.enabled:
+            return
+        if total:
+            frac = min(1.0, done / total)
+            bar = "#" * int(frac * 30)
+            line = f"\r{self.label} [{bar:<30}] {done}/{total} {extra}"
+        else:
+            line = f"\r{self.label} {done} {extra}"
+        if line != self._last:
+            sys.stderr.write(line[:120])
+            sys.stderr.flush()
+            self._last = line
+
+    def done(self) -> None:
+        """Finish the line."""
+        if self.enabled and self._last:
+            sys.stderr.write("\n")
+            sys.stderr.flush()

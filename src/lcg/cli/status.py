@@ -1,0 +1,85 @@
+"""``lcg status``: per-group positions, generations, hydration and counts."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import msgspec
+
+from lcg.cli._service import config_of, live_client, print_json
+
+__all__ = ["register"]
+
+_HELP = """Show the workspace: per group the stream's max seq, each projection's applied seq,
+the generation and its status, hydration status, counts and pending extractions.
+Exits 1 when the workspace is not healthy (degraded, or a stream ahead of its projections).
+
+Example:
+  lcg status
+  lcg status --json | jq .wal_groups
+"""
+
+
+def _fetch(args: argparse.Namespace) -> dict[str, Any]:
+    config = config_of(args)
+    client = live_client(config)
+    if client is not None:
+        with client:
+            result = client.call("knowledge_status", {})
+        result["served_by"] = "service"
+        return dict(result)
+    from lcg.projections.status import build_status
+    from lcg.projections.workspace import Workspace
+
+    with Workspace.open(config) as ws:
+        data = msgspec.to_builtins(build_status(ws))
+    data["served_by"] = "direct"
+    return dict(data)
+
+
+def _run(args: argparse.Namespace) -> int:
+    data = _fetch(args)
+    if args.json:
+        print_json(data)
+    else:
+        _print_table(data)
+    healthy = data.get("queryable", False) and all(
+        g.get("hydration_status") != "wal_ahead" for g in data.get("wal_groups", {}).values()
+    )
+    return 0 if healthy else 1
+
+
+def _print_table(data: dict[str, Any]) -> None:
+    if not data.get("queryable"):
+        print(f"degraded: {data.get('reason')}")
+        return
+    print(
+        f"workspace: {data['entity_count']} entities, {data['relationship_count']} relationships, "
+        f"{data['episode_count']} episodes ({data.get('pending_episodes', 0)} pending extraction)"
+    )
+    print(f"embedder:  {data['embedding_model']} ({data['embedding_dim']}-d)  [{data['served_by']}]")
+    header = f"{'group':<20} {'max_seq':>8} {'applied':>8} {'hydration':<10} {'generation':<34} model"
+    print(header)
+    for gid, g in data.get("wal_groups", {}).items():
+        print(
+            f"{gid:<20} {_n(g['max_seq']):>8} {_n(g['applied_seq']):>8} "
+            f"{g['hydration_status']:<10} {(g['generation'] or '-') + ' (' + g['generation_status'] + ')':<34} "
+            f"{g['embedding_model_status']}"
+        )
+
+
+def _n(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``lcg status``."""
+    p = subparsers.add_parser(
+        "status",
+        help="show positions, generations and counts per group",
+        description=_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_run)

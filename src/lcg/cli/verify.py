@@ -1,0 +1,59 @@
+"""``lcg verify``: replay the streams into scratch projections and compare digests."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import msgspec
+
+from lcg.cli._service import config_of, live_client, print_json
+
+__all__ = ["register"]
+
+_HELP = """Prove the projections are exact functions of the streams: replay every group (or
+one) into temporary projections and compare the graph, text and vector digests with the live
+ones. Exits 1 on any difference.
+
+Example:
+  lcg verify
+  lcg verify --group liminis --json
+"""
+
+
+def _run(args: argparse.Namespace) -> int:
+    config = config_of(args)
+    params = {"group_ids": [args.group]} if args.group else {}
+    client = live_client(config)
+    report: dict[str, Any]
+    if client is not None:
+        with client:
+            report = client.call("knowledge_verify", params)
+    else:
+        from lcg.projections.verify import verify_workspace
+        from lcg.projections.workspace import Workspace
+
+        with Workspace.open(config) as ws:
+            groups = [args.group] if args.group else None
+            report = msgspec.to_builtins(verify_workspace(ws, groups))
+    if args.json:
+        print_json(report)
+    else:
+        for g in report["groups"]:
+            verdict = "ok" if g["equal"] else "DIFFERENT: " + ", ".join(g["differing"])
+            print(f"{g['group_id']:<24} applied seq {g['applied_seq']}: {verdict}")
+        print("verify: ok" if report["ok"] else "verify: FAILED")
+    return 0 if report["ok"] else 1
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``lcg verify``."""
+    p = subparsers.add_parser(
+        "verify",
+        help="replay the streams and compare digests with the projections",
+        description=_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--group", default=None, help="one group (default: every group)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=_run)
