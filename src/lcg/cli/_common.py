@@ -1,0 +1,121 @@
+"""Helpers shared by the command modules: the workspace, output, help text with examples."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from lcg.config import Config
+from lcg.errors import StreamError
+from lcg.events.groups import encode_group, list_groups
+from lcg.events.layout import DEFAULT_GROUP
+
+__all__ = [
+    "Handler",
+    "add_command",
+    "add_group_option",
+    "add_json_option",
+    "config_from",
+    "emit_json",
+    "format_table",
+    "group_dir",
+    "non_negative",
+    "selected_groups",
+]
+
+#: A subcommand's implementation: parsed arguments in, exit status out.
+Handler = Callable[[argparse.Namespace], int]
+
+_json = msgspec.json.Encoder()
+
+
+def add_command(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    *,
+    summary: str,
+    example: str,
+    func: Handler,
+    details: str = "",
+) -> argparse.ArgumentParser:
+    """Add subcommand ``name`` whose help is ``summary``, optional ``details``, then an example."""
+    body = textwrap.dedent(example).strip("\n")
+    description = summary if not details else f"{summary}\n\n{textwrap.dedent(details).strip()}"
+    parser = subparsers.add_parser(
+        name,
+        help=summary.rstrip("."),
+        description=description,
+        epilog="Example:\n" + textwrap.indent(body, "  "),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(func=func)
+    return parser
+
+
+def add_group_option(parser: argparse.ArgumentParser, *, every: bool) -> None:
+    """``--group G``: one group; absent means every group (``every``) or the default group."""
+    default = None if every else DEFAULT_GROUP
+    fallback = "every group" if every else f"{DEFAULT_GROUP!r}"
+    parser.add_argument(
+        "-g", "--group", default=default, metavar="G", help=f"the group id (default: {fallback})"
+    )
+
+
+def add_json_option(parser: argparse.ArgumentParser) -> None:
+    """``--json``: machine-readable output."""
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def non_negative(text: str) -> int:
+    """An argparse type: an integer >= 0 (anything else is a usage error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return value
+
+
+def config_from(args: argparse.Namespace) -> Config:
+    """The settings for the workspace named by ``-C`` (default: the current directory)."""
+    workspace: Path | None = args.workspace
+    return Config.from_env(workspace)
+
+
+def group_dir(config: Config, group_id: str, *, must_exist: bool = True) -> Path:
+    """The stream directory of ``group_id``; a ``StreamError`` if it must exist and does not."""
+    path = config.wal_dir / encode_group(group_id)
+    if must_exist and not path.is_dir():
+        raise StreamError(
+            f"group {group_id!r} has no stream under {config.wal_dir} "
+            "(run `lcg wal ls` to see the groups, or pass -C for another workspace)"
+        )
+    return path
+
+
+def selected_groups(config: Config, group_id: str | None) -> list[str]:
+    """``[group_id]`` if given (it must exist), else every group of the workspace."""
+    if group_id is not None:
+        group_dir(config, group_id)
+        return [group_id]
+    return list_groups(config.wal_dir)
+
+
+def emit_json(value: Any) -> None:
+    """Print ``value`` (msgspec-encodable) as one line of JSON."""
+    sys.stdout.write(_json.encode(value).decode() + "\n")
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """Left-aligned columns separated by two spaces; ``None`` prints as ``-``."""
+    cells = [list(headers)] + [["-" if c is None else str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    return "\n".join(lines)
