@@ -22,7 +22,9 @@ from lcg.rpc.errors import RemoteError, TransportError
 def _testapp() -> ModuleType:
     name = "lcg_rpc_testapp"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("rpc_testapp.py"))
+        spec = importlib.util.spec_from_file_location(
+            name, Path(__file__).with_name("rpc_testapp.py")
+        )
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
@@ -141,7 +143,11 @@ def test_reference_style_raw_client(served: tuple[Any, Any, Path]) -> None:
     reader = sock.makefile("r")
 
     def rpc(method: str, params: dict[str, Any], rid: int) -> Any:
-        sock.sendall((json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}) + "\n").encode())
+        sock.sendall(
+            (
+                json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}) + "\n"
+            ).encode()
+        )
         return json.loads(reader.readline())["result"]
 
     try:

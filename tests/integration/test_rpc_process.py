@@ -62,8 +62,12 @@ def slow_call(sock: Path, seconds: float) -> tuple[socket.socket, Any]:
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.settimeout(30)
     conn.connect(str(sock))
-    req = {"jsonrpc": "2.0", "id": 1, "method": "knowledge_slow",
-           "params": {"seconds": seconds, "_progress_token": True}}
+    req = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "knowledge_slow",
+        "params": {"seconds": seconds, "_progress_token": True},
+    }
     conn.sendall(json.dumps(req).encode() + b"\n")
     reader = conn.makefile("rb")
     assert json.loads(reader.readline()) == {"type": "progress", "message": "started"}
@@ -86,7 +90,9 @@ def test_sigterm_drains_the_in_flight_call(workdir: Path) -> None:
     states = [r for r in telemetry(log) if r.get("type") == "service_state"]
     assert [r["state"] for r in states][-2:] == ["shutting_down", "stopped"]
     assert states[-1]["detail"] == {"drained": 1, "cancelled": 0}
-    assert any(r.get("type") == "ipc_call" and r["method"] == "knowledge_slow" for r in telemetry(log))
+    assert any(
+        r.get("type") == "ipc_call" and r["method"] == "knowledge_slow" for r in telemetry(log)
+    )
 
 
 def test_sigterm_cancels_past_the_shutdown_timeout(workdir: Path) -> None:

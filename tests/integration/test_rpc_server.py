@@ -23,7 +23,9 @@ from lcg.errors import ConfigError
 def _testapp() -> ModuleType:
     name = "lcg_rpc_testapp"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("rpc_testapp.py"))
+        spec = importlib.util.spec_from_file_location(
+            name, Path(__file__).with_name("rpc_testapp.py")
+        )
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
@@ -151,7 +153,10 @@ def test_invalid_requests_get_errors(
 
 def test_unknown_method_names_the_method(served: tuple[Any, Any, Path]) -> None:
     answer = Raw(served[2]).call("knowledge_nope", {})
-    assert answer["error"] == {"code": -32601, "message": "IPC error: Method not found: knowledge_nope"}
+    assert answer["error"] == {
+        "code": -32601,
+        "message": "IPC error: Method not found: knowledge_nope",
+    }
 
 
 def test_notifications_get_no_answer(served: tuple[Any, Any, Path]) -> None:
@@ -192,10 +197,18 @@ def test_progress_frames_come_before_the_response(served: tuple[Any, Any, Path])
     assert all("jsonrpc" not in ln for ln in lines[:4])
     assert [ln.get("processed") for ln in lines[:3]] == [1, 2, 3]
     assert lines[3] == {"type": "progress", "message": "done"}
-    assert lines[4] == {"jsonrpc": "2.0", "id": 1, "result": {"frames": 4, "progress_enabled": True}}
+    assert lines[4] == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"frames": 4, "progress_enabled": True},
+    }
     # No token (or a null one): no frames; the handler sees progress disabled.
     raw.send(req("knowledge_stream", 2, count=3, _progress_token=None))
-    assert raw.line() == {"jsonrpc": "2.0", "id": 2, "result": {"frames": 4, "progress_enabled": False}}
+    assert raw.line() == {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "result": {"frames": 4, "progress_enabled": False},
+    }
     # A non-streaming method ignores the token; the handler never sees it.
     raw.send(req("knowledge_echo", 3, _progress_token=True, a=1))
     assert raw.line()["result"]["params"] == {"a": 1}
@@ -220,7 +233,9 @@ def test_requests_on_one_connection_are_sequential_connections_concurrent(
 
 def test_degraded_guard_and_exemptions(served: tuple[Any, Any, Path]) -> None:
     raw = Raw(served[2])
-    assert raw.call("knowledge_set_state", {"state": "degraded", "reason": "lbug_wal_corrupt"})["result"]
+    assert raw.call("knowledge_set_state", {"state": "degraded", "reason": "lbug_wal_corrupt"})[
+        "result"
+    ]
     answer = raw.call("knowledge_echo", {})
     assert answer["error"] == {
         "code": -32001,
@@ -339,7 +354,9 @@ def test_close_answers_then_stops_and_telemetry(tmpdir_short: Path) -> None:
     srv.stop()
     assert app.closed and not path.exists()
     records = [json.loads(x) for x in sink.getvalue().splitlines()]
-    calls = [(r["method"], r["request_id"], r["success"]) for r in records if r["type"] == "ipc_call"]
+    calls = [
+        (r["method"], r["request_id"], r["success"]) for r in records if r["type"] == "ipc_call"
+    ]
     assert calls == [
         ("knowledge_echo", 11, True),
         ("knowledge_fail", 12, False),

@@ -29,14 +29,9 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import mcp_types as mt
 import msgspec
-from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server as MCPLowLevelServer
-from mcp.server.stdio import stdio_server
-from mcp.shared.exceptions import MCPError
 
 from lcg.errors import ConfigError, LcgError
 from lcg.rpc.errors import (
@@ -50,6 +45,13 @@ from lcg.rpc.errors import (
 from lcg.rpc.progress import Frame, frame_fields
 from lcg.rpc.registry import MCP_SCOPES, MethodSpec, Registry, input_schema
 from lcg.rpc.server import LINE_LIMIT, App, Dispatcher
+
+if TYPE_CHECKING:
+    # The SDK is imported where it is used: it costs seconds to import, and a bad --scope
+    # must fail at once.
+    import mcp_types as mt
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server as MCPLowLevelServer
 
 __all__ = [
     "SERVER_NAME",
@@ -111,7 +113,11 @@ class Backend(Protocol):
     """Where tool calls go: an in-process App, or a running service."""
 
     async def call(
-        self, spec: MethodSpec, args: dict[str, Any], progress: ProgressFn | None
+        self,
+        spec: MethodSpec,
+        args: dict[str, Any],
+        progress: ProgressFn | None,
+        request_id: str | int | None = None,
     ) -> Any:
         """Serve one call; raises ``LcgError`` (``RemoteError`` when forwarded)."""
         ...
@@ -125,7 +131,11 @@ class StandaloneBackend:
         self.dispatcher = dispatcher
 
     async def call(
-        self, spec: MethodSpec, args: dict[str, Any], progress: ProgressFn | None
+        self,
+        spec: MethodSpec,
+        args: dict[str, Any],
+        progress: ProgressFn | None,
+        request_id: str | int | None = None,
     ) -> Any:
         """Run the handler (guarded like the socket) and return its result."""
         sink = None
@@ -135,7 +145,9 @@ class StandaloneBackend:
             async def sink(frame: Frame) -> None:
                 await report(frame_fields(frame))
 
-        return await self.dispatcher.call(spec.name, args, sink=sink, is_mcp=True)
+        return await self.dispatcher.call(
+            spec.name, args, request_id=request_id, sink=sink, is_mcp=True
+        )
 
 
 _encoder = msgspec.json.Encoder()
@@ -187,7 +199,11 @@ class AttachedBackend:
         await self._drop()
 
     async def call(
-        self, spec: MethodSpec, args: dict[str, Any], progress: ProgressFn | None
+        self,
+        spec: MethodSpec,
+        args: dict[str, Any],
+        progress: ProgressFn | None,
+        request_id: str | int | None = None,
     ) -> Any:
         """Forward one call and return the service's result (its error re-raised)."""
         params = dict(args)
@@ -258,15 +274,21 @@ class AttachedBackend:
 
 
 def _text(obj: Any) -> list[mt.ContentBlock]:
+    import mcp_types as mt
+
     return [mt.TextContent(type="text", text=_encoder.encode(obj).decode())]
 
 
 def _tool_error(error: WireError) -> mt.CallToolResult:
+    import mcp_types as mt
+
     body = error.to_dict()
     return mt.CallToolResult(content=_text(body), structured_content=body, is_error=True)
 
 
 def _tool_result(result: Any) -> mt.CallToolResult:
+    import mcp_types as mt
+
     try:
         data = msgspec.to_builtins(result)
     except (TypeError, msgspec.EncodeError) as exc:
@@ -284,6 +306,10 @@ def build_mcp_server(
     hidden: Iterable[str] = (),
 ) -> MCPLowLevelServer[Any]:
     """An MCP server whose tools are the visible methods, served by ``backend``."""
+    import mcp_types as mt
+    from mcp.server.lowlevel import Server as MCPLowLevelServer
+    from mcp.shared.exceptions import MCPError
+
     tools = {s.name: s for s in visible_tools(registry, scopes, hidden)}
     listing = [
         mt.Tool(
@@ -328,7 +354,7 @@ def build_mcp_server(
                 )
 
         try:
-            result = await backend.call(spec, args, progress)
+            result = await backend.call(spec, args, progress, ctx.request_id)
         except Exception as exc:
             return _tool_error(to_wire(exc))
         return _tool_result(result)
@@ -348,6 +374,8 @@ def _version() -> str:
 
 
 async def _serve_stdio(server: MCPLowLevelServer[Any], stop: asyncio.Event | None = None) -> None:
+    from mcp.server.stdio import stdio_server
+
     async with stdio_server() as (read, write):
         run_task = asyncio.create_task(
             server.run(read, write, server.create_initialization_options())

@@ -83,6 +83,9 @@ def test_progress_frames() -> None:
     }
     assert list(frame_fields(MessageFrame(message="hi"))) == ["type", "message"]
     assert frame_fields({"type": "other", "message": "m"}) == {"type": "progress", "message": "m"}
-    assert json.loads(encode_frame(MessageFrame(message="m"))) == {"type": "progress", "message": "m"}
+    assert json.loads(encode_frame(MessageFrame(message="m"))) == {
+        "type": "progress",
+        "message": "m",
+    }
     assert frame_message(MessageFrame(message="m")) == "m"
     assert frame_message(PassFrame(phase="p", processed=0, total=0)) is None

@@ -29,15 +29,34 @@ def test_every_lcg_error_class_has_a_row() -> None:
 @pytest.mark.parametrize(
     ("exc", "code", "message"),
     [
-        (E.MethodNotFoundError("knowledge_nope"), -32601, "IPC error: Method not found: knowledge_nope"),
+        (
+            E.MethodNotFoundError("knowledge_nope"),
+            -32601,
+            "IPC error: Method not found: knowledge_nope",
+        ),
         (E.InvalidParamsError("chunk_id is required"), -32602, "chunk_id is required"),
         (E.ConfigError("no provider"), -32000, "configuration error: no provider"),
-        (E.GenerationError("group liminis"), -32000, "WAL stream generation unknown: group liminis"),
-        (E.ProjectionError("Table X does not exist"), -32000, "database error: Table X does not exist"),
-        (E.NotFoundError("entity_uuid 'u' does not exist"), -32000, "IPC error: entity_uuid 'u' does not exist"),
+        (
+            E.GenerationError("group liminis"),
+            -32000,
+            "WAL stream generation unknown: group liminis",
+        ),
+        (
+            E.ProjectionError("Table X does not exist"),
+            -32000,
+            "database error: Table X does not exist",
+        ),
+        (
+            E.NotFoundError("entity_uuid 'u' does not exist"),
+            -32000,
+            "IPC error: entity_uuid 'u' does not exist",
+        ),
         (E.MarkError('checkpoint "x" not found'), -32000, 'checkpoint "x" not found'),
-        (E.RebuildRefusedError("Service is busy: 1 write operation(s) in progress"), -32000,
-         "IPC error: Service is busy: 1 write operation(s) in progress"),
+        (
+            E.RebuildRefusedError("Service is busy: 1 write operation(s) in progress"),
+            -32000,
+            "IPC error: Service is busy: 1 write operation(s) in progress",
+        ),
         (E.LcgError("plain"), -32000, "IPC error: plain"),
     ],
 )
@@ -71,7 +90,10 @@ def test_a_forwarded_remote_error_is_kept_as_is() -> None:
 
 
 def test_parse_and_invalid_request_texts() -> None:
-    assert R.parse_error("bad byte").to_dict() == {"code": -32700, "message": "Parse error: bad byte"}
+    assert R.parse_error("bad byte").to_dict() == {
+        "code": -32700,
+        "message": "Parse error: bad byte",
+    }
     assert R.invalid_request("x").code == -32600
 
 

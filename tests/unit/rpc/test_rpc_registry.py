@@ -18,7 +18,9 @@ def _spec(name: str, scope: Any = "read", **kw: Any) -> MethodSpec:
 
 
 def test_lookup_order_and_scopes() -> None:
-    reg = Registry([_spec("health_check", "none"), _spec("a"), _spec("b", "write"), _spec("c", "cypher")])
+    reg = Registry(
+        [_spec("health_check", "none"), _spec("a"), _spec("b", "write"), _spec("c", "cypher")]
+    )
     assert reg.names() == ["health_check", "a", "b", "c"]
     assert reg.get("b") is not None and reg.get("b").scope == "write"  # type: ignore[union-attr]
     assert reg.get("zzz") is None
