@@ -148,8 +148,12 @@ def run(workspace: Path, data: str | None, limit: int | None, silent: bool) -> i
         client.assert_relationship(
             source_name=src, target_name=dst, predicate=pred, fact=fact, group_id="apollo"
         )
-    print(f"\ningested {len(work)} chunks from {len(articles)} articles ({pending} new, pending "
-          "extraction: no LLM configured)" if pending else f"\ningested {len(work)} chunks")
+    print(
+        f"\ningested {len(work)} chunks from {len(articles)} articles ({pending} new, pending "
+        "extraction: no LLM configured)"
+        if pending
+        else f"\ningested {len(work)} chunks"
+    )
     ents = client.find_entities(query="first man on the moon", group_ids=["apollo"], num_results=3)
     _show('find_entities "first man on the moon"', ents["nodes"], ("name", "summary"))
     facts_found = client.find_relationships(
@@ -171,8 +175,10 @@ def run(workspace: Path, data: str | None, limit: int | None, silent: bool) -> i
         f"{status['embedding_model']}"
     )
     for gid, g in status.get("wal_groups", {}).items():
-        print(f"  group {gid}: max_seq {g['max_seq']}, applied {g['applied_seq']}, "
-              f"{g['hydration_status']}")
+        print(
+            f"  group {gid}: max_seq {g['max_seq']}, applied {g['applied_seq']}, "
+            f"{g['hydration_status']}"
+        )
     client.close()
     where = f" (pid {pid})" if pid else ""
     print(
@@ -205,8 +211,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m lcg.cli.demo`` (``make demo``)."""
-    parser = argparse.ArgumentParser(prog="lcg demo", description=_HELP,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="lcg demo", description=_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--workspace", dest="workspace_dir", default="demo-workspace")
     parser.add_argument("--data")
     parser.add_argument("--limit", type=int)

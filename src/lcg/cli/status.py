@@ -58,8 +58,12 @@ def _print_table(data: dict[str, Any]) -> None:
         f"workspace: {data['entity_count']} entities, {data['relationship_count']} relationships, "
         f"{data['episode_count']} episodes ({data.get('pending_episodes', 0)} pending extraction)"
     )
-    print(f"embedder:  {data['embedding_model']} ({data['embedding_dim']}-d)  [{data['served_by']}]")
-    header = f"{'group':<20} {'max_seq':>8} {'applied':>8} {'hydration':<10} {'generation':<34} model"
+    print(
+        f"embedder:  {data['embedding_model']} ({data['embedding_dim']}-d)  [{data['served_by']}]"
+    )
+    header = (
+        f"{'group':<20} {'max_seq':>8} {'applied':>8} {'hydration':<10} {'generation':<34} model"
+    )
     print(header)
     for gid, g in data.get("wal_groups", {}).items():
         print(

@@ -24,7 +24,7 @@ from typing import Literal
 import msgspec
 import numpy as np
 
-from lcg.projections import graph_reads
+from lcg.projections.graph_reads import edges_by_uuids, entities_by_uuids, episodes_by_uuids
 from lcg.projections.embedding import TextEmbedder
 from lcg.projections.graph import GraphProjection
 from lcg.projections.rows import EdgeRow, EntityRow, EpisodeRow
@@ -121,7 +121,7 @@ class Searcher:
             "entity", ("entity.name", "entity.summary"), query, group_ids, 3 * num_results, mode
         )
         fused = [uuid for uuid, _ in rrf_fuse(legs)[:num_results]]
-        return graph_reads.entities_by_uuids(self.graph, fused)
+        return entities_by_uuids(self.graph, fused)
 
     def find_relationships(
         self,
@@ -138,7 +138,7 @@ class Searcher:
         pool = 3 * num_results * (2 if current_only else 1)
         legs, _ = self._legs("edge", ("edge.fact",), query, group_ids, pool, mode)
         fused = [uuid for uuid, _ in rrf_fuse(legs)]
-        rows = graph_reads.edges_by_uuids(self.graph, fused)
+        rows = edges_by_uuids(self.graph, fused)
         if current_only:
             rows = [r for r in rows if r.invalid_at is None]
         return rows[:num_results]
@@ -166,7 +166,7 @@ class Searcher:
                     cosines[uuid] = self._cosine_of(uuid, qvec, group_ids)
         kept = [u for u in fused if u in lexical or cosines.get(u, 0.0) >= min_score]
         kept = kept[:num_results]
-        rows = graph_reads.episodes_by_uuids(self.graph, kept)
+        rows = episodes_by_uuids(self.graph, kept)
         return [_passage(row, cosines.get(row.uuid, 0.0)) for row in rows]
 
     def _cosine_of(self, uuid: str, qvec: np.ndarray, group_ids: list[str] | None) -> float:

@@ -539,4 +539,3 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
             exempt=True,
         ),
     ]
-
