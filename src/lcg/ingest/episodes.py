@@ -77,7 +77,8 @@ class ProcessChunkResult(msgspec.Struct, kw_only=True, omit_defaults=False):
     edges_dropped_malformed: int = 0
     duration_seconds: float = 0.0
     extraction: ExtractionStatus
-    warning: OversizeWarning | None = None
+    #: Only present when the chunk is longer than the advisory maximum (as the reference).
+    warning: OversizeWarning | msgspec.UnsetType = msgspec.UNSET
 
 
 def content_hash(text: str) -> str:
@@ -189,7 +190,7 @@ def process_chunk(
         source_description=f"{source_file}:{chunk_id}",
         reference_time=when,
     )
-    warning = None
+    warning: OversizeWarning | msgspec.UnsetType = msgspec.UNSET
     if len(chunk_text) > advisory_max_chars:
         warning = OversizeWarning(
             chunk_text_chars=len(chunk_text),

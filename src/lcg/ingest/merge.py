@@ -61,7 +61,8 @@ class MergeResult(msgspec.Struct, kw_only=True):
     foreign_edges_skipped: int = 0
     errors: list[str] = []
     dry_run: bool = False
-    plan: MergePlan | None = None
+    #: Only present on a dry run.
+    plan: MergePlan | msgspec.UnsetType = msgspec.UNSET
 
 
 def _soft(message: str) -> MergeResult:

@@ -101,7 +101,8 @@ class StatusReport(msgspec.Struct, kw_only=True, omit_defaults=False):
     episode_count: int
     pending_episodes: int
     last_index_time: str | None
-    index_created_at: str | None
+    #: The oldest episode's time; the key is left out when there is none (as the reference).
+    index_created_at: str | msgspec.UnsetType = msgspec.UNSET
     context_graph_initialized: bool = True
     connected: bool = True
     queryable: bool = True
@@ -225,7 +226,7 @@ def build_status(ws: Workspace, ontology: OntologyStatus | None = None) -> Statu
         episode_count=totals.episodes,
         pending_episodes=totals.pending_episodes,
         last_index_time=newest,
-        index_created_at=oldest,
+        index_created_at=oldest if oldest is not None else msgspec.UNSET,
         wal=flat,
         wal_groups=wal_groups,
         cross_group_pointers=PointerCounts(**pointers),

@@ -100,24 +100,31 @@ class IndicesBuilt(msgspec.Struct, kw_only=True):
 
 
 class RecoverResult(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """The result of ``knowledge_recover`` (soft error: ``success: false``)."""
+    """The result of ``knowledge_recover`` (soft error: ``success: false`` and ``error``)."""
 
     strategy: str
     success: bool
-    restart_required: bool = False
+    # No default, so it is always sent (``omit_defaults`` only drops ``error: null``).
+    restart_required: bool
     error: str | None = None
 
 
-class RecoverFullResult(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """The result of ``knowledge_recover_full``."""
+class RecoverFullResult(msgspec.Struct, kw_only=True):
+    """The result of ``knowledge_recover_full`` when it ran (or found nothing to do)."""
 
-    success: bool
-    recovery_needed: bool = False
-    episodes_before: int = 0
-    mutations_replayed: int = 0
-    episodes_after: int = 0
-    indexes_rebuilt: bool = False
-    error: str | None = None
+    success: bool = True
+    recovery_needed: bool
+    episodes_before: int
+    mutations_replayed: int
+    episodes_after: int
+    indexes_rebuilt: bool
+
+
+class RecoverFullFailed(msgspec.Struct, kw_only=True):
+    """The soft error of ``knowledge_recover_full``: ``{success: false, error}``."""
+
+    success: bool = False
+    error: str
 
 
 class Closed(msgspec.Struct, kw_only=True):
@@ -367,22 +374,33 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
         try:
             await app.recover(strategy)
         except LcgError as exc:
-            return RecoverResult(strategy=strategy, success=False, error=str(exc))
-        return RecoverResult(strategy=strategy, success=True)
+            return RecoverResult(
+                strategy=strategy, success=False, restart_required=False, error=str(exc)
+            )
+        return RecoverResult(strategy=strategy, success=True, restart_required=False)
 
-    async def recover_full(ctx: CallContext, p: dict[str, Any]) -> RecoverFullResult:
+    async def recover_full(
+        ctx: CallContext, p: dict[str, Any]
+    ) -> RecoverFullResult | RecoverFullFailed:
         ws = app.workspace_or_none
         if ws is not None:
             n = (await app.run(ws.graph.counts, None)).episodes
-            return RecoverFullResult(success=True, episodes_before=n, episodes_after=n)
+            return RecoverFullResult(
+                recovery_needed=False,
+                episodes_before=n,
+                mutations_replayed=0,
+                episodes_after=n,
+                indexes_rebuilt=False,
+            )
         try:
             replayed = await app.recover("rebuild_from_workspace_wal")
         except LcgError as exc:
-            return RecoverFullResult(success=False, error=str(exc))
+            return RecoverFullFailed(error=str(exc))
         after = (await app.run(app.ws.graph.counts, None)).episodes
         return RecoverFullResult(
-            success=True,
             recovery_needed=True,
+            # The projections were closed, so nothing could be counted before the replay.
+            episodes_before=0,
             mutations_replayed=replayed,
             episodes_after=after,
             indexes_rebuilt=True,
