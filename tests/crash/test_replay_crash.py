@@ -27,7 +27,8 @@ from lcg.config import Config
 from lcg.extract.embedders import HashEmbedder
 from lcg.projections.workspace import Workspace
 telemetry.set_sink(None, enabled=False)
-cfg = Config.from_env(Path(sys.argv[1]), env={"LCG_EMBEDDER": "hash", "LCG_REPLAY_BATCH_SIZE": "16"})
+env = {"LCG_EMBEDDER": "hash", "LCG_REPLAY_BATCH_SIZE": "16"}
+cfg = Config.from_env(Path(sys.argv[1]), env=env)
 ws = Workspace.open(cfg, HashEmbedder(), catch_up=False)
 def progress(p):
     print(p.last_seq, flush=True)
