@@ -110,28 +110,38 @@ class HashEmbedder:
         self._pairs: dict[int, int] = {}
         self._cols = np.zeros((0, 2), dtype=np.int64)
         self._vals = np.zeros((0, 2), dtype=np.float64)
-        self._new: list[tuple[int, int, float, float]] = []
+        self._new: list[str] = []
+        self._new_weights: list[float] = []
         self._empty = self._add(_EMPTY_FEATURE, 1.0)
         self._commit()
 
     def _add(self, feature: str, weight: float) -> int:
-        h = int.from_bytes(
-            hashlib.blake2b(feature.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
-            "little",
-        )
-        col_a = h % self.dim
-        col_b = (h >> 24) % self.dim
-        if col_b == col_a:
-            col_b = (col_a + 1 + (h >> 48) % (self.dim - 1)) % self.dim
-        self._new.append((col_a, col_b, weight, weight))
+        # New features are hashed in one vectorised pass by ``_commit``.
+        self._new.append(feature)
+        self._new_weights.append(weight)
         return len(self._cols) + len(self._new) - 1
 
     def _commit(self) -> None:
-        if self._new:
-            table = np.asarray(self._new, dtype=np.float64).reshape(-1, 4)
-            self._cols = np.concatenate([self._cols, table[:, :2].astype(np.int64)])
-            self._vals = np.concatenate([self._vals, table[:, 2:]])
-            self._new = []
+        if not self._new:
+            return
+        digests = b"".join(
+            hashlib.blake2b(f.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+            for f in self._new
+        )
+        h = np.frombuffer(digests, dtype="<u8").astype(np.uint64)
+        dim = np.uint64(self.dim)
+        col_a = h % dim
+        col_b = (h >> np.uint64(24)) % dim
+        same = col_a == col_b
+        # Two distinct dimensions per feature, chosen by further bits of the same hash.
+        col_b[same] = (
+            col_a[same] + np.uint64(1) + (h[same] >> np.uint64(48)) % (dim - np.uint64(1))
+        ) % dim
+        weights = np.asarray(self._new_weights, dtype=np.float64)
+        self._cols = np.concatenate([self._cols, np.stack([col_a, col_b], axis=1).astype(np.int64)])
+        self._vals = np.concatenate([self._vals, np.stack([weights, weights], axis=1)])
+        self._new = []
+        self._new_weights = []
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embed ``texts`` deterministically into unit rows ``[len(texts), dim]``."""
