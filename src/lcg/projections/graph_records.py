@@ -135,13 +135,20 @@ def entity_record(graph: GraphProjection, uuid: str) -> tuple[str, EntityRecord]
 def entities_by_name(graph: GraphProjection, group_id: str, name: str) -> list[EntityRecord]:
     """Entities of the group whose trimmed lowercase name equals ``name``'s; oldest first."""
     key = name.strip().lower()
+    if not key:
+        return []
+    # Kuzu 0.11.3's trim() corrupts strings longer than 12 bytes that start with spaces
+    # ("  ada lovelace " comes back as garbage and lower() then fails on invalid UTF-8), so the
+    # engine only narrows the candidates (``lower(name) CONTAINS key`` holds for every exact
+    # match) and the trimmed comparison is made here.
     rows = _rows(
         graph,
-        f"MATCH (e:Entity) WHERE e.group_id = $g AND lower(trim(e.name)) = $n "
+        f"MATCH (e:Entity) WHERE e.group_id = $g AND lower(e.name) CONTAINS $n "
         f"RETURN {_ENTITY_COLS} ORDER BY e.created_at, e.uuid",
         {"g": group_id, "n": key},
     )
-    return [_entity(r)[1] for r in rows]
+    records = [_entity(r)[1] for r in rows]
+    return [r for r in records if r.name.strip().lower() == key]
 
 
 def merged_into(record: EntityRecord) -> str | None:
