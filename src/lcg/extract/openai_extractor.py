@@ -17,6 +17,7 @@ import httpx
 import msgspec
 
 from lcg.extract import prompts
+from lcg.extract._openai_embed import _UdsTransport
 from lcg.extract.cost import CostTable
 from lcg.extract.extractor import (
     DEFAULT_RETRY_DELAYS,
@@ -118,10 +119,9 @@ class OpenAICompatExtractor(LlmExtractor):
         )
         self._model = model
         if uds is not None:
-            # One re-dial on a dropped socket (retries=1), as the reference did.
-            transport = transport or httpx.HTTPTransport(
-                uds=uds, retries=1, limits=httpx.Limits(max_connections=POOL_SIZE)
-            )
+            # The embedder's Unix transport: four pooled connections, and a failed connect
+            # closes its socket (httpcore's own backend leaks it).
+            transport = transport or _UdsTransport(uds)
             self._url = "http://localhost" + _PATH
             self._where = f"unix:{uds}"
         else:
