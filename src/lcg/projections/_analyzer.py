@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from typing import Final
 
-__all__ = ["MAX_TOKEN_CHARS", "STOPWORDS", "analyze", "query_terms", "term_counts"]
+__all__ = ["MAX_TOKEN_CHARS", "STOPWORDS", "analyze", "query_terms", "term_counts", "words"]
 
 #: Longer tokens are dropped: they are identifiers or encoded blobs, not words.
 MAX_TOKEN_CHARS: Final = 40
@@ -46,31 +47,40 @@ STOPWORDS: Final[frozenset[str]] = frozenset(
 )
 
 _TOKEN: Final = re.compile(r"\w+")
+# For ASCII text the same split, 3-4x faster: every byte that is not [A-Za-z0-9_] becomes a
+# space (ASCII is NFKC-stable, its casefold is lower(), and \w on ASCII is [A-Za-z0-9_]).
+_ASCII_SPLIT: Final = bytes(
+    c if c < 128 and (chr(c).isalnum() or chr(c) == "_") else 32 for c in range(256)
+)
 
 
-def _normalize(text: str) -> str:
-    # is_normalized is a fast scan for the common (already NFKC, e.g. ASCII) case.
+def words(text: str) -> list[str]:
+    """Steps 1-3: the normalized, case-folded word tokens of ``text``, stopwords included."""
+    if text.isascii():
+        return text.lower().encode("ascii").translate(_ASCII_SPLIT).decode("ascii").split()
+    # is_normalized is a fast scan for the common, already normalized, case.
     if not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
-    return text.casefold()
+    return _TOKEN.findall(text.casefold())
 
 
 def analyze(text: str) -> list[str]:
     """The terms of ``text`` in order, repeats kept (the analyzer described above)."""
     stop = STOPWORDS
     limit = MAX_TOKEN_CHARS
-    return [t for t in _TOKEN.findall(_normalize(text)) if t not in stop and len(t) <= limit]
+    return [t for t in words(text) if t not in stop and len(t) <= limit]
 
 
 def term_counts(text: str) -> dict[str, int]:
-    """Each distinct term of ``text`` with its frequency, in first-seen order."""
-    counts: dict[str, int] = {}
-    get = counts.get
-    for term in analyze(text):
-        counts[term] = get(term, 0) + 1
+    """Each distinct term of ``text`` with its frequency (``analyze``, counted)."""
+    counts = Counter(words(text))  # counted in C; stopwords and long tokens removed after
+    for term in STOPWORDS.intersection(counts):
+        del counts[term]
+    for term in [t for t in counts if len(t) > MAX_TOKEN_CHARS]:
+        del counts[term]
     return counts
 
 
 def query_terms(text: str) -> list[str]:
-    """The distinct terms of a query, in first-seen order (a repeated word counts once)."""
-    return list(dict.fromkeys(analyze(text)))
+    """The distinct terms of a query, sorted (a repeated word counts once)."""
+    return sorted(set(analyze(text)))

@@ -47,6 +47,8 @@ if array("I").itemsize != 4:  # pragma: no cover - every platform we support has
     raise ImportError("lcg needs a 4-byte array('I')")
 
 _U32: Final = np.dtype("<u4")
+#: Pruning checks per query at most (each costs about one pass over the docs seen so far).
+_MAX_CHECKS: Final = 2
 
 F64 = npt.NDArray[np.float64]
 IntArr = npt.NDArray[np.intp]
@@ -76,21 +78,41 @@ class IndexSnapshot(msgspec.Struct, frozen=True, kw_only=True):
 class _Postings:
     """The docs holding one term, and the term's frequency in each (ascending id order)."""
 
-    __slots__ = ("cache", "ids", "tfs")
+    __slots__ = ("bound", "contrib", "contrib_key", "ids", "ids_np", "tfs")
 
     def __init__(self, ids: BitMap | None = None, tfs: array[int] | None = None) -> None:
         self.ids: BitMap = ids if ids is not None else BitMap()
         self.tfs: array[int] = tfs if tfs is not None else array("I")
-        # (ids, tfs) as numpy arrays for scoring; rebuilt after the postings change.
-        self.cache: tuple[IntArr, F64] | None = None
+        # Query-time caches: the ids as a numpy array (until the next append), and each doc's
+        # contribution idf * tf*(k1+1)/(tf + k1*(1-b+b*dl/avgdl)) for the (avgdl, idf) it was
+        # computed under, with its maximum (the term's upper bound for pruning).
+        self.ids_np: IntArr | None = None
+        self.contrib: F64 | None = None
+        self.contrib_key = (-1.0, -1.0)
+        self.bound = 0.0
 
-    def arrays(self) -> tuple[IntArr, F64]:
-        """The postings as numpy arrays (cached until the next append)."""
-        if self.cache is None:
-            ids = np.frombuffer(self.ids.to_array(), dtype=np.uint32).astype(np.intp)
+    def appended(self) -> None:
+        """Forget the caches after an append."""
+        self.ids_np = None
+        self.contrib = None
+
+    def id_array(self) -> IntArr:
+        """The doc ids, ascending, as a numpy array (cached)."""
+        if self.ids_np is None:
+            self.ids_np = np.frombuffer(self.ids.to_array(), dtype=np.uint32).astype(np.intp)
+        return self.ids_np
+
+    def contributions(self, lengths: F64, avgdl: float, weight: float) -> F64:
+        """Each doc's score contribution under ``avgdl`` and idf ``weight`` (cached)."""
+        key = (avgdl, weight)
+        if self.contrib is None or self.contrib_key != key:
+            ids = self.id_array()
             tfs = np.frombuffer(self.tfs, dtype=np.uint32).astype(np.float64)
-            self.cache = (ids, tfs)
-        return self.cache
+            norm = K1 * (1.0 - B) + (K1 * B / avgdl) * lengths[ids]
+            self.contrib = weight * (tfs * (K1 + 1.0) / (tfs + norm))
+            self.contrib_key = key
+            self.bound = float(self.contrib.max())
+        return self.contrib
 
 
 class Bm25Index:
@@ -109,6 +131,8 @@ class Bm25Index:
         self._live_length = 0
         self._lengths_np: F64 | None = None
         self._tomb_np: IntArr | None = None
+        #: Searches that took the MaxScore shortcut (for tests and the bench).
+        self.pruned_searches = 0
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -127,7 +151,7 @@ class Bm25Index:
                 p = postings[term] = _Postings()
             p.ids.add(doc)
             p.tfs.append(tf)
-            p.cache = None
+            p.appended()
             length += tf
         self._lengths.append(length)
         self._live_length += length
@@ -168,8 +192,7 @@ class Bm25Index:
         kept: dict[str, _Postings] = {}
         for term, p in self._postings.items():
             if not p.ids.intersect(self._tomb):
-                ids, _ = p.arrays()
-                new_ids = remap[ids].astype(np.uint32)
+                new_ids = remap[p.id_array()].astype(np.uint32)
                 kept[term] = _Postings(BitMap(new_ids), p.tfs)
                 continue
             ids = np.frombuffer(p.ids.to_array(), dtype=np.uint32)
@@ -228,21 +251,24 @@ class Bm25Index:
             self._lengths_np = np.frombuffer(self._lengths, dtype=np.uint32).astype(np.float64)
         return self._lengths_np
 
-    def scores(self, terms: list[str]) -> F64 | None:
-        """Dense BM25 scores by doc id for distinct ``terms`` (0 for non-matching or dead docs).
+    def search(self, terms: list[str], k: int) -> list[tuple[str, float]]:
+        """The ``k`` best ``(uuid, score)`` for distinct ``terms``; best first, ties uuid asc.
 
-        ``None`` when no live document holds any of the terms.
+        Exact top-k with MaxScore pruning: terms are scored rarest first, each adding its
+        contributions to a dense score array. Before a term whose posting list is longer than
+        everything seen so far, the k-th best partial score ``theta`` is compared with ``rest``,
+        the sum of the remaining terms' upper bounds (idf times the largest impact). If
+        ``rest < theta``, no unseen doc can reach the top k, so the remaining terms are only
+        looked up (binary search) for the seen docs that can still make it. Every doc sums its
+        contributions in the same term order on both paths, so the scores are identical to
+        exhaustive scoring, bit for bit.
         """
         n_live = len(self._ids)
-        if n_live == 0 or self._live_length == 0:
-            return None
+        if k <= 0 or n_live == 0 or self._live_length == 0:
+            return []
         avgdl = self._live_length / n_live
-        lengths = self._lengths_f64()
-        # Per-doc part of the denominator: k1 * (1 - b + b * dl / avgdl) = c0 + c1 * dl.
-        c0 = K1 * (1.0 - B)
-        c1 = K1 * B / avgdl
-        out: F64 | None = None
         tomb = self._tomb
+        plan: list[tuple[int, str, _Postings]] = []
         for term in terms:
             p = self._postings.get(term)
             if p is None:
@@ -250,35 +276,77 @@ class Bm25Index:
             df = len(p.ids)
             if tomb:
                 df -= p.ids.intersection_cardinality(tomb)
-                if df == 0:
+            if df:
+                plan.append((df, term, p))
+        if not plan:
+            return []
+        # Rarest first; the order depends only on live statistics, so equal indexes (whatever
+        # their history) add every doc's contributions in the same order.
+        plan.sort(key=lambda e: (e[0], e[1]))
+        lengths = self._lengths_f64()
+        posts = [p for _, _, p in plan]
+        contribs = [p.contributions(lengths, avgdl, idf(n_live, df)) for df, _, p in plan]
+        ids = [p.id_array() for p in posts]
+        scores = np.zeros(len(self._uuids), dtype=np.float64)
+        candidates: IntArr | None = None
+        done = 0  # terms [0, done) are added for every doc
+        seen = 0  # their postings, counted with repeats
+        left = sum(len(a) for a in ids)  # postings of the terms not yet seen
+        checks = 0
+        for j in range(1, len(plan) + 1):
+            if j < len(plan):
+                seen += len(ids[j - 1])
+                left -= len(ids[j - 1])
+                # A check costs about |seen|; it can only pay before a list longer than all
+                # seen so far, when much more is left to score than was scored.
+                if checks == _MAX_CHECKS or not (len(ids[j]) > seen >= k and left > 2 * seen):
                     continue
-            ids, tfs = p.arrays()
-            w = idf(n_live, df) * (K1 + 1.0)
-            contrib = tfs * w / (tfs + (c0 + c1 * lengths[ids]))
-            if out is None:
-                out = np.zeros(len(self._uuids), dtype=np.float64)
-            out[ids] += contrib
-        if out is not None and tomb:
-            out[self._tomb_ids()] = 0.0
-        return out
+                checks += 1
+            _accumulate(scores, ids[done:j], contribs[done:j])
+            done = j
+            if j == len(plan):
+                break
+            candidates = self._prune(scores, posts[:j], k, sum(p.bound for p in posts[j:]))
+            if candidates is not None:
+                self.pruned_searches += 1
+                for q_ids, c in zip(ids[j:], contribs[j:], strict=True):
+                    _lookup_add(scores, candidates, q_ids, c)
+                break
+        if candidates is None:
+            live = BitMap.union(*(p.ids for p in posts)) if len(posts) > 1 else posts[0].ids
+            if tomb:
+                live = live - tomb
+            candidates = np.frombuffer(live.to_array(), dtype=np.uint32).astype(np.intp)
+        return self._top(scores, candidates, k)
 
-    def search(self, terms: list[str], k: int) -> list[tuple[str, float]]:
-        """The ``k`` best ``(uuid, score)`` for distinct ``terms``; best first, ties uuid asc."""
-        if k <= 0:
-            return []
-        scores = self.scores(terms)
-        if scores is None:
-            return []
-        matched = np.flatnonzero(scores)
-        if matched.size > k:
-            sub = scores[matched]
-            # argpartition(-x, k) (not argpartition(x, -k): pathologically slow on numpy 2.4).
-            top = np.argpartition(-sub, k)[:k]
-            threshold = sub[top].min()
-            # Everything tied with the k-th score competes on uuid for the last places.
-            matched = matched[sub >= threshold]
+    def _prune(self, scores: F64, seen: list[_Postings], k: int, rest: float) -> IntArr | None:
+        """The seen docs that can still reach the top ``k``, or ``None`` if unseen ones can."""
+        live = BitMap.union(*(p.ids for p in seen)) if len(seen) > 1 else seen[0].ids
+        if self._tomb:
+            live = live - self._tomb
+        if len(live) < k:
+            return None
+        ids = np.frombuffer(live.to_array(), dtype=np.uint32).astype(np.intp)
+        partial = scores[ids]
+        theta = float(-np.partition(-partial, k - 1)[k - 1])
+        # A margin far above float rounding keeps the bound safe: pruned docs score < theta.
+        slack = rest * (1.0 + 1e-9)
+        floor = theta * (1.0 - 1e-9)
+        if slack >= floor:
+            return None
+        return ids[partial + slack >= floor]
+
+    def _top(self, scores: F64, candidates: IntArr, k: int) -> list[tuple[str, float]]:
+        sub = scores[candidates]
+        if sub.size > k:
+            # The k-th best score by partitioning the negated scores around index k-1: the
+            # fast form (partition(x, -k) is pathologically slow on numpy 2.4), and no index
+            # array is needed since everything tied with the k-th score competes on uuid.
+            threshold = -np.partition(-sub, k - 1)[k - 1]
+            keep = sub >= threshold
+            candidates, sub = candidates[keep], sub[keep]
         uuids = self._uuids
-        pairs = zip(matched.tolist(), scores[matched].tolist(), strict=True)
+        pairs = zip(candidates.tolist(), sub.tolist(), strict=True)
         hits = [(uuids[i], s) for i, s in pairs]
         hits.sort(key=lambda h: (-h[1], h[0]))
         return hits[:k]
@@ -339,3 +407,21 @@ class Bm25Index:
         index._postings = postings
         index._live_length = live_length
         return index
+
+
+def _accumulate(scores: F64, ids: list[IntArr], contribs: list[F64]) -> None:
+    """Add the terms' contributions to ``scores``, term by term for every doc."""
+    if len(ids) == 1:
+        scores[ids[0]] += contribs[0]  # ids are distinct within one term
+    else:
+        # add.at is unbuffered and runs in order: each doc gets its terms' shares in term
+        # order, exactly as one term at a time would.
+        np.add.at(scores, np.concatenate(ids), np.concatenate(contribs))
+
+
+def _lookup_add(scores: F64, docs: IntArr, ids: IntArr, contrib: F64) -> None:
+    """Add one term's contributions to ``docs`` found in its ascending postings ``ids``."""
+    pos = np.searchsorted(ids, docs)
+    pos[pos == len(ids)] = 0
+    hit = ids[pos] == docs
+    scores[docs[hit]] += contrib[pos[hit]]

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from lcg.projections._analyzer import (
     MAX_TOKEN_CHARS,
     STOPWORDS,
     analyze,
     query_terms,
     term_counts,
+    words,
 )
 
 
@@ -49,5 +56,26 @@ def test_long_tokens_are_dropped() -> None:
 def test_counts_and_query_terms() -> None:
     assert term_counts("cat dog cat the cat") == {"cat": 3, "dog": 1}
     assert term_counts("") == {}
-    assert query_terms("Dog cat DOG the") == ["dog", "cat"]
+    assert query_terms("Dog cat DOG the") == ["cat", "dog"]
     assert query_terms("the of and") == []
+
+
+def _slow_words(text: str) -> list[str]:
+    """Steps 1-3 spelled out, with no ASCII shortcut."""
+    return re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold())
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_ascii_fast_path_splits_like_the_regex(text: str) -> None:
+    assert words(text) == _slow_words(text)
+
+
+@given(st.text())
+def test_words_and_counts_agree_with_the_definition(text: str) -> None:
+    assert words(text) == _slow_words(text)
+    expected: dict[str, int] = {}
+    for t in _slow_words(text):
+        if t not in STOPWORDS and len(t) <= MAX_TOKEN_CHARS:
+            expected[t] = expected.get(t, 0) + 1
+    assert dict(term_counts(text)) == expected
+    assert query_terms(text) == sorted(expected)
