@@ -386,7 +386,13 @@ class Server:
                 continue
             conn.busy = True
             try:
-                out = await self.handle_line(line, sink)
+                try:
+                    out = await self.handle_line(line, sink)
+                except (ClientGone, asyncio.CancelledError):
+                    raise
+                except Exception as exc:
+                    # A bug in the envelope code must cost one answer, never the connection.
+                    out = J.encode_error(None, to_wire(exc))
                 if out is not None:
                     writer.write(out)
                     await writer.drain()
@@ -397,7 +403,8 @@ class Server:
         """The answer to one request line (newline included), or ``None`` for no answer."""
         try:
             value = J.decode_line(line)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+            # msgspec reports invalid UTF-8 inside a string as UnicodeDecodeError.
             return J.encode_error(None, parse_error(str(exc)))
         if isinstance(value, list):
             if not value:
