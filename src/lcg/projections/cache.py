@@ -87,6 +87,12 @@ def _prefixes(digests: bytes, n: int) -> npt.NDArray[np.uint64]:
     return np.ascontiguousarray(raw[:, :8]).view("<u8").reshape(n).astype(np.uint64)
 
 
+def _cut(path: Path, size: int) -> None:
+    """Truncate (or create) ``path`` to ``size`` bytes."""
+    with path.open("ab") as f:
+        f.truncate(size)
+
+
 class _Shard:
     """One pair of ``.keys``/``.vecs`` files and read-only maps of their whole records."""
 
@@ -221,9 +227,18 @@ class EmbeddingCache:
             if torn and not self.read_only:
                 # A crash mid-append left a partial record (or one file ahead of the
                 # other): cut both back to the records they hold in full.
-                os.truncate(shard.keys_path, shard.count * _KEY_RECORD)
-                os.truncate(shard.vecs_path, shard.count * self._record)
+                _cut(shard.keys_path, shard.count * _KEY_RECORD)
+                _cut(shard.vecs_path, shard.count * self._record)
             shards.append(shard)
+        if not self.read_only:
+            # Shards past a gap (a shard deleted by hand) are unreachable, and appending
+            # would one day land on top of them: drop them. They are only a cache.
+            for stray in self.path.glob("*[0-9]" + _KEYS_SUFFIX):
+                if stray.stem.isdigit() and int(stray.stem) >= len(shards):
+                    stray.unlink(missing_ok=True)
+            for stray in self.path.glob("*[0-9]" + _VECS_SUFFIX):
+                if stray.stem.isdigit() and int(stray.stem) >= len(shards):
+                    stray.unlink(missing_ok=True)
         if not shards:
             shards.append(_Shard(self.path, 0, self._record))
         return shards

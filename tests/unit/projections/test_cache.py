@@ -311,3 +311,21 @@ def test_cache_matches_a_dict_model(
             assert len(cache) == len(model)
     finally:
         cache.close()
+
+
+def test_half_a_shard_pair_and_shards_past_a_gap_are_dropped(tmp_path: Path) -> None:
+    texts = [f"s{i}" for i in range(25)]
+    with _open(tmp_path, shard_records=10) as cache:
+        cache.put_many(texts, _vectors(texts))
+    # Shard 1 is deleted by hand: shard 2 is unreachable; and shard 0 loses its vectors.
+    (cache.path / "000001.keys").unlink()
+    (cache.path / "000001.vecs").unlink()
+    (cache.path / "000000.vecs").unlink()
+    with _open(tmp_path, shard_records=10) as cache:
+        assert len(cache) == 0
+        assert sorted(p.name for p in cache.path.glob("0*")) == ["000000.keys", "000000.vecs"]
+        cache.put_many(texts, _vectors(texts))
+    with _open(tmp_path, shard_records=10) as cache:
+        hits, misses = cache.get_many(texts)
+        assert not misses
+        assert all(np.array_equal(hits[t], v) for t, v in zip(texts, _vectors(texts), strict=True))
