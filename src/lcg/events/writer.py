@@ -201,6 +201,13 @@ class StreamWriter:
                 # The dot-file was dropped (a glob copy) but every line carries the generation.
                 write_generation(self.group_dir, from_lines)
                 return from_lines
+            if any(seg.path.stat().st_size > 0 for seg in list_segments(self.group_dir)):
+                # Minting into a populated stream would silently re-identify its lines.
+                raise GenerationError(
+                    f"group {self.group_id!r}: {self.group_dir} holds lines but no generation "
+                    "(no .wal-generation.json and no line carries one); restore the sidecar "
+                    "from the stream's publication"
+                )
             return mint_generation(self.group_dir)
         for seen in (from_lines, last_gen):
             if seen is not None and seen != recorded:
@@ -341,17 +348,20 @@ class StreamWriter:
                 target = self._ticket
             error: str | None = None
             started = time.monotonic()
+            failure: BaseException | None = None
             with self._io_lock:
                 try:
                     for first, n_events, data in batch:
                         self._write_chunk(first, n_events, data)
                     if batch and self._fd is not None:
                         self._sync_now(self._fd)
-                except StreamError as exc:
+                except BaseException as exc:
                     # Seqs were handed out for lines that are not on disk: nothing may follow.
+                    # Whatever failed (a full disk, too many open files), the waiters are told.
                     if self._broken is None:
                         self._broken = f"a group commit failed: {exc}"
                     error = self._broken
+                    failure = exc
             rounds += 1
             handoff: _Waiter | None = None
             with self._lock:
@@ -375,8 +385,10 @@ class StreamWriter:
                 waiter.gate.release()
             if handoff is not None:
                 handoff.gate.release()
-            if error is not None:
-                raise StreamError(f"group {self.group_id!r} is not durable: {error}")
+            if failure is not None:
+                if isinstance(failure, StreamError):
+                    raise failure
+                raise StreamError(f"group {self.group_id!r} is not durable: {error}") from failure
             if not again:
                 return
 

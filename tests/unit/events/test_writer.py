@@ -275,3 +275,66 @@ def test_lines_are_decodable_one_by_one(gdir: Path, events: list[Event]) -> None
         writer.append(events)
     for n, line in enumerate((gdir / "000000000000.jsonl").read_bytes().splitlines()):
         assert decode_line(line).seq == n
+
+
+def test_lines_without_any_generation_are_refused(gdir: Path) -> None:
+    gdir.mkdir()
+    (gdir / "000000000000.jsonl").write_bytes(b'{"type":"Nope","seq":0,"v":1}\n')
+    with pytest.raises(GenerationError, match="holds lines but no generation"):
+        StreamWriter(gdir.parent, "g", fsync="off")
+    assert not (gdir / GENERATION_FILE).exists()
+
+
+def _failing(real: Callable[..., object], fail_on: int) -> Callable[..., object]:
+    """Fault injection: ``real``, except that call number ``fail_on`` raises ``EIO``."""
+    calls = [0]
+
+    def fake(*args: object, **kwargs: object) -> object:
+        calls[0] += 1
+        if calls[0] == fail_on:
+            raise OSError(5, "Input/output error (injected)")
+        return real(*args, **kwargs)
+
+    return fake
+
+
+@pytest.mark.parametrize("target", ["fsync", "open"])
+def test_a_failed_group_commit_fails_every_waiter_and_breaks_the_writer(
+    gdir: Path, make_episode: Episode, monkeypatch: pytest.MonkeyPatch, target: str
+) -> None:
+    import threading
+
+    import lcg.events.writer as writer_module
+
+    writer = StreamWriter(gdir.parent, "g", fsync="always", max_events_per_file=1)
+    writer.append([make_episode(0)])
+    # The next fsync fails, or the next segment cannot be opened (rotation at every append).
+    monkeypatch.setattr(writer_module.os, target, _failing(getattr(os, target), 1))
+    outcomes: list[str] = []
+    barrier = threading.Barrier(6)
+
+    def append(i: int) -> None:
+        barrier.wait()
+        try:
+            writer.append([make_episode(i)])
+            outcomes.append("ok")
+        except StreamError as exc:
+            outcomes.append(str(exc))
+
+    threads = [threading.Thread(target=append, args=(i,)) for i in range(1, 7)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert not any(t.is_alive() for t in threads), "a waiter was never released"
+    monkeypatch.undo()
+    assert len(outcomes) == 6 and "ok" not in outcomes
+    assert any("Input/output error (injected)" in o or "failed earlier" in o for o in outcomes)
+    with pytest.raises(StreamError, match="failed earlier"):
+        writer.append([make_episode(9)])
+    writer.close()
+    # Reopening recovers: the stream holds whole lines and seqs stay contiguous.
+    with StreamWriter(gdir.parent, "g", fsync="always") as again:
+        seqs = [e.seq for e in _read(gdir)[0]]
+        assert seqs == list(range(len(seqs)))
+        assert again.next_seq == len(seqs)
