@@ -41,7 +41,11 @@ from lcg.errors import EmbedderError, ProjectionError
 if TYPE_CHECKING:
     from lcg.extract.embedders import Embedder
 
-__all__ = ["CacheMeta", "EmbeddingCache", "cache_dir_name", "embed_with_cache"]
+__all__ = ["EMBEDDINGS_DIR", "CacheMeta", "EmbeddingCache", "cache_dir_name", "embed_with_cache"]
+
+#: The embedding caches' directory inside the workspace's ``cache`` directory
+#: (``.lcg/cache/embeddings/``). Belongs with the other names in ``events/layout.py``.
+EMBEDDINGS_DIR: Final = "embeddings"
 
 _FORMAT: Final = 1
 _META_FILE: Final = "meta.json"
@@ -178,6 +182,11 @@ class EmbeddingCache:
             self._release_lock()
             raise
         self._build_index()
+
+    @classmethod
+    def for_embedder(cls, cache_dir: Path, embedder: Embedder) -> EmbeddingCache:
+        """The cache of ``embedder``'s (model, dim) under ``<cache_dir>/embeddings/``."""
+        return cls(Path(cache_dir) / EMBEDDINGS_DIR, embedder.model_id, embedder.dim)
 
     # -- opening -----------------------------------------------------------------------
 

@@ -329,3 +329,9 @@ def test_half_a_shard_pair_and_shards_past_a_gap_are_dropped(tmp_path: Path) -> 
         hits, misses = cache.get_many(texts)
         assert not misses
         assert all(np.array_equal(hits[t], v) for t, v in zip(texts, _vectors(texts), strict=True))
+
+
+def test_for_embedder_names_the_workspace_layout(tmp_path: Path) -> None:
+    with EmbeddingCache.for_embedder(tmp_path / ".lcg" / "cache", HashEmbedder(DIM)) as cache:
+        assert cache.path == tmp_path / ".lcg" / "cache" / "embeddings" / "hash-embedder-v1-16"
+        assert (cache.model_id, cache.dim) == ("hash-embedder-v1", DIM)
