@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from lcg.errors import InvalidParamsError, LcgError, MarkError, RebuildRefusedError, StreamError
+from lcg.errors import (
+    GenerationError,
+    InvalidParamsError,
+    LcgError,
+    MarkError,
+    RebuildRefusedError,
+    StreamError,
+)
 from lcg.events.marks import MarkInfo, create_mark, delete_mark, list_marks
 from lcg.events.segments import list_segments
 from lcg.ingest import cross_group, deletion
@@ -144,6 +151,15 @@ def _seq_param(params: dict[str, Any], name: str, default: int | None) -> int | 
     if value < 0:
         raise InvalidParamsError(f"{name} must be a non-negative integer (got {value})")
     return value
+
+
+def _with_indices(result: ReplayResult) -> dict[str, Any]:
+    """A rebuild result as sent: a real rebuild adds ``indices_built`` (reference §3.9)."""
+    out: dict[str, Any] = msgspec.to_builtins(result)
+    if not result.dry_run:
+        # The text and vector indices are maintained by every apply, so they are built.
+        out["indices_built"] = True
+    return out
 
 
 def _job_view(job: Job) -> Job:
@@ -309,9 +325,36 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
             def send(frame: ReplayProgress) -> None:
                 asyncio.run_coroutine_threadsafe(emit(frame), loop).result()
 
-            return await app.run(work, send)
+            return _with_indices(await app.run(work, send))
         if dry_run:
             return await app.run(work, None)
+
+        def preflight() -> None:
+            # The reference refuses these before it starts a job (§3.9 steps 2 and 4), so the
+            # caller gets the error rather than a job that fails at once.
+            with ws.reading():
+                generation = ws.store.generation(gid)
+                recorded_seq, recorded_gen = ws.graph.position(gid)
+                if recorded_seq is not None and generation is None:
+                    raise GenerationError(
+                        f'group "{gid}": {ws.store.group_dir(gid) / ".wal-generation.json"} is '
+                        "absent or unreadable and no line names a generation, but the "
+                        "projections hold a recorded position; restore the stream's "
+                        ".wal-generation.json, or delete the group's projections and rebuild"
+                    )
+                reset = recorded_seq is not None and recorded_gen != generation
+                if (
+                    from_seq == 0
+                    and not force_clear
+                    and not reset
+                    and ws.projector.group_has_data(gid)
+                ):
+                    raise RebuildRefusedError(
+                        f"group {gid!r} already holds data; pass force_clear=true to purge and "
+                        "replay it, or delete it with knowledge_delete_by_group first"
+                    )
+
+        await app.run(preflight)
         running = [j for j in app.jobs.values() if j.status == "running"]
         if running:
             return JobStarted(job_id=running[0].job_id)
