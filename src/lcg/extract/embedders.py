@@ -18,7 +18,7 @@ import os
 import re
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Final, Protocol
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -48,9 +48,13 @@ __all__ = [
 HASH_MODEL_ID: Final = "hash-embedder-v1"
 
 
-@runtime_checkable
 class Embedder(Protocol):
-    """Batch of texts in, ``[n, dim]`` float32 unit rows out; raises only ``EmbedderError``."""
+    """Batch of texts in, ``[n, dim]`` float32 unit rows out; raises only ``EmbedderError``.
+
+    A static protocol (checked by mypy), deliberately not ``runtime_checkable``: on Python
+    3.11 ``isinstance`` reads every member, and reading a remote embedder's ``dim`` runs its
+    network probe.
+    """
 
     @property
     def model_id(self) -> str:
@@ -267,3 +271,11 @@ def embedder_from_config(config: Config) -> Embedder:
         model=config.embedding_model,
         dim=config.embedding_dim,
     )
+
+
+if TYPE_CHECKING:
+    # Static proof (mypy) that every implementation satisfies the protocol.
+    def _conforms(
+        local: LocalEmbedder, hashed: HashEmbedder, http: HttpEmbedder, uds: UdsEmbedder
+    ) -> list[Embedder]:
+        return [local, hashed, http, uds]
