@@ -477,6 +477,8 @@ class StreamWriter:
 
     def sync(self) -> None:
         """Make everything appended so far durable, whatever the policy."""
+        if self._broken is not None:
+            raise StreamError(f"group {self.group_id!r} is not durable: {self._broken}")
         if self.fsync_policy == "always":
             with self._lock:
                 if self._synced >= self._ticket:
