@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lcg.config import Config
 from lcg.errors import ConfigError, EmbedderError
@@ -55,6 +57,20 @@ def test_hash_texts_sharing_a_word_have_positive_cosine() -> None:
     cos = np.sum(emb.embed(left) * emb.embed(right), axis=1)
     assert np.all(cos > 0), f"{int(np.sum(cos <= 0))} pairs sharing a word had cosine <= 0"
     assert float(cos.mean()) > 0.15
+
+
+_word = st.text(alphabet="abcdefghijklmnopqrstuvwxyzäß0123456789", min_size=1, max_size=8)
+_words = st.lists(_word, max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(left=_words, right=_words, shared=_word)
+def test_hash_sharing_any_word_gives_positive_cosine(
+    left: list[str], right: list[str], shared: str
+) -> None:
+    emb = HashEmbedder(64)  # few dimensions: many collisions, the hardest case
+    a, b = emb.embed([" ".join([*left, shared]), " ".join([shared, *right])])
+    assert float(a @ b) > 0
 
 
 def test_hash_unrelated_texts_are_near_orthogonal() -> None:
