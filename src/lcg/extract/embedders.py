@@ -109,7 +109,7 @@ class HashEmbedder:
 
     def _reset(self) -> None:
         # Features are hashed once and kept in a table: a text becomes a list of feature ids,
-        # and numpy gathers their columns and signed weights in one step per call.
+        # and numpy gathers their columns and weights in one step per call.
         self._words: dict[str, int] = {}
         self._pairs: dict[int, int] = {}
         self._cols = np.zeros((0, 2), dtype=np.int64)
