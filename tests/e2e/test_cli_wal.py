@@ -53,8 +53,10 @@ class InProcess:
 
 
 @pytest.fixture
-def inproc(capsys: pytest.CaptureFixture[str]) -> InProcess:
-    """Run ``lcg`` in-process, capturing its output."""
+def inproc(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> InProcess:
+    """Run ``lcg`` in-process, capturing its output, with no ``LCG_*`` setting inherited."""
+    for key in [k for k in os.environ if k.startswith("LCG_")]:
+        monkeypatch.delenv(key)
     return InProcess(capsys)
 
 

@@ -262,8 +262,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "tail",
         summary="Print the last lines of a group's stream, oldest first.",
         details="""
-            Lines are printed as JSON, one event per line. With --follow, new lines are
-            printed as they are appended, until Ctrl-C.
+            Events are printed as JSON, one per line, as this build decodes them (an older
+            version upcast to the current one; lines that cannot be applied are skipped and
+            counted by `lcg wal verify`). With --follow, new lines are printed as they are
+            appended, until Ctrl-C.
         """,
         example=f"""
             $ lcg wal tail --group {DEFAULT_GROUP} -n 1
