@@ -180,3 +180,16 @@ def test_last_seq_and_generation_from_lines(rotated: Path) -> None:
     assert gen is not None and len(gen) == 32
     assert StreamReader(rotated.parent / "none").last_seq() is None
     assert generation_from_lines(rotated.parent / "none") is None
+
+
+def test_last_lines_longer_than_the_tail_window(gdir: Path, make_episode: Episode) -> None:
+    # read_tail looks at 256 KiB first, then widens: a 600 KB line and a 300 KB torn tail.
+    with StreamWriter(gdir.parent, "g", fsync="off") as writer:
+        writer.append([make_episode(0), make_episode(1, size=600_000)])
+    seg = gdir / "000000000000.jsonl"
+    with open(seg, "ab") as fh:
+        fh.write(b'{"type":"EpisodeAdded","seq":2,"content":"' + b"y" * 300_000)
+    assert StreamReader(gdir).last_seq() == 1
+    with StreamWriter(gdir.parent, "g", fsync="off") as writer:
+        assert writer.next_seq == 2
+    assert _seqs(gdir) == [0, 1]
