@@ -122,7 +122,9 @@ class FakeServer:
             self._server = server
             self.url = f"http://127.0.0.1:{server.server_address[1]}"
         self._server.fake = self  # type: ignore[attr-defined]
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._thread.start()
 
     def handle(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Reply:

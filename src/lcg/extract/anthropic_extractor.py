@@ -108,6 +108,16 @@ class AnthropicExtractor(LlmExtractor):
         return self._fallback if self._use_fallback and self._fallback else self._primary
 
     @property
+    def models(self) -> tuple[str, str | None]:
+        """``(primary, fallback)`` as configured."""
+        return self._primary, self._fallback
+
+    @property
+    def base_url(self) -> str:
+        """The API base URL the client talks to."""
+        return str(self._client.base_url)
+
+    @property
     def fallback_active(self) -> bool:
         """Whether the fallback model has taken over."""
         return self._use_fallback

@@ -140,6 +140,11 @@ class OpenAICompatExtractor(LlmExtractor):
         """The model name sent with every request."""
         return self._model
 
+    @property
+    def endpoint(self) -> str:
+        """Where requests go: the URL, or ``unix:<path>``."""
+        return self._where
+
     def close(self) -> None:
         """Close the pooled connections."""
         self._client.close()

@@ -75,6 +75,9 @@ class ScriptedExtractor:
         self.llm_calls = 0
         self.failures = 0
         self.classify_calls = 0
+        #: Extract calls in progress now, and the most ever in progress at once.
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.requests: list[ExtractRequest] = []
 
     @property
@@ -107,6 +110,15 @@ class ScriptedExtractor:
             self.calls += 1
             n = self.calls
             self.requests.append(req)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return self._extract(req, n)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _extract(self, req: ExtractRequest, n: int) -> ExtractionOutput:
         if self._should_fail(req, n):
             self._simulate(1)
             with self._lock:
