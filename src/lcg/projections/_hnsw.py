@@ -107,9 +107,11 @@ class FieldIndex:
         label = self._labels.get(uuid)
         return None if label is None else self._vecs[label].copy()
 
-    def items(self) -> list[tuple[str, F32]]:
-        """``(uuid, vector)`` of every live vector, sorted by uuid (vectors are views)."""
-        return [(u, self._vecs[self._labels[u]]) for u in sorted(self._labels)]
+    def sorted_block(self) -> tuple[list[str], F32]:
+        """The live uuids, sorted, and their vectors as one ``(count, dim)`` array."""
+        uuids = sorted(self._labels)
+        labels = np.fromiter((self._labels[u] for u in uuids), dtype=np.int64, count=len(uuids))
+        return uuids, self._vecs[labels]
 
     # -- changes --------------------------------------------------------------------------
 

@@ -90,6 +90,11 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _prefixed(text: str) -> bytes:
+    raw = text.encode()
+    return len(raw).to_bytes(4, "big") + raw
+
+
 def _sweep(directory: Path, metas: Mapping[str, FieldMeta]) -> None:
     """Delete every file of ``directory`` that neither the meta nor its fields name."""
     keep = {META_FILE}
@@ -351,20 +356,23 @@ class VectorProjection:
     def digest(self, group_id: str) -> str:
         """sha256 over the live vectors, sorted by (field, uuid): a function of content only.
 
-        Each entry is the length-prefixed UTF-8 field and uuid followed by the vector as
-        little-endian float32; labels, deletions and hnswlib's graph do not enter it.
+        Per non-empty field, in name order: the length-prefixed UTF-8 field name, the live
+        count, each length-prefixed UTF-8 uuid in sorted order, then their vectors in that
+        order as little-endian float32. Labels, deletions, empty fields and hnswlib's graph
+        do not enter it.
         """
-        h = hashlib.sha256(b"lcg-vectors-v1\0")
+        h = hashlib.sha256(b"lcg-vectors-v2\0")
         with self._lock:
             group = self._groups.get(group_id)
             if group is None:
                 return h.hexdigest()
             for name in sorted(group.fields):
-                fb = name.encode()
-                for uuid, vec in group.fields[name].items():
-                    ub = uuid.encode()
-                    h.update(len(fb).to_bytes(4, "big") + fb + len(ub).to_bytes(4, "big") + ub)
-                    h.update(vec.astype("<f4", copy=False).tobytes())
+                uuids, block = group.fields[name].sorted_block()
+                if not uuids:
+                    continue
+                h.update(_prefixed(name) + len(uuids).to_bytes(8, "big"))
+                h.update(b"".join(_prefixed(u) for u in uuids))
+                h.update(block.astype("<f4", copy=False).tobytes())
         return h.hexdigest()
 
     # -- snapshot -------------------------------------------------------------------------
