@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import json
+import os
 import shutil
 import signal
 import subprocess
@@ -13,6 +15,7 @@ import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from mcp.client.session import ClientSession
@@ -265,3 +268,61 @@ def test_attached_idle_timeout_rearmed_by_progress(workdir: Path, service: Servi
             assert not ok.is_error
 
     asyncio.run(main())
+
+
+def test_standalone_close_ends_the_process(workdir: Path) -> None:
+    """A raw MCP client (newline-delimited JSON-RPC on the pipes): close answers, then exits."""
+
+    proc = subprocess.Popen(
+        [sys.executable, str(ENTRY), "mcp", "--scope", "admin"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=workdir,
+        env={**os.environ, "LCG_TELEMETRY": "off"},
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(msg: dict[str, Any]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(msg).encode() + b"\n")
+        proc.stdin.flush()
+
+    def answer(rid: int) -> dict[str, Any]:
+        assert proc.stdout is not None
+        while True:
+            msg = json.loads(proc.stdout.readline())
+            if msg.get("id") == rid:
+                return dict(msg)
+
+    try:
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw-test", "version": "0"},
+                },
+            }
+        )
+        assert answer(1)["result"]["serverInfo"]["name"] == "liminis-context-graph"
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "knowledge_close", "arguments": {}},
+            }
+        )
+        assert answer(2)["result"]["structuredContent"] == {"status": "closed"}
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdin.close()
+        proc.stdout.close()

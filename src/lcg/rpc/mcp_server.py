@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server as MCPLowLevelServer
 
+    from lcg.config import Config
+
 __all__ = [
     "SERVER_NAME",
     "AttachedBackend",
@@ -373,38 +375,36 @@ def _version() -> str:
     return __version__
 
 
-async def _serve_stdio(server: MCPLowLevelServer[Any], stop: asyncio.Event | None = None) -> None:
+async def _serve_stdio(server: MCPLowLevelServer[Any]) -> None:
     from mcp.server.stdio import stdio_server
 
     async with stdio_server() as (read, write):
-        run_task = asyncio.create_task(
-            server.run(read, write, server.create_initialization_options())
-        )
-        if stop is None:
-            await run_task
-            return
-        stop_task = asyncio.create_task(stop.wait())
-        done, _ = await asyncio.wait({run_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
-        if run_task not in done:
-            # knowledge_close: its answer is queued once the handler returns; give the
-            # writer a moment to flush it before the loop is torn down.
-            await asyncio.sleep(0.2)
-            run_task.cancel()
-        stop_task.cancel()
-        await asyncio.gather(run_task, stop_task, return_exceptions=True)
+        await server.run(read, write, server.create_initialization_options())
 
 
-async def _standalone(app: App, scopes: frozenset[str]) -> None:
+async def _standalone(app: App, scopes: frozenset[str]) -> bool:
+    """Serve until stdin closes (False) or ``knowledge_close`` asks to stop (True)."""
     stop = asyncio.Event()
     dispatcher = Dispatcher(app, on_shutdown=stop.set)
     opener = asyncio.create_task(dispatcher.open_app())
     server = build_mcp_server(app.registry, scopes, StandaloneBackend(dispatcher))
+    serving = asyncio.create_task(_serve_stdio(server))
+    stopping = asyncio.create_task(stop.wait())
     try:
-        await _serve_stdio(server, stop)
+        await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if serving.done():
+            serving.result()
+            return False
+        # knowledge_close: its answer is queued once the handler returns; give the stdout
+        # writer a moment to flush it. The stdin reader is a thread blocked in read() that
+        # nothing can cancel, so the caller ends the process instead of unwinding it.
+        await asyncio.sleep(0.2)
+        return True
     finally:
+        stopping.cancel()
         if not opener.done():
             opener.cancel()
-        await asyncio.gather(opener, return_exceptions=True)
+        await asyncio.gather(opener, stopping, return_exceptions=True)
         await app.close()
 
 
@@ -418,6 +418,16 @@ async def _attached(
         await _serve_stdio(server)
     finally:
         await backend.close()
+
+
+def _run_until_closed(app: App, scopes: frozenset[str]) -> bool:
+    loop = asyncio.new_event_loop()
+    # Not asyncio.run(): after knowledge_close the loop is left as is (see _standalone).
+    closed = loop.run_until_complete(_standalone(app, scopes))
+    if not closed:
+        loop.run_until_complete(loop.shutdown_default_executor())
+        loop.close()
+    return closed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -459,7 +469,7 @@ def default_registry() -> Registry:
     return registry
 
 
-def _default_app(config: Any) -> App:
+def _default_app(config: Config) -> App:
     app: App = _load("lcg.rpc.app", "the service app").build_app(config)
     return app
 
@@ -467,19 +477,29 @@ def _default_app(config: Any) -> App:
 def run(
     args: argparse.Namespace,
     *,
+    config: Config | None = None,
     registry: Registry | None = None,
     app_factory: Callable[[], App] | None = None,
 ) -> int:
-    """Run ``lcg mcp`` with parsed ``args``: exit 0, 1 on an ``LcgError``, 2 on a bad scope."""
+    """Run ``lcg mcp`` with parsed ``args``: exit 0, 1 on an ``LcgError``, 2 on a bad scope.
+
+    ``config`` defaults to the environment's for the current directory; tests inject a
+    ``registry`` (attached mode) and an ``app_factory`` (standalone).
+    """
     try:
         scopes = parse_scopes(args.scope)
     except ConfigError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
     try:
-        from lcg.config import Config
+        if config is None:
+            from lcg.config import Config
 
-        config = Config.from_env()
+            config = Config.from_env()
+        from lcg import telemetry
+
+        # stdout carries the protocol: telemetry stays on stderr, and only if enabled.
+        telemetry.set_sink(None, enabled=config.telemetry)
         if args.connect:
             reg = registry if registry is not None else default_registry()
             asyncio.run(
@@ -498,7 +518,10 @@ def run(
                     file=sys.stderr,
                 )
             app = app_factory() if app_factory is not None else _default_app(config)
-            asyncio.run(_standalone(app, scopes))
+            if _run_until_closed(app, scopes):
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(0)
     except LcgError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
