@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import msgspec
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,17 +30,18 @@ def reference_scores(docs: dict[str, str], query: str) -> dict[str, float]:
     if n == 0:
         return {}
     avgdl = sum(sum(c.values()) for c in counts.values()) / n
+    terms = set(query_terms(query))
+    df = {t: sum(1 for c in counts.values() if t in c) for t in terms}
     out: dict[str, float] = {}
     for u, c in counts.items():
         dl = sum(c.values())
         score = 0.0
         matched = False
-        for term in set(query_terms(query)):
+        for term in terms:
             tf = c.get(term, 0)
             if tf == 0:
                 continue
-            df = sum(1 for other in counts.values() if term in other)
-            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
             score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
             matched = True
         if matched:
@@ -204,3 +206,28 @@ def test_projection_history_free(
             assert got[u] == pytest.approx(s, rel=1e-12, abs=1e-12)
     proj.close()
     scratch.close()
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.sampled_from([1, 3, 10]))
+def test_pruned_search_equals_exhaustive(seed: int, k: int) -> None:
+    # A Zipf-shaped corpus: a few rare terms and long lists of common ones, where MaxScore
+    # pruning kicks in; with some docs deleted so tombstones are in play.
+    rng = np.random.default_rng(seed)
+    vocab = [f"w{i}" for i in range(300)]
+    docs = {
+        f"d{i:04d}": " ".join(vocab[j] for j in (rng.zipf(1.3, rng.integers(1, 30)) - 1) % 300)
+        for i in range(800)
+    }
+    index = build(docs)
+    for i in rng.choice(800, 60, replace=False):
+        index.delete(f"d{i:04d}")
+        docs.pop(f"d{i:04d}")
+    for _ in range(20):
+        terms = query_terms(" ".join(rng.choice(vocab[:60], rng.integers(2, 7))))
+        got = index.search(terms, k)
+        # k past the doc count disables pruning: the exhaustive answer.
+        assert got == index.search(terms, 10**9)[:k]
+        want = sorted(reference_scores(docs, " ".join(terms)).items(), key=lambda h: (-h[1], h[0]))
+        assert [s for _, s in got] == pytest.approx([s for _, s in want[:k]], rel=1e-12)
+    assert index.pruned_searches > 0
