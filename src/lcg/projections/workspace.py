@@ -53,6 +53,7 @@ class Workspace:
                 max_events_per_file=config.wal_max_events_per_file,
                 max_bytes_per_file=config.wal_max_bytes_per_file,
             )
+            self._owns_embedder = embedder is None
             self.embedder = embedder or make_embedder(
                 config.embedder,
                 url=config.embedder_url,
@@ -206,7 +207,8 @@ class Workspace:
             self.text.close()
             self.vectors.close()
             self.cache.close()
-            self.embedder.close()
+            if self._owns_embedder:
+                self.embedder.close()
             os.close(self._lock_fd)
 
     def __enter__(self) -> Workspace:

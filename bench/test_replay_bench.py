@@ -1,0 +1,144 @@
+"""Replay benchmarks (``make bench``), each a ratio or a rate measured in this run:
+
+1. A full replay of a synthetic stream (``LCG_BENCH_REPLAY_EVENTS``, default 1,000,000) with the
+   hashing embedder: events/s and resident memory after ¼ and after all of the stream, next
+   to the in-memory size of the projections, to show memory follows the projections, not the
+   stream.
+2. Batched replay (``LCG_REPLAY_BATCH_SIZE`` 256) against one event per batch on the same
+   prefix: the speed-up.
+3. The embedded MiniLM model: replay with a cold embedding cache (recompute) against a warm one.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lcg.config import Config
+from lcg.extract.embedders import HashEmbedder, LocalEmbedder
+from lcg.projections.projector import ReplayProgress
+from lcg.projections.workspace import Workspace
+
+sys.path.insert(0, str(Path(__file__).parent))
+from synth_stream import write_stream  # noqa: E402
+
+GROUP = "synthetic"
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _config(root: Path, wal: Path, batch: int) -> Config:
+    return Config.from_env(
+        root,
+        env={
+            "LCG_EMBEDDER": "hash",
+            "LCG_WAL_DIR": str(wal),
+            "LCG_REPLAY_BATCH_SIZE": str(batch),
+        },
+    )
+
+
+@pytest.fixture(scope="module")
+def stream(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    total = int(os.environ.get("LCG_BENCH_REPLAY_EVENTS", "1000000"))
+    wal = tmp_path_factory.mktemp("synthetic-wal")
+    n = write_stream(wal, GROUP, total)
+    return wal, n
+
+
+def test_full_replay_rate_and_memory(stream: tuple[Path, int], tmp_path: Path) -> None:
+    wal, n = stream
+    cfg = _config(tmp_path / "ws", wal, 256)
+    marks = {n // 4: "1/4", n - 1: "full"}
+    samples: dict[str, tuple[float, float, int]] = {}
+    started = time.perf_counter()
+    rss_start = _rss_mb()
+    ws = Workspace(cfg, HashEmbedder())
+
+    def progress(p: ReplayProgress) -> None:
+        seq = p.last_seq or 0
+        for mark, label in list(marks.items()):
+            if seq >= mark and label not in samples:
+                samples[label] = (time.perf_counter() - started, _rss_mb(), seq + 1)
+
+    try:
+        with ws.rw.write():
+            result = ws.projector.catch_up(GROUP, progress)
+            ws.projector.save()
+        index_mb = (
+            sum(f.stat().st_size for f in (tmp_path / "ws" / ".lcg" / "vectors").rglob("*"))
+            + sum(f.stat().st_size for f in (tmp_path / "ws" / ".lcg" / "text").rglob("*"))
+        ) / 2**20
+    finally:
+        ws.close()
+    elapsed = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"\nreplay of {n:,} synthetic events (hash embedder, batch 256)")
+    print(f"{'point':<6} {'events':>10} {'seconds':>9} {'events/s':>10} {'RSS MB':>8}")
+    for label, (secs, rss, count) in samples.items():
+        print(f"{label:<6} {count:>10,} {secs:>9.1f} {count / secs:>10,.0f} {rss:>8.0f}")
+    print(
+        f"total {elapsed:.1f} s, {result.mutations_replayed / elapsed:,.0f} events/s; RSS at start "
+        f"{rss_start:.0f} MB, peak {peak:.0f} MB; vector+text snapshots {index_mb:.0f} MB"
+    )
+    assert result.mutations_replayed == n
+
+
+def test_batched_replay_speedup(stream: tuple[Path, int], tmp_path: Path) -> None:
+    wal, _ = stream
+    prefix = int(os.environ.get("LCG_BENCH_BATCH_PREFIX", "3000"))
+    rates = {}
+    for batch in (1, 256):
+        cfg = _config(tmp_path / f"b{batch}", wal, batch)
+        ws = Workspace(cfg, HashEmbedder())
+        try:
+            t0 = time.perf_counter()
+            with ws.rw.write():
+                ws.projector.rebuild(GROUP, to_seq=prefix - 1)
+            rates[batch] = prefix / (time.perf_counter() - t0)
+        finally:
+            ws.close()
+    print(f"\nbatched replay of the first {prefix:,} events")
+    print(f"one event per batch: {rates[1]:,.0f} events/s; batch 256: {rates[256]:,.0f} events/s")
+    print(f"speed-up: {rates[256] / rates[1]:.1f}x")
+
+
+def test_warm_cache_versus_recompute(tmp_path: Path) -> None:
+    n = int(os.environ.get("LCG_BENCH_EMBED_EVENTS", "1200"))
+    wal = tmp_path / "wal"
+    write_stream(wal, GROUP, n)
+    embedder = LocalEmbedder()
+    timings = {}
+    for label in ("recompute (cold cache)", "warm cache"):
+        root = tmp_path / "ws"
+        for sub in ("db", "text", "vectors"):
+            shutil.rmtree(root / ".lcg" / sub, ignore_errors=True)
+        cfg = Config.from_env(root, env={"LCG_WAL_DIR": str(wal)})
+        ws = Workspace(cfg, embedder)
+        try:
+            t0 = time.perf_counter()
+            result = ws.catch_up()[GROUP]
+            timings[label] = (time.perf_counter() - t0, result)
+        finally:
+            ws.close()
+    cold, warm = timings["recompute (cold cache)"], timings["warm cache"]
+    print(f"\nreplay of {n:,} events with the embedded MiniLM model")
+    for label, (secs, result) in timings.items():
+        print(
+            f"{label:<24} {secs:>7.1f} s  recomputed {result.embeddings_recomputed:>6}  "
+            f"cached {result.embeddings_cached:>6}"
+        )
+    print(f"warm cache is {cold[0] / warm[0]:.1f}x faster")
+    assert warm[1].embeddings_recomputed == 0
