@@ -130,9 +130,7 @@ def in_process_service(
 def serve_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment for a ``lcg serve`` subprocess: hash embedder, no extractor."""
     env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("LCG_", "ANTHROPIC_", "LIMINIS_"))
+        k: v for k, v in os.environ.items() if not k.startswith(("LCG_", "ANTHROPIC_", "LIMINIS_"))
     }
     env.update(HASH_ENV)
     env.pop("LCG_TELEMETRY", None)  # subprocess telemetry goes to its stderr log
@@ -158,7 +156,9 @@ def spawn_serve(
         log.close()
 
 
-def wait_healthy(sock: Path, proc: subprocess.Popen[bytes] | None = None, timeout: float = 90) -> None:
+def wait_healthy(
+    sock: Path, proc: subprocess.Popen[bytes] | None = None, timeout: float = 90
+) -> None:
     """Poll ``health_check`` until healthy (the socket appears first; no sleeps)."""
     import time
 
@@ -190,7 +190,9 @@ def stop_serve(proc: subprocess.Popen[bytes], sock: Path) -> int:
     return proc.returncode
 
 
-def run_lcg(workspace: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_lcg(
+    workspace: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the ``lcg`` CLI on a workspace; returns the completed process."""
     return subprocess.run(
         [str(LCG), "-C", str(workspace), *args],

@@ -16,7 +16,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _service_fixtures as sf  # noqa: E402
-
 from lcg.rpc.client import Client  # noqa: E402
 
 THREADS = 4

@@ -359,7 +359,8 @@ def test_anthropic_truncated_twice_is_an_error_with_a_failure_record(
     (fail,) = events.of("extraction_failure")
     assert fail["classification"] == "truncation" and fail["max_tokens"] == 8192
     assert (
-        fail["finish_reason"] == "max_tokens" and '"stop_reason":"max_tokens"' in fail["raw_body"]
+        fail["finish_reason"] == "max_tokens"
+        and json.loads(fail["raw_body"])["stop_reason"] == "max_tokens"
     )
     assert events.of("extraction_truncated")[0]["retry_succeeded"] is False
 
@@ -524,6 +525,35 @@ def test_anthropic_answer_without_the_array_is_schema_invalid(
     ex.close()
     assert events.of("structured_output_parse")[0]["outcome"] == "schema_invalid"
     assert events.of("extraction_failure")[0]["classification"] == "schema_invalid"
+
+
+@pytest.mark.parametrize(
+    "body", [b"not json", {"weird": 1}, {"type": "message", "content": "x"}, [1]]
+)
+def test_anthropic_unreadable_200_is_a_malformed_failure(
+    anthropic_fake: FakeServer, events: Events, body: Any
+) -> None:
+    anthropic_fake.script.append((200, body))
+    ex = make_anthropic(anthropic_fake)
+    with pytest.raises(ExtractionError, match="sent a response that is not a message"):
+        ex.extract(req("Alan Turing."))
+    ex.close()
+    (fail,) = events.of("extraction_failure")
+    assert fail["classification"] == "malformed"
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    assert fail["raw_body"].encode() == raw  # the complete body, as sent
+
+
+@pytest.mark.parametrize("body", [b"<html>oops</html>", {"choices": []}, {"id": 1}])
+def test_openai_unreadable_200_is_a_malformed_failure(
+    openai_fake: FakeServer, events: Events, body: Any
+) -> None:
+    openai_fake.script.append((200, body))
+    ex = OpenAICompatExtractor(url=openai_fake.url, sleep=SleepLog())
+    with pytest.raises(ExtractionError, match="not a chat completion|no choices"):
+        ex.extract(req("Alan Turing."))
+    ex.close()
+    assert events.of("extraction_failure")[0]["classification"] == "malformed"
 
 
 def test_anthropic_text_answer_instead_of_tool_is_parsed_tolerantly(

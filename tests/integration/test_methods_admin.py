@@ -49,8 +49,10 @@ def svc() -> Iterator[Svc]:
     with sf.in_process_service() as s, sf.RawConnection(s.socket_path) as conn:
         conn.result("knowledge_assert_entity", {"name": "Kepler", "summary": "astronomer"})
         conn.result("knowledge_assert_entity", {"name": "Tycho", "summary": "astronomer"})
-        conn.result("knowledge_assert_relationship",
-                    {"source_name": "Kepler", "target_name": "Tycho", "predicate": "ASSISTED"})
+        conn.result(
+            "knowledge_assert_relationship",
+            {"source_name": "Kepler", "target_name": "Tycho", "predicate": "ASSISTED"},
+        )
         conn.result("knowledge_process_chunk",
                     {"chunk_text": "Kepler used Tycho's observations.", "chunk_id": "k",
                      "source_file": "k.txt"})  # fmt: skip
@@ -108,8 +110,10 @@ ALLOWED = [
     ("MATCH (e:Entity) RETURN e.name ORDER BY e.name", [["Kepler"], ["Tycho"]]),
     # words inside string literals are not statements
     ("MATCH (e:Entity) WHERE e.summary <> 'CREATE SET DELETE' RETURN count(e)", [["2"]]),
-    ("MATCH (e:Entity {name: 'Kepler'}) RETURN e.summary, e.labels",
-     [["astronomer", '["Entity"]']]),
+    (
+        "MATCH (e:Entity {name: 'Kepler'}) RETURN e.summary, e.labels",
+        [["astronomer", '["Entity"]']],
+    ),
     ("RETURN NULL", [[""]]),  # null → ""
     ("MATCH (e:Entity) RETURN e.name ORDER BY e.name LIMIT 1;", [["Kepler"]]),
 ]
@@ -181,7 +185,9 @@ REBUILD_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize(("params", "text"), REBUILD_ERRORS, ids=[str(p) for p, _ in REBUILD_ERRORS])
+@pytest.mark.parametrize(
+    ("params", "text"), REBUILD_ERRORS, ids=[str(p) for p, _ in REBUILD_ERRORS]
+)
 def test_rebuild_from_wal_errors(svc: Svc, params: dict[str, Any], text: str) -> None:
     error = svc.err("knowledge_rebuild_from_wal", params)
     assert text in error["message"], error
@@ -253,8 +259,9 @@ def test_dump_wal(svc: Svc) -> None:
     assert r["nodes_dumped"] >= 3 and r["edges_dumped"] >= 1 and r["files_written"] >= 1
     e = svc.err("knowledge_dump_wal", {})  # the target is no longer empty
     assert "not empty" in e["message"]
-    one = svc.ok("knowledge_dump_wal",
-                 {"group_id": "liminis", "target_dir": str(svc.svc.workspace / "d2")})
+    one = svc.ok(
+        "knowledge_dump_wal", {"group_id": "liminis", "target_dir": str(svc.svc.workspace / "d2")}
+    )
     assert Path(one["target_dir"]) == svc.svc.workspace / "d2"
 
 
@@ -301,11 +308,11 @@ def test_degraded_service_answers_only_exempt_methods() -> None:
         fd = os.open(lock_dir / "workspace.lock", os.O_RDWR | os.O_CREAT, 0o644)
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
-            from lcg.config import Config
-            from lcg.rpc.app import build_app
             import asyncio
             import threading
 
+            from lcg.config import Config
+            from lcg.rpc.app import build_app
             from lcg.rpc.server import serve
 
             config = Config.from_env(ws, env=sf.HASH_ENV)

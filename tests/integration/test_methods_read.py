@@ -179,7 +179,8 @@ CASES = [
     Case("knowledge_get_edges_by_uuids", {"uuids": "not-a-list"},
          _count(0, _rows_have("edges", EDGE_KEYS))),
     Case("knowledge_list_entities", {}, _count(4, _rows_have("nodes", ENTITY_KEYS))),
-    Case("knowledge_list_entities", {"num_results": 2}, _count(2, _rows_have("nodes", ENTITY_KEYS))),
+    Case("knowledge_list_entities", {"num_results": 2},
+         _count(2, _rows_have("nodes", ENTITY_KEYS))),
     Case("knowledge_list_entities", {"num_results": 0}, error=(-32602, "num_results must be > 0")),
     Case("knowledge_list_entities", {"num_results": -3}, error=(-32602, "num_results must be > 0")),
     Case("knowledge_list_relationships", {}, _count(2, _rows_have("facts", EDGE_KEYS))),
@@ -294,9 +295,10 @@ def test_neighbors_group_ids_collapse_and_shape(seeded: Seeded) -> None:
     for groups in ([], [3]):
         r = conn.result("knowledge_get_entity_neighbors", {**base, "group_ids": groups})
         assert r["edge_count"] == 2, (groups, r)
-    assert conn.result("knowledge_get_entity_neighbors", {**base, "group_ids": "g2"})[
-        "edge_count"
-    ] == 0
+    assert (
+        conn.result("knowledge_get_entity_neighbors", {**base, "group_ids": "g2"})["edge_count"]
+        == 0
+    )
     one = conn.result("knowledge_get_entity_neighbors", {**base, "num_results": 1})
     assert one["edge_count"] == 1 and one["node_count"] == 1
     # incoming edges count too

@@ -115,7 +115,9 @@ ERRORS: list[tuple[str, dict[str, Any], int, str]] = [
 @pytest.mark.parametrize(
     ("method", "params", "code", "text"), ERRORS, ids=[f"{m}{p}" for m, p, _, _ in ERRORS]
 )
-def test_write_validation(svc: Svc, method: str, params: dict[str, Any], code: int, text: str) -> None:
+def test_write_validation(
+    svc: Svc, method: str, params: dict[str, Any], code: int, text: str
+) -> None:
     error = svc.err(method, params)
     assert error["code"] == code, error
     assert text in error["message"], error
@@ -160,16 +162,20 @@ def test_process_chunk_oversized_warning(svc: Svc) -> None:
     assert w["type"] == "chunk_text_oversized"
     assert w["chunk_text_chars"] == len(text) and w["recommended_max_chars"] == 8000
     assert isinstance(w["message"], str) and w["message"]
-    ep = {e["uuid"]: e for e in svc.ok("knowledge_get_episodes", {"group_id": "ingest"})["episodes"]}
+    ep = {
+        e["uuid"]: e for e in svc.ok("knowledge_get_episodes", {"group_id": "ingest"})["episodes"]
+    }
     assert ep[r["episode_uuid"]]["content"] == text  # nothing truncated
 
 
 def test_add_episode_defaults_and_sources(svc: Svc) -> None:
     r = svc.ok("knowledge_add_episode", {"group_id": "eps"})
     assert set(r) == {"episode_uuid", "extraction"}
-    for src, want in (("JSON", "json"), ("Message", "message"), ("weird", "text")):
-        svc.ok("knowledge_add_episode",
-               {"name": src, "episode_body": f"body {src}", "source": src, "group_id": "eps"})
+    for src in ("JSON", "Message", "weird"):
+        svc.ok(
+            "knowledge_add_episode",
+            {"name": src, "episode_body": f"body {src}", "source": src, "group_id": "eps"},
+        )
     eps = svc.ok("knowledge_get_episodes", {"group_id": "eps"})["episodes"]
     by_name = {e["name"]: e for e in eps}
     assert by_name[""]["source"] == "text" and by_name[""]["content"] == ""
@@ -195,22 +201,28 @@ def test_assert_entity_create_update_and_rules(svc: Svc) -> None:
     assert json.loads(node["attributes"]) == {"born": 1815}
     assert node["summary"] == ""  # full replace: an omitted summary is empty
     # labels always start with Entity; non-object attributes → "{}"
-    c = svc.ok("knowledge_assert_entity",
-               {"name": "Charles Babbage", "labels": ["Person", "Entity"], "attributes": [1], **g})
+    c = svc.ok(
+        "knowledge_assert_entity",
+        {"name": "Charles Babbage", "labels": ["Person", "Entity"], "attributes": [1], **g},
+    )
     nodes = {n["uuid"]: n for n in svc.ok("knowledge_get_nodes_by_group",
                                           {"group_ids": ["ents"]})["nodes"]}  # fmt: skip
     assert nodes[c["entity_uuid"]]["labels"][0] == "Entity"
     assert nodes[c["entity_uuid"]]["attributes"] == "{}"
     # by uuid: strict within the group
-    by_uuid = svc.ok("knowledge_assert_entity",
-                     {"name": "Ada King", "entity_uuid": a["entity_uuid"], **g})
+    by_uuid = svc.ok(
+        "knowledge_assert_entity", {"name": "Ada King", "entity_uuid": a["entity_uuid"], **g}
+    )
     assert by_uuid["entity_uuid"] == a["entity_uuid"] and by_uuid["created"] is False
-    e = svc.err("knowledge_assert_entity",
-                {"name": "Ada King", "entity_uuid": a["entity_uuid"], "group_id": "other"})
+    e = svc.err(
+        "knowledge_assert_entity",
+        {"name": "Ada King", "entity_uuid": a["entity_uuid"], "group_id": "other"},
+    )
     assert f"entity_uuid '{a['entity_uuid']}' does not exist in group 'other'" in e["message"]
     # renaming onto a name another entity holds is refused
-    e = svc.err("knowledge_assert_entity",
-                {"name": "charles babbage", "entity_uuid": a["entity_uuid"], **g})
+    e = svc.err(
+        "knowledge_assert_entity", {"name": "charles babbage", "entity_uuid": a["entity_uuid"], **g}
+    )
     assert f"cannot rename entity '{a['entity_uuid']}' to 'charles babbage'" in e["message"]
     # the same name in another group is another entity
     other = svc.ok("knowledge_assert_entity", {"name": "Ada King", "group_id": "ents2"})
@@ -221,14 +233,25 @@ def test_assert_relationship_upsert(svc: Svc) -> None:
     g = {"group_id": "rels"}
     for name in ("Alan Turing", "Bletchley Park"):
         svc.ok("knowledge_assert_entity", {"name": name, **g})
-    p = {"source_name": "alan turing", "target_name": "Bletchley Park", "predicate": "WORKED_AT", **g}
+    p = {
+        "source_name": "alan turing",
+        "target_name": "Bletchley Park",
+        "predicate": "WORKED_AT",
+        **g,
+    }
     r = svc.ok("knowledge_assert_relationship", p)
     assert set(r) == {"edge_uuid", "created", "embedding_warning"} and r["created"] is True
     edge = svc.ok("knowledge_get_edges_by_uuids", {"uuids": [r["edge_uuid"]]})["edges"][0]
     assert edge["fact"] == "alan turing WORKED_AT Bletchley Park" and edge["name"] == "WORKED_AT"
-    again = svc.ok("knowledge_assert_relationship",
-                   {**p, "fact": "Turing broke Enigma at Bletchley Park",
-                    "valid_at": "1939-09-04 00:00:00", "relation_type": "WORKED_AT"})
+    again = svc.ok(
+        "knowledge_assert_relationship",
+        {
+            **p,
+            "fact": "Turing broke Enigma at Bletchley Park",
+            "valid_at": "1939-09-04 00:00:00",
+            "relation_type": "WORKED_AT",
+        },
+    )
     assert again == {"edge_uuid": r["edge_uuid"], "created": False, "embedding_warning": None}
     edge = svc.ok("knowledge_get_edges_by_uuids", {"uuids": [r["edge_uuid"]]})["edges"][0]
     assert edge["fact"] == "Turing broke Enigma at Bletchley Park"
@@ -262,8 +285,10 @@ def test_deletions(svc: Svc) -> None:
     assert svc.ok("knowledge_delete_episode", {}) == {"status": "deleted"}
     assert sf.stream_bytes(svc.wal) == before
     # delete_by_source: equal or "<source>:" prefix only ("a.txt.bak" stays)
-    r = svc.ok("knowledge_delete_by_source",
-               {"source_file": "a.txt", "group_ids": ["del", "del", "nobody"]})
+    r = svc.ok(
+        "knowledge_delete_by_source",
+        {"source_file": "a.txt", "group_ids": ["del", "del", "nobody"]},
+    )
     assert r["success"] is True and r["source_file"] == "a.txt"
     assert r["deleted_count"] == 2 and set(r["deleted_uuids"]) == {a1, a2}
     left = {e["uuid"] for e in svc.ok("knowledge_get_episodes", {"group_id": "del"})["episodes"]}
@@ -281,12 +306,15 @@ def test_delete_by_group(svc: Svc) -> None:
     g = {"group_id": "purge"}
     svc.ok("knowledge_assert_entity", {"name": "P1", **g})
     svc.ok("knowledge_assert_entity", {"name": "P2", **g})
-    svc.ok("knowledge_assert_relationship",
-           {"source_name": "P1", "target_name": "P2", "predicate": "R", **g})
+    svc.ok(
+        "knowledge_assert_relationship",
+        {"source_name": "P1", "target_name": "P2", "predicate": "R", **g},
+    )
     _chunk(svc, "p", "p.txt", "purge")
     before = sf.stream_bytes(svc.wal)
-    dry = svc.ok("knowledge_delete_by_group",
-                 {"group_ids": ["purge"], "dry_run": True, "confirm": True})  # dry_run wins
+    dry = svc.ok(
+        "knowledge_delete_by_group", {"group_ids": ["purge"], "dry_run": True, "confirm": True}
+    )  # dry_run wins
     assert set(dry) == {"success", "dry_run", "groups", "unbound_impacts", "applied_seq_reset"}
     assert dry["dry_run"] is True and dry["applied_seq_reset"] is False
     assert dry["groups"] == [{"group_id": "purge", "entities": 2, "episodes": 1, "edges": 1}]
@@ -304,10 +332,14 @@ def test_merge_entities(svc: Svc) -> None:
     g = {"group_id": "merge"}
     ids = {n: svc.ok("knowledge_assert_entity", {"name": n, **g})["entity_uuid"]
            for n in ("IBM", "I.B.M.", "Big Blue", "Watson")}  # fmt: skip
-    svc.ok("knowledge_assert_relationship",
-           {"source_name": "Watson", "target_name": "I.B.M.", "predicate": "BUILT_BY", **g})
-    svc.ok("knowledge_assert_relationship",
-           {"source_name": "Watson", "target_name": "IBM", "predicate": "BUILT_BY", **g})
+    svc.ok(
+        "knowledge_assert_relationship",
+        {"source_name": "Watson", "target_name": "I.B.M.", "predicate": "BUILT_BY", **g},
+    )
+    svc.ok(
+        "knowledge_assert_relationship",
+        {"source_name": "Watson", "target_name": "IBM", "predicate": "BUILT_BY", **g},
+    )
     # soft errors (success false, no JSON-RPC error)
     for params in ({}, {"canonical_name": "IBM"}, {"canonical_uuid": "nope", "alias_names": ["x"]}):
         r = svc.ok("knowledge_merge_entities", {**params, **g})
@@ -337,8 +369,10 @@ def test_merge_entities(svc: Svc) -> None:
     assert "Merged" in alias["labels"]
     assert json.loads(alias["attributes"])["merged_into"] == ids["IBM"]
     # a second merge skips the tombstones
-    again = svc.ok("knowledge_merge_entities",
-                   {"canonical_uuid": ids["IBM"], "alias_uuids": [ids["I.B.M."]], **g})
+    again = svc.ok(
+        "knowledge_merge_entities",
+        {"canonical_uuid": ids["IBM"], "alias_uuids": [ids["I.B.M."]], **g},
+    )
     assert again["skipped"] == [ids["I.B.M."]] and again["merged_count"] == 0
     # asserting by the alias name follows merged_into to the canonical
     fwd = svc.ok("knowledge_assert_entity", {"name": "Big Blue", "entity_uuid": ids["Big Blue"],
@@ -357,10 +391,16 @@ def test_merge_entities(svc: Svc) -> None:
 
 def test_cross_group_edge_and_rebind(svc: Svc) -> None:
     here = svc.ok("knowledge_assert_entity", {"name": "Project X", "group_id": "layer"})
-    r = svc.ok("knowledge_add_cross_group_edge",
-               {"name": "USES", "fact": "Project X uses Library Y", "group_id": "layer",
-                "source": {"uuid": here["entity_uuid"]},
-                "target": {"source_group_id": "libs", "endpoint_name": "  Library Y "}})
+    r = svc.ok(
+        "knowledge_add_cross_group_edge",
+        {
+            "name": "USES",
+            "fact": "Project X uses Library Y",
+            "group_id": "layer",
+            "source": {"uuid": here["entity_uuid"]},
+            "target": {"source_group_id": "libs", "endpoint_name": "  Library Y "},
+        },
+    )
     assert set(r) == {"uuid", "name", "group_id", "source_node_uuid", "target_node_uuid", "fact",
                       "cross_group_pointers"}  # fmt: skip
     assert r["source_node_uuid"] == here["entity_uuid"] and r["target_node_uuid"] == ""
@@ -380,9 +420,14 @@ def test_cross_group_edge_and_rebind(svc: Svc) -> None:
     rb2 = svc.ok("knowledge_rebind_pointers", {"source_group_id": "libs"})
     assert rb2["checked"] + rb2["staleness_skipped"] == 1 and rb2["bound"] <= 1
     # bound at creation when the target exists
-    r2 = svc.ok("knowledge_add_cross_group_edge",
-                {"group_id": "layer", "source": {"uuid": here["entity_uuid"]},
-                 "target": {"source_group_id": "libs", "endpoint_name": "library y"}})
+    r2 = svc.ok(
+        "knowledge_add_cross_group_edge",
+        {
+            "group_id": "layer",
+            "source": {"uuid": here["entity_uuid"]},
+            "target": {"source_group_id": "libs", "endpoint_name": "library y"},
+        },
+    )
     assert r2["target_node_uuid"] == lib["entity_uuid"]
     assert r2["cross_group_pointers"]["dst"]["binding_state"] == "bound"
     assert r2["name"] == "" and r2["fact"] == ""  # name="" and fact="" defaults

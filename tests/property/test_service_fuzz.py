@@ -56,8 +56,10 @@ def fuzzed() -> Iterator[Fuzzed]:
     with sf.in_process_service() as svc, sf.RawConnection(svc.socket_path, timeout=300) as conn:
         for name in ("Alpha", "Beta"):
             conn.result("knowledge_assert_entity", {"name": name})
-        conn.result("knowledge_assert_relationship",
-                    {"source_name": "Alpha", "target_name": "Beta", "predicate": "P"})
+        conn.result(
+            "knowledge_assert_relationship",
+            {"source_name": "Alpha", "target_name": "Beta", "predicate": "P"},
+        )
         f = Fuzzed(svc, conn)
         yield f
         # the server is alive and well after everything
@@ -123,8 +125,11 @@ def envelopes(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         msg["jsonrpc"] = jsonrpc
     if draw(st.booleans()):
-        msg["method"] = draw(st.one_of(st.text(max_size=20), values,
-                                       st.sampled_from(["knowledge_", "health_check "])))
+        msg["method"] = draw(
+            st.one_of(
+                st.text(max_size=20), values, st.sampled_from(["knowledge_", "health_check "])
+            )
+        )
     if draw(st.booleans()):
         msg["params"] = draw(values)
     return msg
@@ -168,8 +173,11 @@ def lines(draw: st.DrawFn) -> tuple[bytes, Any]:
     max_examples=EXAMPLES,
     deadline=None,
     database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                           HealthCheck.data_too_large],  # fmt: skip
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.data_too_large,
+    ],  # fmt: skip
 )
 @given(batch=st.lists(lines(), min_size=LINES_PER_EXAMPLE, max_size=LINES_PER_EXAMPLE))
 def test_fuzz_real_service(fuzzed: Fuzzed, batch: list[tuple[bytes, Any]]) -> None:

@@ -160,8 +160,10 @@ class AnthropicExtractor(LlmExtractor):
         }
         choice: ToolChoiceToolParam = {"type": "tool", "name": spec.tool_name}
         messages: list[MessageParam] = [{"role": "user", "content": spec.user}]
+        raw_body = ""
         try:
-            message = self._client.messages.create(
+            # with_raw_response keeps the complete body for the failure sidecar.
+            raw = self._client.messages.with_raw_response.create(
                 model=model,
                 max_tokens=spec.max_tokens,
                 system=system,
@@ -169,6 +171,9 @@ class AnthropicExtractor(LlmExtractor):
                 tools=[tool],
                 tool_choice=choice,
             )
+            raw_body = raw.text()
+            message = raw.parse()
+            return _reply(message, spec.tool_name, model, raw_body)
         except anthropic.APIStatusError as exc:
             raise ProviderCallError(
                 f"Anthropic at {self._where} answered HTTP {exc.status_code} for model "
@@ -189,7 +194,14 @@ class AnthropicExtractor(LlmExtractor):
             raise ProviderCallError(
                 f"Anthropic call failed (model {model}): {exc}", model=model
             ) from exc
-        return _reply(message, spec.tool_name, model)
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            # A 200 whose body is not a readable message (not JSON, wrong shape).
+            raise ProviderCallError(
+                f"Anthropic at {self._where} sent a response that is not a message: {exc!r}",
+                raw_body=raw_body,
+                model=model,
+                classification="malformed",
+            ) from exc
 
 
 def _response_text(exc: anthropic.APIStatusError) -> str:
@@ -199,7 +211,7 @@ def _response_text(exc: anthropic.APIStatusError) -> str:
         return str(exc.message)
 
 
-def _reply(message: Message, tool_name: str, requested_model: str) -> CallReply:
+def _reply(message: Message, tool_name: str, requested_model: str, raw_body: str) -> CallReply:
     payload: Any = None
     outcome: Any = "malformed"
     texts: list[str] = []
@@ -217,7 +229,7 @@ def _reply(message: Message, tool_name: str, requested_model: str) -> CallReply:
     return CallReply(
         payload=payload,
         outcome=outcome,
-        raw_body=message.to_json(indent=None),
+        raw_body=raw_body,
         truncated=message.stop_reason == "max_tokens",
         finish_reason=message.stop_reason,
         model=message.model or requested_model,

@@ -347,13 +347,21 @@ class ProviderCallError(Exception):
     """
 
     def __init__(
-        self, message: str, *, raw_body: str = "", model: str = "", retryable: bool = False
+        self,
+        message: str,
+        *,
+        raw_body: str = "",
+        model: str = "",
+        retryable: bool = False,
+        classification: FailureClass = "http_error",
     ) -> None:
         super().__init__(message)
         self.raw_body = raw_body
         self.model = model
         #: Whether backing off and trying again may help (rate limited, overloaded).
         self.retryable = retryable
+        #: ``http_error`` for a refused/failed call, ``malformed`` for an unreadable body.
+        self.classification: FailureClass = classification
 
 
 class _Usage:
@@ -455,7 +463,7 @@ class LlmExtractor(abc.ABC):
                 f"{self._describe(spec, chunk_key)} failed: {exc}",
                 spec=spec,
                 chunk_key=chunk_key,
-                classification="http_error",
+                classification=exc.classification,
                 raw_body=exc.raw_body,
                 model=exc.model or self.model_id,
             ) from exc

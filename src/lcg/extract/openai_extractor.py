@@ -192,9 +192,15 @@ class OpenAICompatExtractor(LlmExtractor):
                 f"{where} sent a response that is not a chat completion: {exc}",
                 raw_body=text,
                 model=self._model,
+                classification="malformed",
             ) from exc
         if not parsed.choices:
-            raise ProviderCallError(f"{where} sent no choices", raw_body=text, model=self._model)
+            raise ProviderCallError(
+                f"{where} sent no choices",
+                raw_body=text,
+                model=self._model,
+                classification="malformed",
+            )
         choice = parsed.choices[0]
         content = choice.message.content or ""
         payload, outcome = parse_json_tolerant(content)

@@ -73,7 +73,9 @@ def analyze(text: str) -> list[str]:
 
 def term_counts(text: str) -> dict[str, int]:
     """Each distinct term of ``text`` with its frequency (``analyze``, counted)."""
-    counts = Counter(words(text))  # counted in C; stopwords and long tokens removed after
+    # Counted in C; stopwords and long tokens removed after (from a plain dict: Counter's
+    # __delitem__ is Python code).
+    counts = dict(Counter(words(text)))
     for term in STOPWORDS.intersection(counts):
         del counts[term]
     for term in [t for t in counts if len(t) > MAX_TOKEN_CHARS]:

@@ -83,29 +83,25 @@ class _Postings:
     def __init__(self, ids: BitMap | None = None, tfs: array[int] | None = None) -> None:
         self.ids: BitMap = ids if ids is not None else BitMap()
         self.tfs: array[int] = tfs if tfs is not None else array("I")
-        # Query-time caches: the ids as a numpy array (until the next append), and each doc's
-        # contribution idf * tf*(k1+1)/(tf + k1*(1-b+b*dl/avgdl)) for the (avgdl, idf) it was
-        # computed under, with its maximum (the term's upper bound for pruning).
+        # Query-time caches: the ids as a numpy array, and each doc's contribution
+        # idf * tf*(k1+1)/(tf + k1*(1-b+b*dl/avgdl)) for the (avgdl, idf) it was computed
+        # under, with its maximum (the term's upper bound for pruning). Postings only grow
+        # (compaction builds new ones), so a cache shorter than ``tfs`` is stale.
         self.ids_np: IntArr | None = None
         self.contrib: F64 | None = None
         self.contrib_key = (-1.0, -1.0)
         self.bound = 0.0
 
-    def appended(self) -> None:
-        """Forget the caches after an append."""
-        self.ids_np = None
-        self.contrib = None
-
     def id_array(self) -> IntArr:
         """The doc ids, ascending, as a numpy array (cached)."""
-        if self.ids_np is None:
+        if self.ids_np is None or len(self.ids_np) != len(self.tfs):
             self.ids_np = np.frombuffer(self.ids.to_array(), dtype=np.uint32).astype(np.intp)
         return self.ids_np
 
     def contributions(self, lengths: F64, avgdl: float, weight: float) -> F64:
         """Each doc's score contribution under ``avgdl`` and idf ``weight`` (cached)."""
         key = (avgdl, weight)
-        if self.contrib is None or self.contrib_key != key:
+        if self.contrib is None or self.contrib_key != key or len(self.contrib) != len(self.tfs):
             ids = self.id_array()
             tfs = np.frombuffer(self.tfs, dtype=np.uint32).astype(np.float64)
             norm = K1 * (1.0 - B) + (K1 * B / avgdl) * lengths[ids]
@@ -144,15 +140,14 @@ class Bm25Index:
         self._uuids.append(uuid)
         self._ids[uuid] = doc
         postings = self._postings
-        length = 0
+        # The hot loop of a build: caches are not touched here, they notice appends themselves.
         for term, tf in counts.items():
             p = postings.get(term)
             if p is None:
                 p = postings[term] = _Postings()
             p.ids.add(doc)
             p.tfs.append(tf)
-            p.appended()
-            length += tf
+        length = sum(counts.values())
         self._lengths.append(length)
         self._live_length += length
         self._lengths_np = None

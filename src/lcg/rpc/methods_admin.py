@@ -288,7 +288,7 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
         await app.run(delete_mark, gdir, name)
         return MarkDeleted(name=name, group_id=gid)
 
-    async def rebuild(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
+    async def rebuild(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct | dict[str, Any]:
         gid = group_id(p)
         from_seq = _seq_param(p, "from_seq", 0) or 0
         to_seq = _seq_param(p, "to_seq", None)
