@@ -80,21 +80,6 @@ async def tool_names(s: ClientSession) -> list[str]:
     return [t.name for t in (await s.list_tools()).tools]
 
 
-@pytest.mark.parametrize(
-    ("scope", "expected"),
-    [("read, cypher", READ + CYPHER)],
-)
-def test_tools_list_per_scope(workdir: Path, scope: str | None, expected: list[str]) -> None:
-    async def main() -> list[str]:
-        args = [] if scope is None else ["--scope", scope]
-        async with session(workdir, *args) as s:
-            return await tool_names(s)
-
-    names = asyncio.run(main())
-    assert names == _order(expected)
-    assert "health_check" not in names
-
-
 @pytest.mark.parametrize("scope", ["bogus", ""])
 def test_bad_scope_is_a_startup_error(workdir: Path, scope: str) -> None:
     done = subprocess.run(
@@ -111,6 +96,8 @@ def test_bad_scope_is_a_startup_error(workdir: Path, scope: str) -> None:
 def test_standalone_tools_over_stdio(workdir: Path) -> None:
     async def main() -> None:
         async with session(workdir, "--scope", "read,write,admin", "--allow-remote-close") as s:
+            names = await tool_names(s)
+            assert names == _order(READ + WRITE + ADMIN)
             status = await s.call_tool("knowledge_status", {})
             assert status.structured_content == {
                 "running": True,
