@@ -12,7 +12,6 @@ from pathlib import Path
 
 from lcg.config import Config
 from lcg.errors import ConfigError
-from lcg.extract.anthropic_extractor import AnthropicExtractor
 from lcg.extract.cassette import RecordingExtractor, ReplayExtractor
 from lcg.extract.cost import CostTable, load_cost_table
 from lcg.extract.extractor import Extractor
@@ -58,6 +57,9 @@ def make_extractor(
             uds=uds, model=config.extraction_model, max_tokens_ceiling=ceiling, cost_table=costs
         )
     elif config.anthropic_api_key:
+        # Imported here: the SDK costs seconds to import, and lite mode never needs it.
+        from lcg.extract.anthropic_extractor import AnthropicExtractor
+
         inner = AnthropicExtractor.from_spec(
             config.extraction_llm,
             api_key=config.anthropic_api_key,
