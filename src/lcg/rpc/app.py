@@ -10,10 +10,12 @@ LLM or embedder calls never hold the event loop.
 from __future__ import annotations
 
 import asyncio
+import functools
 import shutil
 import threading
 import uuid
 from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, TypeVar
 
 import msgspec
@@ -31,6 +33,9 @@ from lcg.rpc.registry import Registry
 __all__ = ["Job", "ServiceApp", "build_app"]
 
 T = TypeVar("T")
+#: Worker threads for reads (searches, graph reads, status) and for writes.
+READ_THREADS = 32
+WRITE_THREADS = 16
 State = Literal["initializing", "healthy", "degraded"]
 
 
@@ -75,6 +80,11 @@ class ServiceApp:
         #: Supplies the ontology status (set by the extraction layer when one is loaded).
         self.ontology_provider: Callable[[], OntologyStatus] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        # Own pools rather than asyncio's default one (min(32, cpus + 4) threads, shared):
+        # writes wait for their group's lock inside a worker thread, and on a small machine a
+        # few of them would otherwise take every thread and stall reads and health checks.
+        self._read_pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="lcg-read")
+        self._write_pool = ThreadPoolExecutor(WRITE_THREADS, thread_name_prefix="lcg-write")
         from lcg.rpc.methods import build_registry
 
         self._registry = build_registry(self)
@@ -117,6 +127,8 @@ class ServiceApp:
         ws, self._ws = self._ws, None
         if ws is not None:
             await asyncio.to_thread(ws.close)
+        self._read_pool.shutdown(wait=False, cancel_futures=True)
+        self._write_pool.shutdown(wait=False, cancel_futures=True)
 
     def state(self) -> tuple[State, str | None]:
         """``(initializing | healthy | degraded, reason)``."""
@@ -144,8 +156,9 @@ class ServiceApp:
         return self._searcher
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run a blocking workspace call in a worker thread."""
-        return await asyncio.to_thread(fn, *args, **kwargs)
+        """Run a blocking workspace call in a read worker thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._read_pool, functools.partial(fn, *args, **kwargs))
 
     async def run_write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run a write in a worker thread, counted in ``active_writes``."""
@@ -155,8 +168,11 @@ class ServiceApp:
             raise ReadOnlyError(self.read_only)
         with self._writes_guard:
             self.active_writes += 1
+        loop = asyncio.get_running_loop()
         try:
-            return await asyncio.to_thread(fn, *args, **kwargs)
+            return await loop.run_in_executor(
+                self._write_pool, functools.partial(fn, *args, **kwargs)
+            )
         finally:
             with self._writes_guard:
                 self.active_writes -= 1
