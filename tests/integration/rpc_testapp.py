@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import shutil
 import sys
 import tempfile
@@ -66,6 +67,7 @@ class TestApp:
         #: knowledge_block waits on this; tests set it from their thread with call_soon.
         self.release = asyncio.Event()
         self.block_finished = 0
+        self.closed_marker: str | None = None
 
     async def open(self) -> None:
         if self.gate is not None:
@@ -77,6 +79,9 @@ class TestApp:
 
     async def close(self) -> None:
         self.closed = True
+        if self.closed_marker is not None:
+            # Lets a test see, from outside, that a subprocess closed its App.
+            Path(self.closed_marker).write_text("closed")
 
     def state(self) -> tuple[State, str | None]:
         return self._state, self._reason
@@ -322,6 +327,7 @@ def _main(argv: list[str]) -> int:
     from lcg.rpc.mcp_server import main as mcp_main
 
     app = TestApp()
+    app.closed_marker = os.environ.get("RPC_TESTAPP_CLOSED_MARKER")
     return mcp_main(rest, registry=app.registry, app_factory=lambda: app)
 
 

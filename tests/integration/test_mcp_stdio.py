@@ -257,59 +257,91 @@ def test_attached_idle_timeout_rearmed_by_progress(workdir: Path, service: Servi
     asyncio.run(main())
 
 
-def test_standalone_close_ends_the_process(workdir: Path) -> None:
-    """A raw MCP client (newline-delimited JSON-RPC on the pipes): close answers, then exits."""
-
+def _raw_mcp(workdir: Path) -> subprocess.Popen[bytes]:
+    """``lcg mcp`` standalone (test App) driven by a raw client on its pipes."""
     proc = subprocess.Popen(
         [sys.executable, str(ENTRY), "mcp", "--scope", "admin"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         cwd=workdir,
-        env={**os.environ, "LCG_TELEMETRY": "off"},
+        env={
+            **os.environ,
+            "LCG_TELEMETRY": "off",
+            "RPC_TESTAPP_CLOSED_MARKER": str(workdir / "closed"),
+        },
     )
+    return proc
+
+
+def _send(proc: subprocess.Popen[bytes], msg: dict[str, Any]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(msg).encode() + b"\n")
+    proc.stdin.flush()
+
+
+def _answer(proc: subprocess.Popen[bytes], rid: int) -> dict[str, Any]:
+    assert proc.stdout is not None
+    while True:
+        msg = json.loads(proc.stdout.readline())
+        if msg.get("id") == rid:
+            return dict(msg)
+
+
+def _initialize(proc: subprocess.Popen[bytes]) -> None:
+    _send(
+        proc,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw-test", "version": "0"},
+            },
+        },
+    )
+    assert _answer(proc, 1)["result"]["serverInfo"]["name"] == "liminis-context-graph"
+    _send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+def _reap(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
     assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.close()
+    proc.stdout.close()
 
-    def send(msg: dict[str, Any]) -> None:
-        assert proc.stdin is not None
-        proc.stdin.write(json.dumps(msg).encode() + b"\n")
-        proc.stdin.flush()
 
-    def answer(rid: int) -> dict[str, Any]:
-        assert proc.stdout is not None
-        while True:
-            msg = json.loads(proc.stdout.readline())
-            if msg.get("id") == rid:
-                return dict(msg)
-
+def test_standalone_close_ends_the_process(workdir: Path) -> None:
+    """A raw MCP client (newline-delimited JSON-RPC on the pipes): close answers, then exits."""
+    proc = _raw_mcp(workdir)
     try:
-        send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw-test", "version": "0"},
-                },
-            }
-        )
-        assert answer(1)["result"]["serverInfo"]["name"] == "liminis-context-graph"
-        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        send(
+        _initialize(proc)
+        _send(
+            proc,
             {
                 "jsonrpc": "2.0",
                 "id": 2,
                 "method": "tools/call",
                 "params": {"name": "knowledge_close", "arguments": {}},
-            }
+            },
         )
-        assert answer(2)["result"]["structuredContent"] == {"status": "closed"}
+        assert _answer(proc, 2)["result"]["structuredContent"] == {"status": "closed"}
         assert proc.wait(timeout=30) == 0
+        assert (workdir / "closed").read_text() == "closed"
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdin.close()
-        proc.stdout.close()
+        _reap(proc)
+
+
+def test_standalone_sigterm_closes_the_app(workdir: Path) -> None:
+    proc = _raw_mcp(workdir)
+    try:
+        _initialize(proc)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+        assert (workdir / "closed").read_text() == "closed"
+    finally:
+        _reap(proc)

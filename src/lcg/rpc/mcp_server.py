@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib
 import itertools
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
@@ -383,11 +385,16 @@ async def _serve_stdio(server: MCPLowLevelServer[Any]) -> None:
 
 
 async def _standalone(app: App, scopes: frozenset[str]) -> bool:
-    """Serve until stdin closes (False) or ``knowledge_close`` asks to stop (True)."""
+    """Serve until stdin closes (False), or ``knowledge_close`` or a signal stops it (True)."""
     stop = asyncio.Event()
     dispatcher = Dispatcher(app, on_shutdown=stop.set)
     opener = asyncio.create_task(dispatcher.open_app())
     server = build_mcp_server(app.registry, scopes, StandaloneBackend(dispatcher))
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        # SIGTERM/SIGINT close the workspace cleanly, like knowledge_close.
+        with contextlib.suppress(RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stop.set)
     serving = asyncio.create_task(_serve_stdio(server))
     stopping = asyncio.create_task(stop.wait())
     try:
