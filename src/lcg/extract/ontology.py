@@ -28,26 +28,34 @@ from typing import Any, Final, Literal
 import msgspec
 import yaml
 
-from lcg.errors import GroupNameError
+from lcg.errors import CorruptFileError, GroupNameError
+from lcg.events._fs import atomic_write
 from lcg.events.groups import encode_group
 from lcg.events.layout import LCG_DIR
 
 __all__ = [
+    "HASH_FILE",
     "NO_ONTOLOGY_HASH",
     "UNCLASSIFIED_ENTITY",
     "UNCLASSIFIED_RELATION",
     "EntityType",
     "Ontology",
+    "OntologyHashFile",
     "OntologyLoader",
     "OntologyMode",
     "RelationType",
     "build_ontology",
+    "drift_summary",
     "group_ontology_path",
+    "hash_file_path",
+    "hash_record",
     "load_ontology_file",
     "parse_ontology",
     "pascal_case",
+    "read_hash_file",
     "screaming_snake",
     "workspace_ontology_path",
+    "write_hash_file",
 ]
 
 _log = logging.getLogger(__name__)
@@ -67,6 +75,8 @@ ROOT_TYPE: Final = "Entity"
 ONTOLOGY_FILE: Final = "ontology.yaml"
 GROUP_ONTOLOGY_DIR: Final = "ontology"
 LEGACY_DIR: Final = ".graphiti"
+#: ``.lcg/ontology-hash.json``: the ontology the workspace's graph was last extracted with.
+HASH_FILE: Final = "ontology-hash.json"
 
 # A word is a run of letters/digits; camel boundaries split "fooBar" and "HTTPServer".
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+|[^\W_]+")
@@ -472,3 +482,110 @@ class OntologyLoader:
         """The content hash of the group's ontology, ``"none"`` without one."""
         onto = self.for_group(group_id)
         return onto.hash if onto is not None else NO_ONTOLOGY_HASH
+
+
+# --- the workspace hash file and drift ------------------------------------------------------
+
+
+class OntologyHashFile(msgspec.Struct, kw_only=True):
+    """``.lcg/ontology-hash.json``: the ontology of the last successful ingest or rebuild."""
+
+    hash: str
+    mode: str | None = None
+    entity_types: list[str] = []
+    relation_types: list[str] = []
+
+
+_hash_decode = msgspec.json.Decoder(OntologyHashFile).decode
+
+
+def hash_record(onto: Ontology | None) -> OntologyHashFile:
+    """What the hash file records for ``onto`` (``hash "none"`` without an ontology)."""
+    if onto is None:
+        return OntologyHashFile(hash=NO_ONTOLOGY_HASH)
+    return OntologyHashFile(
+        hash=onto.hash,
+        mode=onto.mode,
+        entity_types=onto.entity_type_names,
+        relation_types=onto.relation_type_names,
+    )
+
+
+def hash_file_path(root: Path) -> Path:
+    """``<root>/.lcg/ontology-hash.json``."""
+    return root / LCG_DIR / HASH_FILE
+
+
+def read_hash_file(root: Path) -> OntologyHashFile | None:
+    """The recorded hash file, ``None`` if absent; ``CorruptFileError`` if unreadable."""
+    path = hash_file_path(root)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise CorruptFileError(f"{path} is unreadable ({exc}); delete it to re-baseline") from exc
+    try:
+        return _hash_decode(data)
+    except msgspec.DecodeError as exc:
+        raise CorruptFileError(
+            f"{path} is corrupt ({exc}); delete it: the next ingest writes it again"
+        ) from exc
+
+
+def write_hash_file(root: Path, onto: Ontology | None) -> None:
+    """Record ``onto`` as the ontology of the graph (atomic replace); clears drift."""
+    path = hash_file_path(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, msgspec.json.encode(hash_record(onto)))
+
+
+def _describe(onto: Ontology) -> str:
+    return (
+        f"{onto.mode}, {len(onto.entity_types)} entity types, "
+        f"{len(onto.relation_types)} relation types"
+    )
+
+
+def _diff(label: str, old: list[str], new: list[str]) -> str | None:
+    added = [n for n in new if n not in old]
+    removed = [n for n in old if n not in new]
+    if not added and not removed:
+        return None
+    return f"{label} " + " ".join([*(f"+{n}" for n in added), *(f"-{n}" for n in removed)])
+
+
+def drift_summary(
+    recorded: OntologyHashFile | None, current: Ontology | None, *, has_episodes: bool
+) -> str | None:
+    """Why the graph is out of date with the ontology, or ``None`` if it is not.
+
+    Drift is a hash that differs from the recorded one; with no record, only a loaded
+    ontology over a graph that already holds episodes is drift.
+    """
+    current_hash = current.hash if current is not None else NO_ONTOLOGY_HASH
+    if recorded is None:
+        if current is None or not has_episodes:
+            return None
+        return f"ontology added: {_describe(current)}"
+    if recorded.hash == current_hash:
+        return None
+    if current is None:
+        return (
+            f"ontology removed (was {recorded.mode or 'open'}, {len(recorded.entity_types)} "
+            f"entity types, {len(recorded.relation_types)} relation types)"
+        )
+    if recorded.hash == NO_ONTOLOGY_HASH:
+        return f"ontology added: {_describe(current)}"
+    parts: list[str] = []
+    if (recorded.mode or "open") != current.mode:
+        parts.append(f"mode {recorded.mode or 'open'} → {current.mode}")
+    for part in (
+        _diff("entity types", recorded.entity_types, current.entity_type_names),
+        _diff("relation types", recorded.relation_types, current.relation_type_names),
+    ):
+        if part:
+            parts.append(part)
+    if not parts:
+        parts.append("descriptions, parents, aliases or keywords changed")
+    return "ontology changed: " + "; ".join(parts)

@@ -8,14 +8,20 @@ from pathlib import Path
 
 import pytest
 
+from lcg.errors import CorruptFileError
 from lcg.events.groups import encode_group
 from lcg.extract.ontology import (
     NO_ONTOLOGY_HASH,
     OntologyLoader,
+    drift_summary,
+    hash_file_path,
+    hash_record,
     load_ontology_file,
     parse_ontology,
     pascal_case,
+    read_hash_file,
     screaming_snake,
+    write_hash_file,
 )
 
 APOLLO = Path("/work/shared/data/apollo/ontology.yaml")
@@ -267,3 +273,47 @@ def test_loader_legacy_fallback_and_none(tmp_path: Path) -> None:
     _write(tmp_path / ".lcg" / "ontology.yaml", "")
     # An empty .lcg file exists, so it is the workspace file, and it means "no ontology".
     assert OntologyLoader(tmp_path).workspace() is None
+
+
+def test_hash_file_round_trip_and_corruption(tmp_path: Path) -> None:
+    assert read_hash_file(tmp_path) is None
+    onto = load_ontology_file(APOLLO)
+    write_hash_file(tmp_path, onto)
+    rec = read_hash_file(tmp_path)
+    assert rec is not None and onto is not None
+    assert rec.hash == onto.hash and rec.mode == "strict"
+    assert rec.entity_types == onto.entity_type_names
+    assert rec.relation_types == onto.relation_type_names
+    write_hash_file(tmp_path, None)
+    assert read_hash_file(tmp_path).hash == NO_ONTOLOGY_HASH  # type: ignore[union-attr]
+    hash_file_path(tmp_path).write_text("{not json")
+    with pytest.raises(CorruptFileError, match="ontology-hash.json is corrupt.*delete it"):
+        read_hash_file(tmp_path)
+
+
+def test_drift_summaries() -> None:
+    a = parse_ontology("entity_types: [Person, Place]\nrelation_types: [KNOWS]\n")
+    b = parse_ontology("mode: strict\nentity_types: [Person, Rocket]\nrelation_types: [KNOWS]\n")
+    c = parse_ontology("entity_types: [{name: Person, description: x}, Place]\n"
+                       "relation_types: [KNOWS]\n")  # fmt: skip
+    assert a is not None and b is not None and c is not None
+    # No record: drift only when an ontology meets a graph that already has episodes.
+    assert drift_summary(None, None, has_episodes=True) is None
+    assert drift_summary(None, a, has_episodes=False) is None
+    assert drift_summary(None, a, has_episodes=True) == (
+        "ontology added: open, 2 entity types, 1 relation types"
+    )
+    assert drift_summary(hash_record(a), a, has_episodes=True) is None
+    assert drift_summary(hash_record(None), None, has_episodes=True) is None
+    assert drift_summary(hash_record(None), a, has_episodes=True) == (
+        "ontology added: open, 2 entity types, 1 relation types"
+    )
+    assert drift_summary(hash_record(a), None, has_episodes=True) == (
+        "ontology removed (was open, 2 entity types, 1 relation types)"
+    )
+    assert drift_summary(hash_record(a), b, has_episodes=True) == (
+        "ontology changed: mode open → strict; entity types +Rocket -Place"
+    )
+    assert drift_summary(hash_record(a), c, has_episodes=False) == (
+        "ontology changed: descriptions, parents, aliases or keywords changed"
+    )
