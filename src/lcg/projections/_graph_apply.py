@@ -7,9 +7,9 @@ its own statements between two segments). For one segment:
    of ``UNWIND $keys … MATCH`` reads (inside the write transaction, so they see its writes);
 2. the events are applied, in order, to that in-memory overlay — plain Python, so the
    semantics of each event type read as code;
-3. the net difference is written with a fixed number of batched statements (``COPY … FROM
-   (UNWIND …)`` for new rows, ``UNWIND … MATCH … SET`` for changed ones), never one
-   statement per row, whatever the number of events.
+3. the net difference is written with a fixed number of batched statements (``UNWIND …
+   CREATE`` for new rows, ``UNWIND … MATCH … SET`` for changed ones), never one statement
+   per row, whatever the number of events.
 
 Kuzu has no index on relationship properties: addressing a relationship by ``uuid`` scans the
 ``RELATES_TO`` table. A segment pays at most two such scans (load, delete), and only when
@@ -192,8 +192,9 @@ _DELETE_RELS: Final = (
 _DELETE_UNBOUND: Final = "UNWIND $keys AS k MATCH (n:UnboundEdge {uuid: k}) DELETE n"
 
 _CREATE_ENTITIES: Final = (
-    "COPY Entity FROM (UNWIND $rows AS r RETURN r.uuid, r.name, r.group_id, "
-    "CAST(r.labels AS STRING[]), CAST(r.created_at AS TIMESTAMP), r.summary, r.attributes)"
+    "UNWIND $rows AS r CREATE (:Entity {uuid: r.uuid, name: r.name, group_id: r.group_id, "
+    "labels: CAST(r.labels AS STRING[]), created_at: CAST(r.created_at AS TIMESTAMP), "
+    "summary: r.summary, attributes: r.attributes})"
 )
 _UPDATE_ENTITIES: Final = (
     "UNWIND $rows AS r WITH r.uuid AS k, r AS r MATCH (e:Entity {uuid: k}) "
@@ -202,10 +203,11 @@ _UPDATE_ENTITIES: Final = (
     "e.attributes = r.attributes"
 )
 _CREATE_EPISODES: Final = (
-    "COPY Episodic FROM (UNWIND $rows AS r RETURN r.uuid, r.name, r.group_id, "
-    "CAST(r.created_at AS TIMESTAMP), r.source, r.source_description, r.content, "
-    "CAST(r.valid_at AS TIMESTAMP), CAST(r.entity_edges AS STRING[]), r.content_hash, "
-    "r.extracted)"
+    "UNWIND $rows AS r CREATE (:Episodic {uuid: r.uuid, name: r.name, group_id: r.group_id, "
+    "created_at: CAST(r.created_at AS TIMESTAMP), source: r.source, "
+    "source_description: r.source_description, content: r.content, "
+    "valid_at: CAST(r.valid_at AS TIMESTAMP), entity_edges: CAST(r.entity_edges AS STRING[]), "
+    "content_hash: r.content_hash, extracted: r.extracted})"
 )
 _UPDATE_EPISODES: Final = (
     "UNWIND $rows AS r WITH r.uuid AS k, r AS r MATCH (p:Episodic {uuid: k}) "
@@ -216,19 +218,28 @@ _UPDATE_EPISODES: Final = (
     "p.entity_edges = CAST(r.entity_edges AS STRING[]), p.content_hash = r.content_hash, "
     "p.extracted = r.extracted"
 )
+# Relationships: each endpoint is bound in its own MATCH stage from a scalar, so Kuzu plans
+# two hash joins; ``MATCH (a {uuid: r.s}), (b {uuid: r.t})`` plans a cross product of the two
+# node scans, and ``COPY … FROM (UNWIND …)`` has a large fixed cost per statement (see
+# bench/test_graph_bench.py and ADR 0014).
 _CREATE_RELS: Final = (
-    "COPY RELATES_TO FROM (UNWIND $rows AS r RETURN r.source_uuid, r.target_uuid, r.uuid, "
-    "r.name, r.relation_type, r.fact, CAST(r.valid_at AS TIMESTAMP), "
-    "CAST(r.invalid_at AS TIMESTAMP), CAST(r.expired_at AS TIMESTAMP), "
-    "CAST(r.episodes AS STRING[]), r.attributes, r.group_id, CAST(r.created_at AS TIMESTAMP))"
+    "UNWIND $rows AS r WITH r.source_uuid AS s, r MATCH (a:Entity {uuid: s}) "
+    "WITH a, r, r.target_uuid AS t MATCH (b:Entity {uuid: t}) "
+    "CREATE (a)-[:RELATES_TO {uuid: r.uuid, name: r.name, relation_type: r.relation_type, "
+    "fact: r.fact, valid_at: CAST(r.valid_at AS TIMESTAMP), "
+    "invalid_at: CAST(r.invalid_at AS TIMESTAMP), expired_at: CAST(r.expired_at AS TIMESTAMP), "
+    "episodes: CAST(r.episodes AS STRING[]), attributes: r.attributes, group_id: r.group_id, "
+    "created_at: CAST(r.created_at AS TIMESTAMP)}]->(b)"
 )
 _CREATE_UNBOUND: Final = (
-    "COPY UnboundEdge FROM (UNWIND $rows AS r RETURN r.uuid, r.group_id, r.source_uuid, "
-    "r.target_uuid, r.data)"
+    "UNWIND $rows AS r CREATE (:UnboundEdge {uuid: r.uuid, group_id: r.group_id, "
+    "source_uuid: r.source_uuid, target_uuid: r.target_uuid, data: r.data})"
 )
 _CREATE_MENTIONS: Final = (
-    "COPY MENTIONS FROM (UNWIND $rows AS r RETURN r.ep, r.en, r.uuid, r.group_id, "
-    "CAST(r.created_at AS TIMESTAMP))"
+    "UNWIND $rows AS r WITH r.ep AS ep, r MATCH (p:Episodic {uuid: ep}) "
+    "WITH p, r, r.en AS en MATCH (n:Entity {uuid: en}) "
+    "CREATE (p)-[:MENTIONS {uuid: r.uuid, group_id: r.group_id, "
+    "created_at: CAST(r.created_at AS TIMESTAMP)}]->(n)"
 )
 
 
