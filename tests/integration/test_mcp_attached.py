@@ -154,8 +154,7 @@ def test_one_retry_when_writing_fails(sock: Path) -> None:
         backend = AttachedBackend(sock, 5000)
         # A connection that looks alive but fails on write: the request cannot have run,
         # so it is sent again once on a fresh connection.
-        backend._reader = asyncio.StreamReader()
-        backend._writer = _BrokenWriter()  # type: ignore[assignment]
+        backend._idle.append((asyncio.StreamReader(), _BrokenWriter()))  # type: ignore[arg-type]
         assert await backend.call(ECHO, {"x": 1}, None) == {"params": {"x": 1}}
         assert backend.dials == 1 and len(received) == 1
         await backend.close()
@@ -190,5 +189,40 @@ def test_errors_come_back_as_lcg_errors(sock: Path) -> None:
         await server.wait_closed()
         with pytest.raises(TransportError, match="cannot connect"):
             await AttachedBackend(sock.with_name("none.sock"), 100).call(ECHO, {}, None)
+
+    asyncio.run(main())
+
+
+def test_concurrent_calls_use_separate_connections(sock: Path) -> None:
+    async def main() -> None:
+        both = asyncio.Event()
+        seen: list[bytes] = []
+
+        async def rendezvous(
+            reader: asyncio.StreamReader, writer: asyncio.StreamWriter, received: list[bytes]
+        ) -> None:
+            import json
+
+            while line := await reader.readline():
+                seen.append(line)
+                if len(seen) == 2:
+                    both.set()
+                # Answers only once both calls are in: serialized calls would deadlock here.
+                await asyncio.wait_for(both.wait(), 5)
+                rid = json.loads(line)["id"]
+                writer.write(
+                    json.dumps({"jsonrpc": "2.0", "id": rid, "result": rid}).encode() + b"\n"
+                )
+                await writer.drain()
+
+        server, _ = await _serve(sock, rendezvous)
+        backend = AttachedBackend(sock, 5000)
+        results = await asyncio.gather(backend.call(ECHO, {}, None), backend.call(ECHO, {}, None))
+        assert sorted(results) == [1, 2] and backend.dials == 2
+        # Both links went back to the pool: the next call reuses one.
+        assert await backend.call(ECHO, {}, None) == 3 and backend.dials == 2
+        await backend.close()
+        server.close()
+        await server.wait_closed()
 
     asyncio.run(main())

@@ -39,6 +39,7 @@ from lcg.errors import ConfigError, LcgError
 from lcg.rpc.errors import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
+    RemoteError,
     TransportError,
     WireError,
     from_wire,
@@ -158,49 +159,52 @@ _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
 
 
+_Link = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+async def _close_link(link: _Link) -> None:
+    link[1].close()
+    with contextlib.suppress(OSError, RuntimeError):
+        await link[1].wait_closed()
+
+
 class AttachedBackend:
-    """Forwards calls as JSON-RPC lines to a running service's socket."""
+    """Forwards calls as JSON-RPC lines to a running service's socket.
+
+    Connections are pooled: a call takes an idle one (or dials), and gives it back only
+    after a complete answer, so concurrent tool calls run concurrently on the service and a
+    connection in an unknown state (timeout, cancellation, broken) is never reused.
+    """
 
     def __init__(self, socket_path: str | os.PathLike[str], timeout_ms: int) -> None:
         """Forward to ``socket_path``; ``timeout_ms`` is the idle limit for each line read."""
         self.socket_path = Path(socket_path)
         self.timeout_ms = timeout_ms
-        self._reader: asyncio.StreamReader | None = None
-        self._writer: asyncio.StreamWriter | None = None
-        self._lock = asyncio.Lock()
+        self._idle: list[_Link] = []
         self._ids = itertools.count(1)
-        #: How many times a connection was (re)opened (tests read it).
+        #: How many connections were opened (tests read it).
         self.dials = 0
 
-    async def _connection(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        if self._reader is not None and self._writer is not None:
-            if not self._reader.at_eof() and not self._writer.is_closing():
-                return self._reader, self._writer
-            # The service hung up since the last call (restarted, or closed idle links).
-            await self._drop()
+    async def _checkout(self) -> _Link:
+        while self._idle:
+            link = self._idle.pop()
+            if not link[0].at_eof() and not link[1].is_closing():
+                return link
+            # The service hung up since the last call (restarted, or shut down).
+            await _close_link(link)
         try:
-            self._reader, self._writer = await asyncio.open_unix_connection(
-                str(self.socket_path), limit=LINE_LIMIT
-            )
+            link = await asyncio.open_unix_connection(str(self.socket_path), limit=LINE_LIMIT)
         except OSError as exc:
             raise TransportError(
                 f"cannot connect to the service at {self.socket_path}: {exc.strerror or exc}"
             ) from exc
         self.dials += 1
-        return self._reader, self._writer
-
-    async def _drop(self) -> None:
-        writer, self._writer, self._reader = self._writer, None, None
-        if writer is not None:
-            writer.close()
-            try:
-                await writer.wait_closed()
-            except (OSError, RuntimeError):
-                pass
+        return link
 
     async def close(self) -> None:
-        """Close the connection."""
-        await self._drop()
+        """Close every idle connection."""
+        while self._idle:
+            await _close_link(self._idle.pop())
 
     async def call(
         self,
@@ -213,23 +217,30 @@ class AttachedBackend:
         params = dict(args)
         if spec.streaming:
             params["_progress_token"] = True
-        async with self._lock:
-            rid = next(self._ids)
-            request = {"jsonrpc": "2.0", "id": rid, "method": spec.name, "params": params}
-            line = _encoder.encode(request) + b"\n"
-            reader = await self._send(line)
-            return await self._receive(reader, rid, progress)
+        rid = next(self._ids)
+        request = {"jsonrpc": "2.0", "id": rid, "method": spec.name, "params": params}
+        link = await self._send(_encoder.encode(request) + b"\n")
+        try:
+            result = await self._receive(link[0], rid, progress)
+        except RemoteError:
+            self._idle.append(link)  # a complete (error) answer: the link is in a known state
+            raise
+        except BaseException:
+            await _close_link(link)
+            raise
+        self._idle.append(link)
+        return result
 
-    async def _send(self, line: bytes) -> asyncio.StreamReader:
+    async def _send(self, line: bytes) -> _Link:
         # Retry once, and only here: a request that failed to be written cannot have run.
         for attempt in (1, 2):
-            reader, writer = await self._connection()
+            link = await self._checkout()
             try:
-                writer.write(line)
-                await writer.drain()
-                return reader
+                link[1].write(line)
+                await link[1].drain()
+                return link
             except (ConnectionError, OSError, RuntimeError) as exc:
-                await self._drop()
+                await _close_link(link)
                 if attempt == 2:
                     raise TransportError(
                         f"cannot send the request to {self.socket_path}: {exc}"
@@ -244,30 +255,25 @@ class AttachedBackend:
             try:
                 raw = await asyncio.wait_for(reader.readline(), idle)
             except TimeoutError:
-                await self._drop()
                 raise TransportError(
                     f"no answer from the service within {self.timeout_ms} ms "
                     "(LCG_ATTACHED_CALL_TIMEOUT_MS)"
                 ) from None
             except (ConnectionError, ValueError) as exc:
-                await self._drop()
                 raise TransportError(f"the connection to the service broke: {exc}") from exc
             if not raw:
-                await self._drop()
                 raise TransportError("the service closed the connection before answering")
             if not raw.strip():
                 continue
             try:
                 msg = _decoder.decode(raw)
             except msgspec.DecodeError as exc:
-                await self._drop()
                 raise TransportError(f"unreadable line from the service: {exc}") from exc
             if isinstance(msg, dict) and msg.get("type") == "progress" and "jsonrpc" not in msg:
                 if progress is not None:
                     await progress(msg)
                 continue
             if not isinstance(msg, dict) or msg.get("id") != rid:
-                await self._drop()
                 raise TransportError(f"unexpected answer from the service: {msg!r:.200}")
             err = msg.get("error")
             if isinstance(err, dict):
