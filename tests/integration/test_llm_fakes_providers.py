@@ -25,7 +25,7 @@ from lcg import telemetry
 from lcg.errors import CassetteError, ExtractionError
 from lcg.extract.anthropic_extractor import AnthropicExtractor
 from lcg.extract.cassette import RecordingExtractor, ReplayExtractor, failures_path
-from lcg.extract.extractor import ExtractionOutput, ExtractRequest
+from lcg.extract.extractor import ExtractionOutput, Extractor, ExtractRequest
 from lcg.extract.ontology import load_ontology_file
 from lcg.extract.openai_extractor import OpenAICompatExtractor
 
@@ -800,3 +800,55 @@ def test_record_then_replay_with_the_fakes_stopped(provider: str, tmp_path: Path
     # A prompt change (here: another ontology) is a miss, never a stale answer.
     with pytest.raises(CassetteError, match="cassette miss: no cassette record for extract call"):
         replay.extract(req(BODIES[0], chunk_key="c0", ontology=None))
+
+
+# --- the contract every extractor keeps -----------------------------------------------------
+
+
+@pytest.fixture(params=["anthropic", "openai-http", "openai-uds", "recording", "replay"])
+def any_extractor(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """Each implementation of the port, backed by the fakes (replay: by a cassette)."""
+    kind = request.param
+    server = FakeServer(
+        anthropic_brain if kind in ("anthropic", "recording", "replay") else openai_brain,
+        uds=tmp_path / "llm.sock" if kind == "openai-uds" else None,
+    )
+    if kind == "openai-http":
+        ex: Any = OpenAICompatExtractor(url=server.url, sleep=SleepLog())
+    elif kind == "openai-uds":
+        ex = OpenAICompatExtractor(uds=server.url.removeprefix("unix:"), sleep=SleepLog())
+    else:
+        ex = make_anthropic(server)
+    if kind in ("recording", "replay"):
+        ex = RecordingExtractor(ex, tmp_path / "contract.jsonl")
+    if kind == "replay":
+        _contract_calls(ex)  # record every call the contract makes, then replay them
+        ex.close()
+        server.stop()
+        yield ReplayExtractor(tmp_path / "contract.jsonl")
+        return
+    yield ex
+    ex.close()
+    server.stop()
+
+
+def _contract_calls(ex: Any) -> tuple[ExtractionOutput, ExtractionOutput, list[str], list[str]]:
+    full = ex.extract(req("Ada Lovelace met Charles Babbage.", chunk_key="contract"))
+    empty = ex.extract(req("nothing named here", chunk_key="contract"))
+    ents = ex.classify_entities([("Ada Lovelace", "x"), ("Zed", "")], ["Person"])
+    rels = ex.classify_relations([("Ada works with Charles", "")], [("WORKS_WITH", None)])
+    return full, empty, ents, rels
+
+
+def test_extractor_contract(any_extractor: Any) -> None:
+    assert isinstance(any_extractor, Extractor) and any_extractor.model_id
+    full, empty, ents, rels = _contract_calls(any_extractor)
+    names = {e.name for e in full.entities}
+    assert names == {"Ada Lovelace", "Charles Babbage"}
+    assert all(e.source_name in names and e.target_name in names for e in full.edges)
+    assert all(e.relation_type for e in full.edges) and full.calls == 2
+    assert empty.entities == [] and empty.edges == [] and empty.calls == 1
+    assert len(ents) == 2 and all(t in ("Person", "") for t in ents)
+    assert len(rels) == 1 and rels[0] in ("WORKS_WITH", "")
+    assert any_extractor.classify_entities([], None) == []
+    assert any_extractor.classify_relations([], []) == []

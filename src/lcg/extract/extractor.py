@@ -47,6 +47,7 @@ __all__ = [
     "relation_type_for",
     "salvage_edges",
     "salvage_entities",
+    "source_type_from",
 ]
 
 CallType = Literal["extract_entities", "extract_edges", "classify_entities", "classify_relations"]
@@ -129,6 +130,17 @@ class Extractor(Protocol):
     ) -> list[str]:
         """One relation type per ``(fact, current_type)`` from ``allowed``, ``""`` to abstain."""
         ...
+
+
+def source_type_from(source: str) -> SourceType:
+    """The prompt variant for an episode's ``source`` (``json``/``message``, any case; else
+    ``Text``)."""
+    value = source.strip().lower()
+    if value == "json":
+        return "Json"
+    if value == "message":
+        return "Message"
+    return "Text"
 
 
 # --- telemetry records ---------------------------------------------------------------------
