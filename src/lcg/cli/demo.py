@@ -12,6 +12,7 @@ import argparse
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -96,27 +97,66 @@ def _show(title: str, rows: list[dict[str, Any]], fields: tuple[str, ...]) -> No
     if not rows:
         print("  (no results)")
     for row in rows:
-        text = " | ".join(str(row.get(f, ""))[:90] for f in fields)
-        print(f"  - {text}")
+        parts = []
+        for f in fields:
+            value = row.get(f, "")
+            text = f"{value:.3f}" if isinstance(value, float) else " ".join(str(value).split())
+            parts.append(text[:80] + ("..." if len(text) > 80 else ""))
+        print(f"  - {' | '.join(parts)}")
+
+
+_ENTITIES = [
+    ("Neil Armstrong", "Person", "American astronaut, first person to walk on the Moon."),
+    ("Buzz Aldrin", "Person", "American astronaut, lunar module pilot of Apollo 11."),
+    ("Apollo 11", "Mission", "The first crewed Moon landing, July 1969."),
+    ("NASA", "Organization", "The United States space agency."),
+    ("Saturn V", "Spacecraft", "The rocket that launched the Apollo missions."),
+]
+_RELATIONSHIPS = [
+    ("Neil Armstrong", "COMMANDED", "Apollo 11", "Neil Armstrong commanded Apollo 11."),
+    ("Buzz Aldrin", "FLEW_ON", "Apollo 11", "Buzz Aldrin flew on Apollo 11."),
+    ("NASA", "OPERATED", "Apollo 11", "NASA operated the Apollo 11 mission."),
+    ("Apollo 11", "LAUNCHED_ON", "Saturn V", "Apollo 11 was launched on a Saturn V."),
+]
+
+
+def _print_status(workspace: Path) -> None:
+    """Print what ``lcg status`` prints (the real command, against the running service)."""
+    print(f"\n$ lcg -C {workspace} status")
+    done = subprocess.run(
+        [sys.executable, "-m", "lcg.cli.main", "-C", str(workspace), "status"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    sys.stdout.write(done.stdout)
+    if done.returncode not in (0, 1):
+        sys.stdout.write(done.stderr)
 
 
 def run(workspace: Path, data: str | None, limit: int | None, silent: bool) -> int:
     """Run the demo; returns the exit status."""
     corpus = _find_corpus(data)
     config = Config.from_env(workspace)
+    print(f"lcg demo: workspace {workspace}, corpus {corpus}")
     client = live_client(config)
     pid: int | None = None
     if client is None:
-        print(f"starting lcg serve in {workspace} (log: {workspace / 'serve.log'}) ...")
+        print(f"starting lcg serve (log: {workspace / 'serve.log'}) ...")
+        started = time.monotonic()
         pid = _start_service(workspace)
         client = Client(config.socket_path, timeout=None)
         client.wait_ready(timeout=600)
+        print(f"service healthy after {time.monotonic() - started:.1f} s (pid {pid})")
     else:
-        print(f"using the service already running in {workspace}")
+        print("using the service already running in this workspace")
     articles = _articles(corpus, limit)
     work = [(a, i, c) for a in articles for i, c in enumerate(_chunks(a.prose))]
+    print(f"ingesting {len(work)} chunks from {len(articles)} articles into group 'apollo' ...")
     bar = ProgressBar("ingesting", silent=silent)
-    pending = 0
+    new = duplicate = 0
+    status: str | None = None
+    started = time.monotonic()
     for n, (article, index, chunk) in enumerate(work, start=1):
         result = client.process_chunk(
             chunk_text=chunk,
@@ -124,36 +164,33 @@ def run(workspace: Path, data: str | None, limit: int | None, silent: bool) -> i
             source_file=f"{article.title}.txt",
             group_id="apollo",
         )
-        if result.get("extraction", {}).get("status") == "pending":
-            pending += 1
+        status = result.get("extraction", {}).get("status")
+        if status == "duplicate":
+            duplicate += 1
+        else:
+            new += 1
         bar.update(n, len(work), article.title[:30])
-        if not bar.enabled and (n % 50 == 0 or n == len(work)):
-            print(f"  ingested {n}/{len(work)} chunks")
+        if not bar.enabled and not silent and (n % 50 == 0 or n == len(work)):
+            print(f"  {n}/{len(work)} chunks")
     bar.done()
-    facts = [
-        ("Neil Armstrong", "Person", "American astronaut, first person to walk on the Moon."),
-        ("Buzz Aldrin", "Person", "American astronaut, lunar module pilot of Apollo 11."),
-        ("Apollo 11", "Mission", "The first crewed Moon landing, July 1969."),
-        ("NASA", "Organization", "The United States space agency."),
-        ("Saturn V", "Spacecraft", "The rocket that launched the Apollo missions."),
-    ]
-    for name, label, summary in facts:
+    took = time.monotonic() - started
+    rate = len(work) / took if took > 0 else 0.0
+    mode = (
+        "extracted"
+        if status == "extracted"
+        else "lite mode: stored and passage-searchable, extraction pending (no LLM configured)"
+    )
+    print(
+        f"ingested {len(work)} chunks in {took:.1f} s ({rate:.1f} chunks/s): {new} new, "
+        f"{duplicate} already there; {mode}"
+    )
+    for name, label, summary in _ENTITIES:
         client.assert_entity(name=name, labels=[label], summary=summary, group_id="apollo")
-    for src, pred, dst, fact in [
-        ("Neil Armstrong", "COMMANDED", "Apollo 11", "Neil Armstrong commanded Apollo 11."),
-        ("Buzz Aldrin", "FLEW_ON", "Apollo 11", "Buzz Aldrin flew on Apollo 11."),
-        ("NASA", "OPERATED", "Apollo 11", "NASA operated the Apollo 11 mission."),
-        ("Apollo 11", "LAUNCHED_ON", "Saturn V", "Apollo 11 was launched on a Saturn V."),
-    ]:
+    for src, pred, dst, fact in _RELATIONSHIPS:
         client.assert_relationship(
             source_name=src, target_name=dst, predicate=pred, fact=fact, group_id="apollo"
         )
-    print(
-        f"\ningested {len(work)} chunks from {len(articles)} articles ({pending} new, pending "
-        "extraction: no LLM configured)"
-        if pending
-        else f"\ningested {len(work)} chunks"
-    )
+    print(f"asserted {len(_ENTITIES)} entities and {len(_RELATIONSHIPS)} relationships")
     ents = client.find_entities(query="first man on the moon", group_ids=["apollo"], num_results=3)
     _show('find_entities "first man on the moon"', ents["nodes"], ("name", "summary"))
     facts_found = client.find_relationships(
@@ -168,23 +205,13 @@ def run(workspace: Path, data: str | None, limit: int | None, silent: bool) -> i
         passages["passages"],
         ("name", "score", "content"),
     )
-    status = client.status()
-    print(
-        f"\nstatus: {status['entity_count']} entities, {status['relationship_count']} "
-        f"relationships, {status['episode_count']} episodes, embedder "
-        f"{status['embedding_model']}"
-    )
-    for gid, g in status.get("wal_groups", {}).items():
-        print(
-            f"  group {gid}: max_seq {g['max_seq']}, applied {g['applied_seq']}, "
-            f"{g['hydration_status']}"
-        )
     client.close()
+    _print_status(workspace)
     where = f" (pid {pid})" if pid else ""
     print(
         f"\nThe service keeps running{where} on {config.socket_path}.\n"
-        f"Connect an MCP client with:  lcg mcp --connect {config.socket_path}\n"
-        f"Stop it with:                kill {pid if pid else '<pid>'}  (or call knowledge_close)"
+        f"  connect an MCP client:  lcg mcp --connect {config.socket_path}\n"
+        f"  stop it:                kill {pid if pid else '<pid>'}   (or call knowledge_close)"
     )
     return 0
 
