@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 import subprocess
-import time
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
