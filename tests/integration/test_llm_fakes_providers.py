@@ -435,6 +435,17 @@ def test_anthropic_primary_failure_switches_to_fallback_for_good(
     assert "404" in fb["error_reason"]
 
 
+def test_anthropic_unreadable_answer_does_not_switch_to_fallback(
+    anthropic_fake: FakeServer, events: Events
+) -> None:
+    anthropic_fake.script.append((200, b"garbage"))
+    ex = make_anthropic(anthropic_fake, model="claude-primary:claude-haiku-4-5")
+    with pytest.raises(ExtractionError, match="not a message"):
+        ex.extract(req("Alan Turing."))
+    ex.close()
+    assert ex.model_id == "claude-primary" and events.of("llm_fallback") == []
+
+
 def test_anthropic_salvages_partially_valid_items(
     anthropic_fake: FakeServer, events: Events
 ) -> None:

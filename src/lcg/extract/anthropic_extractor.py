@@ -132,7 +132,8 @@ class AnthropicExtractor(LlmExtractor):
             return self._with_retries(lambda: self._attempt(model, spec))
         except ProviderCallError as exc:
             fallback = self._fallback
-            if fallback is None or model == fallback:
+            # Only a refused or failed call switches models; an unreadable answer does not.
+            if fallback is None or model == fallback or exc.classification != "http_error":
                 raise
             with self._switch_lock:
                 first = not self._use_fallback

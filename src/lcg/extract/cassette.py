@@ -10,8 +10,10 @@ Replay loads the whole file up front: an unreadable line, a line that is not an 
 record without a string key is ``cassette corrupt``; two records with one key is ``cassette
 duplicate key``; a call with no record is ``cassette miss``. Replay never opens a socket.
 
-Recording also keeps a failure sidecar, ``<cassette>.failures.jsonl`` (created at once), one
-``ExtractionFailure`` per failed call, rotated to ``.failures.N.jsonl`` past 20 MiB.
+Recording appends, but never a key the file already holds (a repeated call, e.g. a retried
+chunk, would otherwise make the cassette unloadable). It also keeps a failure sidecar,
+``<cassette>.failures.jsonl`` (created at once), one ``ExtractionFailure`` per failed call,
+rotated to ``.failures.N.jsonl`` past 20 MiB.
 """
 
 from __future__ import annotations
@@ -220,9 +222,30 @@ class RecordingExtractor:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._provider = provider or str(getattr(inner, "provider", "local"))
         self._lock = threading.Lock()
+        # Keys already in the file: a repeated call is not appended again, since a duplicate
+        # key would make the cassette unloadable for replay.
+        self._keys = self._existing_keys(self.path)
         self.failures = _FailureLog(failures_path(self.path), failure_rotate_bytes)
         if isinstance(inner, LlmExtractor):
             inner.add_failure_sink(self.failures.write)
+
+    @staticmethod
+    def _existing_keys(path: Path) -> set[str]:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return set()
+        except OSError as exc:
+            raise CassetteError(f"cassette unreadable: {path}: {exc}") from exc
+        keys: set[str] = set()
+        for line in data.splitlines():
+            try:
+                obj = msgspec.json.decode(line)
+            except msgspec.DecodeError:
+                continue  # replay will name the bad line; recording need not refuse
+            if isinstance(obj, dict) and isinstance(obj.get("key"), str):
+                keys.add(obj["key"])
+        return keys
 
     @property
     def inner(self) -> Extractor:
@@ -253,8 +276,12 @@ class RecordingExtractor:
             response=msgspec.Raw(response),
         )
         line = _encode(record) + b"\n"
-        with self._lock, self.path.open("ab") as f:
-            f.write(line)
+        with self._lock:
+            if key in self._keys:
+                return
+            with self.path.open("ab") as f:
+                f.write(line)
+            self._keys.add(key)
 
     def extract(self, req: ExtractRequest) -> ExtractionOutput:
         """Extract through the inner extractor and record the result."""

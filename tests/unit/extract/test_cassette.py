@@ -195,3 +195,18 @@ def test_failure_sidecar_rotates(tmp_path: Path) -> None:
     decoded = msgspec.json.decode(main.read_text().splitlines()[0], type=ExtractionFailure)
     assert decoded.raw_body == "x" * 200 and decoded.classification == "malformed"
     assert cassette_mod.FAILURE_ROTATE_BYTES == 20 * 1024 * 1024
+
+
+def test_recording_never_appends_a_key_twice(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    inner = ScriptedExtractor({"Ada knows Bob.": OUT})
+    rec = RecordingExtractor(inner, path)
+    rec.extract(_req())
+    rec.extract(_req())
+    # A new recorder on the same file knows the keys already there.
+    again = RecordingExtractor(inner, path)
+    again.extract(_req())
+    again.extract(_req(body="Ada knows Bob.", group_id="other"))
+    assert inner.calls == 4  # recording always calls through
+    assert len(path.read_text().splitlines()) == 2
+    assert len(ReplayExtractor(path)) == 2
