@@ -33,7 +33,8 @@ __all__ = [
 
 NO_EXTRACTOR_REASON = (
     "no extraction provider is configured: set ANTHROPIC_API_KEY, LCG_EXTRACTION_URL or "
-    "LCG_REPLAY_LLM, then call knowledge_extract_pending"
+    "LCG_REPLAY_LLM and restart lcg serve; the episode is kept and can be extracted later "
+    "without being sent again"
 )
 
 
