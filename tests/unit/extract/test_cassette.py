@@ -13,6 +13,7 @@ import pytest
 
 from lcg.errors import CassetteError
 from lcg.extract import cassette as cassette_mod
+from lcg.extract import prompts
 from lcg.extract.cassette import (
     RecordingExtractor,
     ReplayExtractor,
@@ -210,3 +211,20 @@ def test_recording_never_appends_a_key_twice(tmp_path: Path) -> None:
     assert inner.calls == 4  # recording always calls through
     assert len(path.read_text().splitlines()) == 2
     assert len(ReplayExtractor(path)) == 2
+
+
+def test_a_template_change_makes_recorded_calls_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "c.jsonl"
+    RecordingExtractor(ScriptedExtractor({"Ada knows Bob.": OUT}), path).extract(_req())
+    assert ReplayExtractor(path).extract(_req()) == OUT
+    original = prompts.template
+
+    def edited(name: str) -> str:
+        text = original(name)
+        return text + "\nOne more rule.\n" if name == "edges.txt" else text
+
+    monkeypatch.setattr(prompts, "template", edited)
+    with pytest.raises(CassetteError, match="cassette miss"):
+        ReplayExtractor(path).extract(_req())
