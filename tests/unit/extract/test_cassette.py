@@ -217,8 +217,8 @@ def test_a_template_change_makes_recorded_calls_miss(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "c.jsonl"
-    RecordingExtractor(ScriptedExtractor({"Ada knows Bob.": OUT}), path).extract(_req())
-    assert ReplayExtractor(path).extract(_req()) == OUT
+    recorded = RecordingExtractor(ScriptedExtractor({"Ada knows Bob.": OUT}), path).extract(_req())
+    assert ReplayExtractor(path).extract(_req()) == recorded
     original = prompts.template
 
     def edited(name: str) -> str:
