@@ -510,3 +510,37 @@ def test_closed_projection_refuses(tmp_path: Path) -> None:
     g.close()
     with pytest.raises(ProjectionError, match="closed"):
         g.position(G)
+
+
+def test_reads_run_concurrently_with_each_other_and_with_writes(graph: GraphProjection) -> None:
+    import threading
+
+    apply(graph, scene())
+    errors: list[BaseException] = []
+    seen: list[int] = []
+    done = threading.Event()
+
+    def reader() -> None:
+        try:
+            while not done.is_set():
+                seen.append(len(gr.nodes_by_group(graph, [G])))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        for i in range(10):
+            apply(
+                graph,
+                [EntityAsserted(group_id=G, entity=ent(f"c{i}", f"C{i}"), created=True)],
+                3 + i,
+            )
+    finally:
+        done.set()
+        for t in threads:
+            t.join()
+    assert errors == []
+    assert seen and min(seen) >= 3 and max(seen) <= 13
+    assert len(gr.nodes_by_group(graph, [G])) == 13
