@@ -240,9 +240,11 @@ def test_rebuild_streaming_dry_and_background(svc: Svc) -> None:
         time.sleep(0.02)  # polling the job's status (its only completion signal)
         status = svc.ok("knowledge_rebuild_status", {"job_id": job["job_id"]})
     assert status["status"] == "completed", status
-    for key in ("job_id", "status", "mutations_replayed", "wal_files_processed",
-                "wal_files_total", "start_time", "elapsed_seconds", "error", "result"):  # fmt: skip
-        assert key in status, key
+    assert set(status) == {
+        "job_id", "status", "group_id", "mutations_replayed", "wal_files_processed",
+        "wal_files_total", "start_time", "elapsed_seconds", "error", "result",
+    }  # fmt: skip
+    assert status["start_time"].endswith("Z") and status["error"] is None
     assert status["mutations_replayed"] == applied + 1
     assert status["result"]["dry_run"] is False
     assert svc.ok("knowledge_verify")["ok"] is True

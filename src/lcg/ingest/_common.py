@@ -6,14 +6,20 @@ import re
 import unicodedata
 import uuid
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from lcg.errors import InvalidParamsError
+from lcg.events.layout import EMBEDDING_MODEL_FILE
+
+if TYPE_CHECKING:
+    from lcg.events.model import Event
+    from lcg.projections.workspace import Workspace
 
 __all__ = [
     "attributes_text",
+    "commit",
     "new_uuid",
     "normalize_name",
     "now_rfc3339",
@@ -69,3 +75,12 @@ def attributes_text(value: Any) -> str:
     if isinstance(value, dict):
         return msgspec.json.encode(value, order="sorted").decode()
     return "{}"
+
+
+def commit(ws: Workspace, group_id: str, events: list[Event]) -> list[Event]:
+    """``ws.commit`` and, for a group whose stream has no embedding-model sidecar yet (one
+    created since the workspace opened), record the running embedder as its model."""
+    stamped = ws.commit(group_id, events)
+    if not (ws.store.group_dir(group_id) / EMBEDDING_MODEL_FILE).exists():
+        ws.record_embedding_model(group_id)
+    return stamped

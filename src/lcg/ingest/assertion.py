@@ -16,7 +16,7 @@ import msgspec
 
 from lcg.errors import InvalidParamsError, NotFoundError
 from lcg.events.model import EdgeRecord, EntityAsserted, EntityRecord, RelationshipAsserted
-from lcg.ingest._common import attributes_text, new_uuid, now_rfc3339
+from lcg.ingest._common import attributes_text, commit, new_uuid, now_rfc3339
 from lcg.projections import graph_records as gr
 from lcg.projections.ops import MERGED_LABEL
 from lcg.projections.workspace import Workspace
@@ -135,7 +135,8 @@ def assert_entity(
             attributes=attributes_text(attributes),
             created_at=existing.created_at if existing else now_rfc3339(),
         )
-        ws.commit(
+        commit(
+            ws,
             group_id,
             [EntityAsserted(group_id=group_id, entity=record, created=existing is None)],
         )
@@ -206,7 +207,8 @@ def assert_relationship(
                 attributes=attributes_text(attributes),
                 created_at=now_rfc3339(),
             )
-        ws.commit(
+        commit(
+            ws,
             group_id,
             [RelationshipAsserted(group_id=group_id, edge=edge, created=not current)],
         )

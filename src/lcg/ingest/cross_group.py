@@ -23,7 +23,7 @@ from lcg.events.model import (
     PointerRebind,
     PointersRebound,
 )
-from lcg.ingest._common import new_uuid, now_rfc3339, strip_control
+from lcg.ingest._common import commit, new_uuid, now_rfc3339, strip_control
 from lcg.ingest.assertion import follow_merged
 from lcg.projections import graph_records as gr
 from lcg.projections.ops import MERGED_LABEL
@@ -189,7 +189,7 @@ def add_cross_group_edge(
             attributes=_with_pointers("{}", pointers),
             created_at=now_rfc3339(),
         )
-        ws.commit(group_id, [CrossGroupEdgeAdded(group_id=group_id, edge=edge)])
+        commit(ws, group_id, [CrossGroupEdgeAdded(group_id=group_id, edge=edge)])
     return CrossGroupEdgeResult(
         uuid=edge.uuid,
         name=edge.name,
@@ -274,5 +274,5 @@ def rebind_pointers(ws: Workspace, source_group_id: str, *, forced: bool = False
             PointersRebound(group_id=owner, source_group_id=source_group_id, rebinds=rebinds)
         ]
         with ws.group_lock(owner):
-            ws.commit(owner, events)
+            commit(ws, owner, events)
     return result

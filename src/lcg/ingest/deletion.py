@@ -12,6 +12,7 @@ import msgspec
 from lcg.errors import InvalidParamsError
 from lcg.events.layout import DEFAULT_GROUP
 from lcg.events.model import EpisodesDeleted, GroupPurged
+from lcg.ingest._common import commit
 from lcg.projections import graph_records as gr
 from lcg.projections.workspace import Workspace
 
@@ -87,7 +88,8 @@ def _delete(ws: Workspace, by: str, key: str, matches: dict[str, list[str]]) -> 
         if not uuids:
             continue
         with ws.group_lock(group_id):
-            ws.commit(
+            commit(
+                ws,
                 group_id,
                 [EpisodesDeleted(group_id=group_id, by=by, key=key, episode_uuids=uuids)],  # type: ignore[arg-type]
             )
@@ -157,7 +159,8 @@ def delete_by_group(
         ):
             continue
         with ws.group_lock(group_id):
-            ws.commit(
+            commit(
+                ws,
                 group_id,
                 [
                     GroupPurged(
@@ -181,7 +184,8 @@ def clear_all(ws: Workspace, *, confirm: bool, preserve_wal: bool) -> ClearAllRe
             with ws.reading():
                 c = gr.group_counts(ws.graph, group_id)
             with ws.group_lock(group_id):
-                ws.commit(
+                commit(
+                    ws,
                     group_id,
                     [
                         GroupPurged(

@@ -16,7 +16,7 @@ import msgspec
 
 from lcg.errors import InvalidParamsError
 from lcg.events.model import DroppedEdge, EpisodeAdded
-from lcg.ingest._common import new_uuid, now_rfc3339, parse_timestamp
+from lcg.ingest._common import commit, new_uuid, now_rfc3339, parse_timestamp
 from lcg.projections import graph_records as gr
 from lcg.projections.workspace import Workspace
 
@@ -117,7 +117,7 @@ def _record(
             valid_at=reference_time,
             content_hash=digest,
         )
-        ws.commit(group_id, [event])
+        commit(ws, group_id, [event])
         return event.uuid, True
 
 

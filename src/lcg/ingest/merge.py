@@ -22,7 +22,7 @@ from lcg.events.model import (
     MergedAlias,
     MergeOutcome,
 )
-from lcg.ingest._common import new_uuid, now_rfc3339
+from lcg.ingest._common import commit, new_uuid, now_rfc3339
 from lcg.projections import graph_records as gr
 from lcg.projections.ops import MERGED_LABEL
 from lcg.projections.workspace import Workspace
@@ -237,5 +237,5 @@ def merge_entities(
             )
             return result
         if aliases:
-            ws.commit(group_id, [EntitiesMerged(group_id=group_id, merge=outcome)])
+            commit(ws, group_id, [EntitiesMerged(group_id=group_id, merge=outcome)])
     return result

@@ -162,10 +162,37 @@ def _with_indices(result: ReplayResult) -> dict[str, Any]:
     return out
 
 
-def _job_view(job: Job) -> Job:
+class JobView(msgspec.Struct, kw_only=True):
+    """A background rebuild as ``knowledge_rebuild_status`` reports it."""
+
+    job_id: str
+    status: str
+    group_id: str
+    mutations_replayed: int
+    wal_files_processed: int
+    wal_files_total: int
+    start_time: str
+    elapsed_seconds: float
+    error: str | None
+    result: ReplayResult | None
+
+
+def _job_view(job: Job) -> JobView:
+    elapsed = job.elapsed_seconds
     if job.status == "running":
-        job.elapsed_seconds = round(time.monotonic() - job.started_monotonic, 3)
-    return job
+        elapsed = round(time.monotonic() - job.started_monotonic, 3)
+    return JobView(
+        job_id=job.job_id,
+        status=job.status,
+        group_id=job.group_id,
+        mutations_replayed=job.mutations_replayed,
+        wal_files_processed=job.wal_files_processed,
+        wal_files_total=job.wal_files_total,
+        start_time=job.start_time,
+        elapsed_seconds=elapsed,
+        error=job.error,
+        result=job.result,
+    )
 
 
 def admin_methods(app: ServiceApp) -> list[MethodSpec]:
