@@ -1,0 +1,378 @@
+"""Entity resolution: when does an extracted name denote an entity we already have?
+
+The rules, tried in order (thresholds and their reasons: docs/adr/0032-entity-resolution.md):
+
+1. **exact** – the normalised names are equal (NFKC, control characters stripped, trimmed,
+   casefolded, inner whitespace collapsed: ``name_key``);
+2. **fuzzy** – ``token_sort_ratio`` of the punctuation-free keys is at least
+   ``FUZZY_THRESHOLD``, both keys are at least ``FUZZY_MIN_CHARS`` long, and the *guards*
+   hold: the numbers in both names are the same, short tokens (≤ ``SHORT_TOKEN_CHARS``) are
+   the same, and every token of the name with fewer tokens has a counterpart scoring at least
+   ``TOKEN_FLOOR`` (so ``Apollo 11``/``Apollo 12`` and ``John Smith``/``Jane Smith`` stay
+   apart while ``Buzz Aldrin``/``Buzz Aldrinn`` merge);
+3. **vector** – cosine of the name embeddings at least ``VECTOR_THRESHOLD`` (the reference's
+   0.85), confirmed by ``token_set_ratio`` at least ``VECTOR_NAME_FLOOR`` and the same guards.
+
+Edge restatement and bounded summaries (docs/adr/0033, 0034) live here too, as pure
+functions; ``GroupLookup`` gathers candidates from the projections (the caller holds
+``ws.reading()``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from typing import Final, Literal
+
+import msgspec
+import numpy as np
+from rapidfuzz import fuzz
+
+from lcg.ingest._common import normalize_name
+from lcg.projections import graph_reads
+from lcg.projections import graph_records as gr
+from lcg.projections.ops import MERGED_LABEL
+from lcg.projections.workspace import Workspace
+
+__all__ = [
+    "FACT_RESTATE_THRESHOLD",
+    "FUZZY_MIN_CHARS",
+    "FUZZY_THRESHOLD",
+    "SALVAGE_THRESHOLD",
+    "SHORT_TOKEN_CHARS",
+    "SUMMARY_CAP",
+    "TOKEN_FLOOR",
+    "VECTOR_NAME_FLOOR",
+    "VECTOR_THRESHOLD",
+    "ActiveEdge",
+    "Candidate",
+    "GroupLookup",
+    "Match",
+    "MatchRule",
+    "best_match",
+    "cap_summary",
+    "fact_key",
+    "fuzzy_key",
+    "fuzzy_score",
+    "guards_hold",
+    "match_rule",
+    "merge_summary",
+    "name_key",
+    "restates",
+    "split_sentences",
+]
+
+#: Minimum ``token_sort_ratio`` (0–100) for a fuzzy name match.
+FUZZY_THRESHOLD: Final = 90.0
+#: Names shorter than this (normalised, without punctuation) only ever match exactly.
+FUZZY_MIN_CHARS: Final = 5
+#: Tokens this short (or shorter) must appear in both names, exactly.
+SHORT_TOKEN_CHARS: Final = 3
+#: Each token of the shorter name needs a counterpart at least this similar (``ratio``).
+TOKEN_FLOOR: Final = 80.0
+#: Minimum cosine of the name embeddings for a vector candidate (the reference's dedup 0.85).
+VECTOR_THRESHOLD: Final = 0.85
+#: Minimum ``token_set_ratio`` confirming a vector candidate.
+VECTOR_NAME_FLOOR: Final = 60.0
+#: Minimum cosine to rewrite an unknown edge endpoint to a batch entity (the reference's 0.85).
+SALVAGE_THRESHOLD: Final = 0.85
+#: Minimum ``token_sort_ratio`` of two facts that restate each other.
+FACT_RESTATE_THRESHOLD: Final = 95.0
+#: Entity summaries are kept at or under this many characters, cut on a sentence boundary.
+SUMMARY_CAP: Final = 500
+
+MatchRule = Literal["exact", "fuzzy", "vector"]
+
+_SPACES = re.compile(r"[\t\n\r\v\f]")
+_PUNCT = re.compile(r"[^\w\s]+")
+_DIGITS = re.compile(r"\d+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def name_key(name: str) -> str:
+    """The exact-match key of a name (NFKC, no control chars, trimmed, casefolded, collapsed)."""
+    # Tabs and newlines separate words; ``normalize_name`` would strip them as control chars.
+    return normalize_name(_SPACES.sub(" ", name)).casefold()
+
+
+def fuzzy_key(name: str) -> str:
+    """``name_key`` with punctuation as spaces: ``"Armstrong, Neil"`` → ``"armstrong neil"``."""
+    return " ".join(_PUNCT.sub(" ", name_key(name)).split())
+
+
+def guards_hold(a: str, b: str) -> bool:
+    """Whether two fuzzy keys may denote the same thing: same numbers, same short tokens,
+    and every token of the name with fewer tokens has a close counterpart in the other."""
+    if Counter(_DIGITS.findall(a)) != Counter(_DIGITS.findall(b)):
+        return False
+    ta, tb = a.split(), b.split()
+    short_a = Counter(t for t in ta if len(t) <= SHORT_TOKEN_CHARS)
+    short_b = Counter(t for t in tb if len(t) <= SHORT_TOKEN_CHARS)
+    if short_a != short_b:
+        return False
+    fewer, more = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
+    return all(any(fuzz.ratio(t, u) >= TOKEN_FLOOR for u in more) for t in fewer)
+
+
+def fuzzy_score(a: str, b: str) -> float | None:
+    """The fuzzy score of two names when rule 2 accepts them, else ``None``."""
+    ka, kb = fuzzy_key(a), fuzzy_key(b)
+    if not ka or not kb:
+        return None
+    if ka == kb:
+        return 100.0
+    if min(len(ka), len(kb)) < FUZZY_MIN_CHARS:
+        return None
+    score = float(fuzz.token_sort_ratio(ka, kb))
+    if score < FUZZY_THRESHOLD or not guards_hold(ka, kb):
+        return None
+    return score
+
+
+def match_rule(incoming: str, existing: str, cosine: float | None = None) -> MatchRule | None:
+    """The first rule under which ``incoming`` names the entity called ``existing``."""
+    if name_key(incoming) and name_key(incoming) == name_key(existing):
+        return "exact"
+    if fuzzy_score(incoming, existing) is not None:
+        return "fuzzy"
+    if cosine is not None and cosine >= VECTOR_THRESHOLD:
+        ka, kb = fuzzy_key(incoming), fuzzy_key(existing)
+        if ka and kb and fuzz.token_set_ratio(ka, kb) >= VECTOR_NAME_FLOOR and guards_hold(ka, kb):
+            return "vector"
+    return None
+
+
+class Candidate(msgspec.Struct, frozen=True, kw_only=True):
+    """An existing entity an extracted name may resolve to."""
+
+    uuid: str
+    name: str
+    summary: str = ""
+    labels: list[str] = []
+    created_at: str = ""
+    #: Cosine of the name embeddings when the candidate came from the vector index.
+    cosine: float | None = None
+
+
+class Match(msgspec.Struct, frozen=True, kw_only=True):
+    """The entity an extracted name resolved to, and by which rule."""
+
+    candidate: Candidate
+    rule: MatchRule
+    score: float
+
+
+_RANK: Final[dict[str, int]] = {"exact": 0, "fuzzy": 1, "vector": 2}
+
+
+def best_match(incoming: str, candidates: Iterable[Candidate]) -> Match | None:
+    """The best candidate: exact (oldest, then smallest uuid) > fuzzy (highest score) >
+    vector (highest cosine); ties by smaller uuid."""
+    best: tuple[tuple[int, float, str, str], Match] | None = None
+    for cand in candidates:
+        rule = match_rule(incoming, cand.name, cand.cosine)
+        if rule is None:
+            continue
+        if rule == "exact":
+            score = 100.0
+            key = (0, 0.0, cand.created_at, cand.uuid)
+        elif rule == "fuzzy":
+            score = fuzzy_score(incoming, cand.name) or 0.0
+            key = (1, -score, "", cand.uuid)
+        else:
+            score = float(cand.cosine or 0.0)
+            key = (2, -score, "", cand.uuid)
+        if best is None or key < best[0]:
+            best = (key, Match(candidate=cand, rule=rule, score=score))
+    return None if best is None else best[1]
+
+
+# ---- summaries ------------------------------------------------------------------------
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (split after ``.``, ``!`` or ``?`` followed by space)."""
+    return [s.strip() for s in _SENTENCE_END.split(" ".join(text.split())) if s.strip()]
+
+
+def _sentence_key(sentence: str) -> str:
+    return fuzzy_key(sentence)
+
+
+def cap_summary(text: str, cap: int = SUMMARY_CAP) -> str:
+    """``text`` cut to at most ``cap`` characters on a sentence boundary (else a word one)."""
+    text = " ".join(text.split())
+    if len(text) <= cap:
+        return text
+    out = ""
+    for sentence in split_sentences(text):
+        joined = f"{out} {sentence}" if out else sentence
+        if len(joined) > cap:
+            break
+        out = joined
+    if out:
+        return out
+    # One over-long first sentence: cut at the last word that fits and mark the cut.
+    cut = text[: cap - 1].rsplit(" ", 1)[0].rstrip(" ,;:")
+    return cut + "…"
+
+
+def merge_summary(existing: str, incoming: str, cap: int = SUMMARY_CAP) -> str:
+    """The summary of a matched entity: the existing one, plus each new sentence of
+    ``incoming`` that adds information (not already said, nor nearly), within ``cap``."""
+    base = " ".join(existing.split())
+    if not base:
+        return cap_summary(incoming, cap)
+    if len(base) > cap:
+        base = cap_summary(base, cap)
+    known = [_sentence_key(s) for s in split_sentences(base)]
+    out = base
+    for sentence in split_sentences(incoming):
+        key = _sentence_key(sentence)
+        if not key or any(k == key or fuzz.token_set_ratio(k, key) >= 90 for k in known):
+            continue
+        joined = f"{out} {sentence}"
+        if len(joined) > cap:
+            break
+        out = joined
+        known.append(key)
+    return out
+
+
+# ---- edge restatement -----------------------------------------------------------------
+
+
+def fact_key(fact: str) -> str:
+    """The key two facts are compared by (``fuzzy_key``)."""
+    return fuzzy_key(fact)
+
+
+class ActiveEdge(msgspec.Struct, frozen=True, kw_only=True):
+    """A current edge between two entities, as restatement compares it."""
+
+    uuid: str
+    relation_type: str | None
+    fact: str
+    created_at: str = ""
+
+
+_GENERIC_TYPES: Final = frozenset({"", "UNCLASSIFIED", "RELATES_TO", "RELATED_TO"})
+
+
+def restates(relation_type: str | None, fact: str, edge: ActiveEdge) -> bool:
+    """Whether a new edge (same endpoints) says again what ``edge`` says: the same specific
+    relation type, or a near-identical fact."""
+    rt = relation_type or ""
+    if rt not in _GENERIC_TYPES and rt == (edge.relation_type or ""):
+        return True
+    a, b = fact_key(fact), fact_key(edge.fact)
+    if not a or not b:
+        return False
+    return a == b or fuzz.token_sort_ratio(a, b) >= FACT_RESTATE_THRESHOLD
+
+
+# ---- candidates from the projections ----------------------------------------------------
+
+#: How many BM25 and vector hits are considered per name.
+CANDIDATE_POOL: Final = 10
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    if na == 0.0 or nb == 0.0:
+        return 0.0
+    return float(np.dot(a, b) / (na * nb))
+
+
+class GroupLookup:
+    """Resolves names against one group's existing entities (caller holds ``ws.reading()``).
+
+    Candidates are the graph's trimmed-lowercase name matches, the BM25 hits on the name,
+    and the vector hits on the name embedding; Merged tombstones are replaced by the entity
+    they were merged into. Results are memoised per name.
+    """
+
+    def __init__(
+        self, ws: Workspace, group_id: str, vector_of: Callable[[str], np.ndarray | None]
+    ) -> None:
+        self._ws = ws
+        self._group = group_id
+        self._vector_of = vector_of
+        self._memo: dict[tuple[str, bool], Match | None] = {}
+
+    def _records(self, uuids: Sequence[str]) -> list[Candidate]:
+        rows = graph_reads.entities_by_uuids(self._ws.graph, list(dict.fromkeys(uuids)))
+        return [
+            Candidate(
+                uuid=r.uuid,
+                name=r.name,
+                summary=r.summary,
+                labels=r.labels,
+                created_at=r.created_at,
+            )
+            for r in rows
+            if r.group_id == self._group
+        ]
+
+    def _live(self, cand: Candidate) -> Candidate | None:
+        """The candidate itself, or for a tombstone the entity it was merged into."""
+        seen = {cand.uuid}
+        while MERGED_LABEL in cand.labels:
+            found = gr.entity_record(self._ws.graph, cand.uuid)
+            target = gr.merged_into(found[1]) if found else None
+            if target is None or target in seen:
+                return None
+            seen.add(target)
+            nxt = self._records([target])
+            if not nxt:
+                return None
+            cand = nxt[0]
+        return cand
+
+    def candidates(self, name: str, *, use_vectors: bool) -> list[Candidate]:
+        """Every candidate entity for ``name`` (live entities only)."""
+        found: dict[str, Candidate] = {}
+        exact = gr.entities_by_name(self._ws.graph, self._group, name)
+        uuids = [e.uuid for e in exact]
+        uuids += [u for u, _ in self._ws.text.search(self._group, "entity", name, CANDIDATE_POOL)]
+        cosines: dict[str, float] = {}
+        vec = self._vector_of(name) if use_vectors else None
+        if vec is not None:
+            for u, score in self._ws.vectors.search(
+                self._group, "entity.name", vec, CANDIDATE_POOL
+            ):
+                cosines[u] = float(score)
+                uuids.append(u)
+        for cand in self._records(uuids):
+            live = self._live(cand)
+            if live is None:
+                continue
+            cos = cosines.get(cand.uuid)
+            if live.uuid != cand.uuid and vec is not None:
+                other = self._vector_of(live.name)
+                cos = _cosine(vec, other) if other is not None else None
+            prior = found.get(live.uuid)
+            if prior is None or (cos or 0.0) > (prior.cosine or 0.0):
+                found[live.uuid] = msgspec.structs.replace(live, cosine=cos)
+        return list(found.values())
+
+    def resolve(self, name: str, *, use_vectors: bool = True) -> Match | None:
+        """The existing entity ``name`` denotes, or ``None`` (memoised)."""
+        key = (name_key(name), use_vectors)
+        if key not in self._memo:
+            self._memo[key] = best_match(name, self.candidates(name, use_vectors=use_vectors))
+        return self._memo[key]
+
+    def active_edges(self, source_uuid: str, target_uuid: str) -> list[ActiveEdge]:
+        """Current edges of the group from ``source_uuid`` to ``target_uuid``, oldest first."""
+        rows = self._ws.graph.query(
+            "MATCH (s:Entity)-[r:RELATES_TO]->(t:Entity) WHERE s.uuid = $s AND t.uuid = $t "
+            "AND r.group_id = $g AND r.invalid_at IS NULL "
+            "RETURN r.uuid, r.relation_type, r.fact, r.created_at ORDER BY r.created_at, r.uuid",
+            {"s": source_uuid, "t": target_uuid, "g": self._group},
+        )
+        return [
+            ActiveEdge(uuid=r[0], relation_type=r[1] or None, fact=r[2] or "", created_at=str(r[3]))
+            for r in rows
+        ]
