@@ -660,6 +660,24 @@ def test_openai_over_a_unix_socket(openai_uds_fake: FakeServer) -> None:
     assert [p for p, _, _ in openai_uds_fake.requests] == ["/v1/chat/completions"] * 3
 
 
+def test_openai_uds_survives_a_server_restart(tmp_path: Path) -> None:
+    sock = tmp_path / "llm.sock"
+    first = FakeServer(openai_brain, uds=sock)
+    ex = OpenAICompatExtractor(uds=str(sock), sleep=SleepLog())
+    try:
+        assert len(ex.extract(req("Alan Turing.")).entities) == 1
+        first.stop()
+        sock.unlink()
+        second = FakeServer(openai_brain, uds=sock)
+        try:
+            # The pooled connection is dead; the call re-dials the new server.
+            assert len(ex.extract(req("Grace Hopper.")).entities) == 1
+        finally:
+            second.stop()
+    finally:
+        ex.close()
+
+
 def test_openai_fences_and_surrounding_text_are_recovered(
     openai_fake: FakeServer, events: Events
 ) -> None:

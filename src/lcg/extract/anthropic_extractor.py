@@ -64,7 +64,7 @@ class AnthropicExtractor(LlmExtractor):
         model: str = DEFAULT_MODEL,
         fallback_model: str | None = None,
         base_url: str | None = None,
-        timeout_s: float = 120.0,
+        timeout_s: float = 600.0,
         max_tokens_ceiling: int = 32768,
         cost_table: CostTable | None = None,
         retry_delays: Sequence[float] = DEFAULT_RETRY_DELAYS,
@@ -86,6 +86,8 @@ class AnthropicExtractor(LlmExtractor):
         try:
             # max_retries=0: backoff is ours (429/529 only, injectable delays). anthropic 2.x
             # runs on httpx2, so no httpx client is passed; it sends Authorization: Bearer.
+            # An explicit timeout also keeps the SDK from refusing large non-streaming
+            # budgets (it insists on streaming when it guesses a call may pass 10 minutes).
             self._client = anthropic.Anthropic(
                 api_key=api_key,
                 base_url=base_url,

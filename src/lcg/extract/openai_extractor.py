@@ -167,16 +167,25 @@ class OpenAICompatExtractor(LlmExtractor):
             )
         )
         where = f"extractor at {self._where}"
-        try:
-            response = self._client.post(
-                self._url, content=body, headers={"content-type": "application/json"}
-            )
-        except httpx.TimeoutException as exc:
-            raise ProviderCallError(f"{where} timed out: {exc}", model=self._model) from exc
-        except httpx.TransportError as exc:
-            raise ProviderCallError(f"{where} is unreachable: {exc}", model=self._model) from exc
-        except (httpx.HTTPError, RuntimeError) as exc:  # RuntimeError: client closed
-            raise ProviderCallError(f"{where} failed: {exc}", model=self._model) from exc
+        response = None
+        # Two tries: one re-dial when a pooled connection turns out dead (a restarted
+        # server), as the reference did; a timeout is not re-sent.
+        for attempt in (1, 2):
+            try:
+                response = self._client.post(
+                    self._url, content=body, headers={"content-type": "application/json"}
+                )
+                break
+            except httpx.TimeoutException as exc:
+                raise ProviderCallError(f"{where} timed out: {exc}", model=self._model) from exc
+            except httpx.TransportError as exc:
+                if attempt == 2:
+                    raise ProviderCallError(
+                        f"{where} is unreachable: {exc}", model=self._model
+                    ) from exc
+            except (httpx.HTTPError, RuntimeError) as exc:  # RuntimeError: client closed
+                raise ProviderCallError(f"{where} failed: {exc}", model=self._model) from exc
+        assert response is not None
         text = response.text
         if response.status_code != 200:
             raise ProviderCallError(
