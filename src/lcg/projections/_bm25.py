@@ -33,7 +33,16 @@ import numpy as np
 import numpy.typing as npt
 from pyroaring import BitMap
 
-__all__ = ["B", "COMPACT_FRACTION", "COMPACT_MIN", "K1", "Bm25Index", "IndexSnapshot", "idf"]
+__all__ = [
+    "B",
+    "COMPACT_FRACTION",
+    "COMPACT_MIN",
+    "K1",
+    "PRUNE_MIN_LEFT",
+    "Bm25Index",
+    "IndexSnapshot",
+    "idf",
+]
 
 K1: Final = 1.2
 B: Final = 0.75
@@ -49,6 +58,9 @@ if array("I").itemsize != 4:  # pragma: no cover - every platform we support has
 _U32: Final = np.dtype("<u4")
 #: Pruning checks per query at most (each costs about one pass over the docs seen so far).
 _MAX_CHECKS: Final = 2
+#: No pruning check unless this many postings are left to score: on LongMemEval-sized groups
+#: (up to 43k docs, ~3k postings per query) the checks cost more than they save (ADR 0012).
+PRUNE_MIN_LEFT = 50_000  # a module variable, so a test can lower it
 
 F64 = npt.NDArray[np.float64]
 IntArr = npt.NDArray[np.intp]
@@ -294,7 +306,11 @@ class Bm25Index:
                 left -= len(ids[j - 1])
                 # A check costs about |seen|; it can only pay before a list longer than all
                 # seen so far, when much more is left to score than was scored.
-                if checks == _MAX_CHECKS or not (len(ids[j]) > seen >= k and left > 2 * seen):
+                if (
+                    checks == _MAX_CHECKS
+                    or left < PRUNE_MIN_LEFT
+                    or not (len(ids[j]) > seen >= k and left > 2 * seen)
+                ):
                     continue
                 checks += 1
             _accumulate(scores, ids[done:j], contribs[done:j])
