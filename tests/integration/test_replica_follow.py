@@ -1,0 +1,173 @@
+"""A replica follows a git publication: digests converge after every pull; resets rebuild."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lcg.events.layout import GENERATION_FILE
+from lcg.projections.dump import dump_groups
+from tests.integration.test_replica_support import (
+    GIT_ENV,
+    git,
+    make_repos,
+    open_publisher,
+    publish,
+    replica,
+    write_batch,
+)
+
+G = "team"
+
+
+@pytest.fixture(autouse=True)
+def _git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in GIT_ENV.items():
+        monkeypatch.setenv(key, value)
+
+
+def test_replica_converges_after_each_pull(tmp_path: Path) -> None:
+    repos = make_repos(tmp_path)
+    pub = open_publisher(tmp_path / "pubws")
+    try:
+        with replica(tmp_path / "rws", repos.replica) as follower:
+            for round_no in range(3):
+                write_batch(pub, G, 4, start=round_no * 4)
+                result = publish(pub, G, repos)
+                assert result.committed and result.files_copied >= 1
+                repos.pull()
+                status = follower.sync_group(G)
+                assert status.state == "following", status.reason
+                assert status.applied_seq == pub.projector.applied_seq(G)
+                assert status.lag_events == 0
+                assert follower.ws.digests(G) == pub.digests(G)
+            assert status.events_applied == status.applied_seq + 1
+            # Publishing again with nothing new commits nothing.
+            assert not publish(pub, G, repos).committed
+            log = git(repos.pub, "log", "--oneline")
+            assert len(log.splitlines()) == 4  # the seed commit + three publishes
+    finally:
+        pub.close()
+
+
+def test_lag_is_reported_before_the_pull_is_applied(tmp_path: Path) -> None:
+    repos = make_repos(tmp_path)
+    pub = open_publisher(tmp_path / "pubws")
+    try:
+        write_batch(pub, G, 2)
+        publish(pub, G, repos)
+        with replica(tmp_path / "rws", repos.replica) as follower:
+            repos.pull()
+            follower.sync_group(G)
+            write_batch(pub, G, 3, start=2)
+            publish(pub, G, repos)
+            repos.pull()
+            # Measure lag without applying: the status before the next pass.
+            before = follower.replica_status(G)
+            assert before.lag_events == 0  # nothing seen yet
+            after = follower.sync_group(G)
+            assert after.lag_events == 0 and after.source_max_seq == pub.projector.applied_seq(G)
+            assert after.last_applied_at is not None and after.last_event_ts is not None
+    finally:
+        pub.close()
+
+
+def test_reset_rebuilds_the_replica(tmp_path: Path) -> None:
+    repos = make_repos(tmp_path)
+    pub = open_publisher(tmp_path / "pubws")
+    try:
+        write_batch(pub, G, 5)
+        first = publish(pub, G, repos)
+        with replica(tmp_path / "rws", repos.replica) as follower:
+            repos.pull()
+            assert follower.sync_group(G).generation == first.generation
+            before = follower.ws.digests(G)
+            # The publisher dumps (a compacted stream, a new generation) and republishes it.
+            dump_root = tmp_path / "dump"
+            dump_groups(pub, dump_root, [G])
+            from lcg.cli.publish import publish_group
+
+            refused = pytest.raises(Exception, match="pass --reset")
+            with refused:
+                publish_group(dump_root, G, repos.pub)
+            result = publish_group(dump_root, G, repos.pub, reset=True)
+            repos.push()
+            assert result.reset and result.previous_generation == first.generation
+            repos.pull()
+            status = follower.sync_group(G)
+            assert status.state == "following", status.reason
+            assert status.reset_detected and status.resets == 1
+            assert status.previous_generation == first.generation
+            assert status.generation == result.generation != first.generation
+            positions = follower.ws.projector.positions(G)
+            assert {gen for _, gen in positions.values()} == {result.generation}
+            # The dump holds the same graph: the rebuilt replica equals the old one.
+            assert follower.ws.digests(G) == before
+    finally:
+        pub.close()
+
+
+def test_glob_copy_without_dot_files_is_followed(tmp_path: Path) -> None:
+    pub = open_publisher(tmp_path / "pubws")
+    try:
+        write_batch(pub, G, 4)
+        src = pub.store.group_dir(G)
+        # What `cp wal/team/*.jsonl` does: every dot-file, the generation sidecar included, stays.
+        target = tmp_path / "glob" / G
+        target.mkdir(parents=True)
+        for seg in sorted(src.glob("*.jsonl")):
+            shutil.copy(seg, target / seg.name)
+        assert not (target / GENERATION_FILE).exists()
+        with replica(tmp_path / "rws", target.parent) as follower:
+            status = follower.sync_group(G)
+            assert status.state == "following", status.reason
+            assert status.generation == pub.store.generation(G)
+            assert follower.ws.digests(G) == pub.digests(G)
+    finally:
+        pub.close()
+
+
+def test_two_generations_in_one_publication_are_refused(tmp_path: Path) -> None:
+    a = open_publisher(tmp_path / "a")
+    b = open_publisher(tmp_path / "b")
+    try:
+        write_batch(a, G, 2)
+        write_batch(b, G, 4)
+        a.store.close_writer(G)
+        target = tmp_path / "mixed" / G
+        shutil.copytree(a.store.group_dir(G), target)
+        # A later segment copied in from another stream: its lines carry another generation.
+        last = sorted(target.glob("*.jsonl"))[-1]
+        b_lines = sorted(b.store.group_dir(G).glob("*.jsonl"))[0].read_bytes().splitlines(True)
+        n_a = len(last.read_bytes().splitlines())
+        with open(last, "ab") as fh:
+            fh.writelines(b_lines[n_a:])
+        with replica(tmp_path / "rws", target.parent) as follower:
+            status = follower.sync_group(G)
+            assert status.state == "stopped"
+            assert status.reason is not None and "mixes generations" in status.reason
+            assert b.store.generation(G) in status.reason
+            # Everything before the foreign lines was verified and applied.
+            assert status.applied_seq == n_a - 1
+    finally:
+        a.close()
+        b.close()
+
+
+def test_sidecar_of_another_generation_is_refused(tmp_path: Path) -> None:
+    pub = open_publisher(tmp_path / "pubws")
+    try:
+        write_batch(pub, G, 2)
+        target = tmp_path / "pubdir" / G
+        shutil.copytree(pub.store.group_dir(G), target, ignore=shutil.ignore_patterns(".writer*"))
+        (target / GENERATION_FILE).write_text('{"generation": "someone-else"}')
+        with replica(tmp_path / "rws", target.parent) as follower:
+            status = follower.sync_group(G)
+            assert status.state == "stopped"
+            assert status.reason is not None
+            assert "mixes generations" in status.reason and "someone-else" in status.reason
+            assert status.applied_seq is None
+    finally:
+        pub.close()
