@@ -46,6 +46,7 @@ class Fuzzed:
         self.errors_checked = 0
         self.successes = 0
         self.sentinels = 0
+        self.ok_by_method: dict[str, int] = {}
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +70,7 @@ def fuzzed() -> Iterator[Fuzzed]:
             f"\nfuzz: {f.lines} lines, {f.errors_checked} error answers checked for appends, "
             f"{f.successes} successful calls"
         )
+        print("successful calls by method:", dict(sorted(f.ok_by_method.items())))
 
 
 def _methods() -> tuple[list[str], dict[str, list[str]]]:
@@ -220,3 +222,5 @@ def test_fuzz_real_service(fuzzed: Fuzzed, batch: list[tuple[bytes, Any]]) -> No
                 )
             else:
                 fuzzed.successes += 1
+                method = str(json.loads(line).get("method"))
+                fuzzed.ok_by_method[method] = fuzzed.ok_by_method.get(method, 0) + 1
