@@ -1,0 +1,265 @@
+"""Extraction and curation methods: ``knowledge_extract_pending``, relation and entity typing,
+summary-embedding backfill and the corrections file (lcg-api §3.7, §3.8, §3.12).
+
+Streaming methods forward their pass's progress frames (``phase / processed / total /
+total_mutations``) when the caller passes ``_progress_token``. Soft errors (``success:
+false`` results) and hard errors (JSON-RPC errors) follow the reference per method: the
+reprocess passes and the corrections are soft; canonicalize and backfill are hard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import msgspec
+
+from lcg.errors import InvalidParamsError
+from lcg.ingest import curation
+from lcg.ingest.curation import CurationFrame
+from lcg.ingest.extraction import ExtractionService
+from lcg.rpc.params import bool_param, group_id, int_param, required_group_id, str_param
+from lcg.rpc.registry import CallContext, MethodSpec, ParamSpec, Result
+
+if TYPE_CHECKING:
+    from lcg.rpc.app import ServiceApp
+
+__all__ = ["extraction_methods", "extraction_service"]
+
+T = TypeVar("T")
+
+_GROUP = ParamSpec("group_id", "string", description="group (default liminis)")
+_GROUP_REQ = ParamSpec("group_id", "string", required=True, description="group (required)")
+_DRY = ParamSpec("dry_run", "boolean", description="plan only, change nothing")
+_SCOPE = ParamSpec("scope", "string", description="untyped (default), off_ontology or all")
+
+
+def extraction_service(app: ServiceApp) -> ExtractionService:
+    """The app's ``ExtractionService`` (``app.extraction``); built from the config and the
+    configured extractor on first use when the app does not hold one."""
+    service = getattr(app, "extraction", None)
+    if isinstance(service, ExtractionService):
+        return service
+    from lcg.extract.factory import make_extractor
+
+    built = ExtractionService.from_config(app.config, make_extractor(app.config))
+    setattr(app, "extraction", built)  # noqa: B010 - ServiceApp gains the attribute on wiring
+    return built
+
+
+async def _call(
+    app: ServiceApp,
+    ctx: CallContext,
+    fn: Callable[..., T],
+    *args: Any,
+    write: bool = True,
+    **kwargs: Any,
+) -> T:
+    """Run ``fn`` in a worker thread; with progress enabled it gets a ``progress`` callback
+    that sends each frame before the pass continues (a gone client aborts the pass)."""
+    if ctx.progress_enabled:
+        loop = asyncio.get_running_loop()
+
+        async def emit(frame: CurationFrame) -> None:
+            await ctx.progress(frame)
+
+        def send(frame: CurationFrame) -> None:
+            asyncio.run_coroutine_threadsafe(emit(frame), loop).result()
+
+        kwargs["progress"] = send
+    runner = app.run_write if write else app.run
+    return await runner(fn, *args, **kwargs)
+
+
+def _threshold(p: dict[str, Any]) -> float:
+    value = p.get("embedding_threshold")
+    if value is None:
+        return 0.7
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidParamsError("embedding_threshold must be a number")
+    if not 0.0 <= float(value) <= 1.0:
+        raise InvalidParamsError("embedding_threshold must be between 0 and 1")
+    return float(value)
+
+
+def extraction_methods(app: ServiceApp) -> list[MethodSpec]:
+    """The extraction and curation methods of ``app``."""
+
+    async def extract_pending(ctx: CallContext, p: dict[str, Any]) -> Result:
+        service = extraction_service(app)
+        gid = p.get("group_id")
+        if gid is not None and (not isinstance(gid, str) or not gid):
+            raise InvalidParamsError("group_id must be a non-empty string")
+        limit = None if p.get("limit") is None else int_param(p, "limit", 0, minimum=1)
+        ws = app.ws
+
+        def work(progress: Callable[[CurationFrame], None] | None = None) -> msgspec.Struct:
+            def tick(done: int, total: int) -> None:
+                if progress is not None:
+                    progress(CurationFrame(phase="extracting", processed=done, total=total))
+
+            return service.extract_pending(ws, gid, limit, tick if progress else None)
+
+        return await _call(app, ctx, work)
+
+    async def canonicalize(ctx: CallContext, p: dict[str, Any]) -> Result:
+        gid = required_group_id(p)
+        dry = bool_param(p, "dry_run", False)
+        threshold = _threshold(p)
+        onto = extraction_service(app).ontologies.for_group(gid)
+        return await _call(
+            app,
+            ctx,
+            curation.canonicalize_relations,
+            app.ws,
+            onto,
+            group_id=gid,
+            dry_run=dry,
+            embedding_threshold=threshold,
+        )
+
+    async def backfill_relation_types(ctx: CallContext, p: dict[str, Any]) -> Result:
+        gid = required_group_id(p)
+        return await _call(
+            app,
+            ctx,
+            curation.backfill_relation_types,
+            app.ws,
+            group_id=gid,
+            dry_run=bool_param(p, "dry_run", False),
+        )
+
+    async def reprocess_entity_types(ctx: CallContext, p: dict[str, Any]) -> Result:
+        gid = group_id(p)
+        service = extraction_service(app)
+        return await _call(
+            app,
+            ctx,
+            curation.reprocess_entity_types,
+            app.ws,
+            service.extractor,
+            service.ontologies.for_group(gid),
+            workspace_root=app.config.workspace_root,
+            group_id=gid,
+            scope=str_param(p, "scope", "untyped"),
+            dry_run=bool_param(p, "dry_run", False),
+        )
+
+    async def reprocess_relation_types(ctx: CallContext, p: dict[str, Any]) -> Result:
+        gid = group_id(p)
+        service = extraction_service(app)
+        return await _call(
+            app,
+            ctx,
+            curation.reprocess_relation_types,
+            app.ws,
+            service.extractor,
+            service.ontologies.for_group(gid),
+            group_id=gid,
+            scope=str_param(p, "scope", "untyped"),
+            dry_run=bool_param(p, "dry_run", False),
+        )
+
+    async def backfill_summary_embeddings(ctx: CallContext, p: dict[str, Any]) -> Result:
+        gid = required_group_id(p)
+        return await _call(
+            app,
+            ctx,
+            curation.backfill_summary_embeddings,
+            app.ws,
+            group_id=gid,
+            dry_run=bool_param(p, "dry_run", False),
+            write=False,
+        )
+
+    async def validate_corrections(ctx: CallContext, p: dict[str, Any]) -> Result:
+        return await app.run(curation.validate_corrections, app.ws, app.config.workspace_root)
+
+    async def apply_corrections(ctx: CallContext, p: dict[str, Any]) -> Result:
+        return await app.run_write(
+            curation.apply_corrections,
+            app.ws,
+            app.config.workspace_root,
+            dry_run=bool_param(p, "dry_run", False),
+        )
+
+    return [
+        MethodSpec(
+            "knowledge_extract_pending",
+            "write",
+            extract_pending,
+            "Extract the episodes stored without extraction (lite mode, failures), oldest first.",
+            (
+                ParamSpec("group_id", "string", description="one group (default: every group)"),
+                ParamSpec("limit", "integer", description="at most this many episodes"),
+            ),
+            streaming=True,
+            writes=True,
+        ),
+        MethodSpec(
+            "knowledge_canonicalize_relations",
+            "write",
+            canonicalize,
+            "Map every relationship of a group onto the ontology's relation types.",
+            (
+                _GROUP_REQ,
+                _DRY,
+                ParamSpec(
+                    "embedding_threshold", "number", description="fact/type cosine (default 0.7)"
+                ),
+            ),
+            streaming=True,
+            writes=True,
+        ),
+        MethodSpec(
+            "knowledge_backfill_relation_types",
+            "write",
+            backfill_relation_types,
+            "Deprecated: give untyped relationships a type from their name or fact.",
+            (_GROUP_REQ, _DRY),
+            streaming=True,
+            writes=True,
+        ),
+        MethodSpec(
+            "knowledge_reprocess_entity_types",
+            "write",
+            reprocess_entity_types,
+            "Classify a group's entities into the ontology's entity types with the LLM.",
+            (_GROUP, _SCOPE, _DRY),
+            streaming=True,
+            writes=True,
+        ),
+        MethodSpec(
+            "knowledge_reprocess_relation_types",
+            "write",
+            reprocess_relation_types,
+            "Classify a group's relationships into the ontology's relation types with the LLM.",
+            (_GROUP, _SCOPE, _DRY),
+            streaming=True,
+            writes=True,
+        ),
+        MethodSpec(
+            "knowledge_backfill_summary_embeddings",
+            "admin",
+            backfill_summary_embeddings,
+            "Report entity summary vectors (lcg derives them from the text: nothing to redo).",
+            (_GROUP_REQ, _DRY),
+            streaming=True,
+        ),
+        MethodSpec(
+            "knowledge_validate_corrections",
+            "read",
+            validate_corrections,
+            "Check the workspace corrections file (.liminis/knowledge-corrections.yaml).",
+            (),
+        ),
+        MethodSpec(
+            "knowledge_apply_corrections",
+            "write",
+            apply_corrections,
+            "Apply the unapplied entries of the corrections file and stamp them applied_at.",
+            (_DRY,),
+            writes=True,
+        ),
+    ]
