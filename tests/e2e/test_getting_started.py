@@ -6,7 +6,9 @@ socket, one JSON line per request, ``["result"]`` read from each reply — again
 from __future__ import annotations
 
 import json
+import os
 import socket
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,7 @@ def test_getting_started_raw_socket_lite_mode() -> None:
         sock = ws / ".lcg" / "service.sock"
         try:
             sf.wait_healthy(sock, proc)  # the socket exists; health_check says healthy
+            assert stat.S_IMODE(os.stat(sock).st_mode) == 0o600
             c = Lines(sock)
             assert c.call("health_check", {})["healthy"] is True
 

@@ -454,3 +454,16 @@ def test_clear_all(preserve_wal: bool) -> None:
         # the service keeps working, and a rebuild reproduces the empty graph
         conn.result("knowledge_assert_entity", {"name": "After"})
         assert conn.result("knowledge_verify", {})["ok"] is True
+
+
+def test_chunk_advisory_maximum_from_the_environment() -> None:
+    env = {"LCG_CHUNK_TEXT_ADVISORY_MAX_CHARS": "10"}
+    with sf.in_process_service(env=env) as s, sf.RawConnection(s.socket_path) as conn:
+        base = {"chunk_id": "a", "source_file": "f.txt"}
+        at = conn.result("knowledge_process_chunk", {**base, "chunk_text": "x" * 10})
+        assert "warning" not in at
+        over = conn.result(
+            "knowledge_process_chunk", {**base, "chunk_id": "b", "chunk_text": "y" * 11}
+        )
+        assert over["warning"]["recommended_max_chars"] == 10
+        assert over["warning"]["chunk_text_chars"] == 11
