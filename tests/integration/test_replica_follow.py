@@ -6,9 +6,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from lcg.events.layout import GENERATION_FILE
-from lcg.projections.dump import dump_groups
 from tests.integration.test_replica_support import (
     GIT_ENV,
     git,
@@ -18,6 +15,9 @@ from tests.integration.test_replica_support import (
     replica,
     write_batch,
 )
+
+from lcg.events.layout import GENERATION_FILE
+from lcg.projections.dump import dump_groups
 
 G = "team"
 

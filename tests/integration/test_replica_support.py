@@ -77,9 +77,9 @@ def make_repos(tmp: Path) -> Repos:
     return Repos(origin=origin, pub=pub, replica=replica)
 
 
-def open_publisher(path: Path) -> Workspace:
-    """A publisher workspace with the hash embedder."""
-    return Workspace.open(Config.from_env(path, env=HASH), HashEmbedder())
+def open_publisher(path: Path, **env: str) -> Workspace:
+    """A publisher workspace with the hash embedder (``env``: extra ``LCG_*`` settings)."""
+    return Workspace.open(Config.from_env(path, env={**HASH, **env}), HashEmbedder())
 
 
 @contextmanager
