@@ -110,17 +110,17 @@ class _Postings:
             self.ids_np = np.frombuffer(self.ids.to_array(), dtype=np.uint32).astype(np.intp)
         return self.ids_np
 
-    def contributions(self, lengths: F64, avgdl: float, weight: float) -> F64:
-        """Each doc's score contribution under ``avgdl`` and idf ``weight`` (cached)."""
-        key = (avgdl, weight)
-        if self.contrib is None or self.contrib_key != key or len(self.contrib) != len(self.tfs):
+    def scored(self, lengths: F64, avgdl: float, weight: float) -> tuple[IntArr, F64]:
+        """The doc ids and each one's score contribution under ``avgdl`` and idf ``weight``."""
+        contrib = self.contrib
+        if contrib is None or self.contrib_key != (avgdl, weight) or len(contrib) != len(self.tfs):
             ids = self.id_array()
             tfs = np.frombuffer(self.tfs, dtype=np.uint32).astype(np.float64)
             norm = K1 * (1.0 - B) + (K1 * B / avgdl) * lengths[ids]
-            self.contrib = weight * (tfs * (K1 + 1.0) / (tfs + norm))
-            self.contrib_key = key
-            self.bound = float(self.contrib.max())
-        return self.contrib
+            contrib = self.contrib = weight * (tfs * (K1 + 1.0) / (tfs + norm))
+            self.contrib_key = (avgdl, weight)
+            self.bound = float(contrib.max())
+        return self.id_array(), contrib
 
 
 class Bm25Index:
@@ -141,6 +141,7 @@ class Bm25Index:
         self._tomb_np: IntArr | None = None
         #: Searches that took the MaxScore shortcut (for tests and the bench).
         self.pruned_searches = 0
+        self._live: npt.NDArray[np.bool_] | None = None
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -173,6 +174,7 @@ class Bm25Index:
         self._tomb.add(doc)
         self._live_length -= self._lengths[doc]
         self._tomb_np = None
+        self._live = None
         return True
 
     def clear(self) -> None:
@@ -218,6 +220,7 @@ class Bm25Index:
         self._tomb = BitMap()
         self._lengths_np = None
         self._tomb_np = None
+        self._live = None
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -261,74 +264,98 @@ class Bm25Index:
     def search(self, terms: list[str], k: int) -> list[tuple[str, float]]:
         """The ``k`` best ``(uuid, score)`` for distinct ``terms``; best first, ties uuid asc.
 
-        Exact top-k with MaxScore pruning: terms are scored rarest first, each adding its
-        contributions to a dense score array. Before a term whose posting list is longer than
-        everything seen so far, the k-th best partial score ``theta`` is compared with ``rest``,
-        the sum of the remaining terms' upper bounds (idf times the largest impact). If
-        ``rest < theta``, no unseen doc can reach the top k, so the remaining terms are only
-        looked up (binary search) for the seen docs that can still make it. Every doc sums its
-        contributions in the same term order on both paths, so the scores are identical to
-        exhaustive scoring, bit for bit.
+        Terms are scored rarest first into a dense score array with ``np.add.at``, so every
+        doc sums its terms' contributions in one fixed order, whatever path is taken. When
+        many postings are left (``PRUNE_MIN_LEFT``), exact MaxScore pruning may cut the work:
+        before a term whose list is longer than everything seen, the k-th best partial score
+        ``theta`` is compared with ``rest``, the sum of the remaining terms' upper bounds; if
+        ``rest < theta`` no unseen doc can reach the top k, and the remaining terms are only
+        looked up (binary search) for the seen docs that still can. Scores are bit for bit
+        those of exhaustive scoring. Not thread-safe (the projection serializes calls).
         """
         n_live = len(self._ids)
         if k <= 0 or n_live == 0 or self._live_length == 0:
             return []
-        avgdl = self._live_length / n_live
         tomb = self._tomb
         plan: list[tuple[int, str, _Postings]] = []
+        get = self._postings.get
         for term in terms:
-            p = self._postings.get(term)
-            if p is None:
-                continue
-            df = len(p.ids)
-            if tomb:
-                df -= p.ids.intersection_cardinality(tomb)
-            if df:
-                plan.append((df, term, p))
+            p = get(term)
+            if p is not None:
+                df = len(p.ids) - p.ids.intersection_cardinality(tomb) if tomb else len(p.ids)
+                if df:
+                    plan.append((df, term, p))
         if not plan:
             return []
         # Rarest first; the order depends only on live statistics, so equal indexes (whatever
-        # their history) add every doc's contributions in the same order.
-        plan.sort(key=lambda e: (e[0], e[1]))
+        # their history) add every doc's contributions in the same order. (df, term) pairs
+        # are distinct, so the postings objects are never compared.
+        plan.sort()
         lengths = self._lengths_f64()
-        posts = [p for _, _, p in plan]
-        contribs = [p.contributions(lengths, avgdl, idf(n_live, df)) for df, _, p in plan]
-        ids = [p.id_array() for p in posts]
+        avgdl = self._live_length / n_live
+        scored = [p.scored(lengths, avgdl, idf(n_live, df)) for df, _, p in plan]
+        if len(plan) == 1:
+            ids, contrib = scored[0]
+            if tomb:
+                alive = self._live_mask()[ids]
+                ids, contrib = ids[alive], contrib[alive]
+            return self._top(ids, contrib, k)
         scores = np.zeros(len(self._uuids), dtype=np.float64)
         candidates: IntArr | None = None
+        if sum(len(i) for i, _ in scored) >= PRUNE_MIN_LEFT:
+            candidates = self._search_pruned(plan, scored, scores, k)
+        if candidates is None:
+            _accumulate(scores, scored)
+            live = BitMap.union(*(p.ids for _, _, p in plan))
+            if tomb:
+                live -= tomb
+            candidates = np.frombuffer(live.to_array(), dtype=np.uint32).astype(np.intp)
+        return self._top(candidates, scores[candidates], k)
+
+    def _search_pruned(
+        self,
+        plan: list[tuple[int, str, _Postings]],
+        scored: list[tuple[IntArr, F64]],
+        scores: F64,
+        k: int,
+    ) -> IntArr | None:
+        """MaxScore: the candidates if pruning paid, else ``None`` with ``scores`` all zero."""
         done = 0  # terms [0, done) are added for every doc
         seen = 0  # their postings, counted with repeats
-        left = sum(len(a) for a in ids)  # postings of the terms not yet seen
+        left = sum(len(i) for i, _ in scored)  # postings of the terms not yet seen
         checks = 0
-        for j in range(1, len(plan) + 1):
-            if j < len(plan):
-                seen += len(ids[j - 1])
-                left -= len(ids[j - 1])
-                # A check costs about |seen|; it can only pay before a list longer than all
-                # seen so far, when much more is left to score than was scored.
-                if (
-                    checks == _MAX_CHECKS
-                    or left < PRUNE_MIN_LEFT
-                    or not (len(ids[j]) > seen >= k and left > 2 * seen)
-                ):
-                    continue
-                checks += 1
-            _accumulate(scores, ids[done:j], contribs[done:j])
+        posts = [p for _, _, p in plan]
+        for j in range(1, len(plan)):
+            seen += len(scored[j - 1][0])
+            left -= len(scored[j - 1][0])
+            # A check costs about |seen|; it can only pay before a list longer than all seen
+            # so far, when much more is left to score than was scored.
+            if not (len(scored[j][0]) > seen >= k and left > 2 * seen):
+                continue
+            _accumulate(scores, scored[done:j])
             done = j
-            if j == len(plan):
-                break
             candidates = self._prune(scores, posts[:j], k, sum(p.bound for p in posts[j:]))
             if candidates is not None:
                 self.pruned_searches += 1
-                for q_ids, c in zip(ids[j:], contribs[j:], strict=True):
-                    _lookup_add(scores, candidates, q_ids, c)
+                for ids, contrib in scored[j:]:
+                    _lookup_add(scores, candidates, ids, contrib)
+                return candidates
+            checks += 1
+            if checks == _MAX_CHECKS:
                 break
-        if candidates is None:
-            live = BitMap.union(*(p.ids for p in posts)) if len(posts) > 1 else posts[0].ids
-            if tomb:
-                live = live - tomb
-            candidates = np.frombuffer(live.to_array(), dtype=np.uint32).astype(np.intp)
-        return self._top(scores, candidates, k)
+        if done:
+            # Pruning did not pay: undo the partial sums, the caller scores from scratch.
+            touched = BitMap.union(*(p.ids for p in posts[:done]))
+            scores[np.frombuffer(touched.to_array(), dtype=np.uint32)] = 0.0
+        return None
+
+    def _live_mask(self) -> npt.NDArray[np.bool_]:
+        """``True`` for live doc ids (cached until the next delete or add)."""
+        if self._live is None or len(self._live) != len(self._uuids):
+            live = np.ones(len(self._uuids), dtype=bool)
+            live[self._tomb_ids()] = False
+            self._live = live
+        return self._live
 
     def _prune(self, scores: F64, seen: list[_Postings], k: int, rest: float) -> IntArr | None:
         """The seen docs that can still reach the top ``k``, or ``None`` if unseen ones can."""
@@ -347,8 +374,8 @@ class Bm25Index:
             return None
         return ids[partial + slack >= floor]
 
-    def _top(self, scores: F64, candidates: IntArr, k: int) -> list[tuple[str, float]]:
-        sub = scores[candidates]
+    def _top(self, candidates: IntArr, sub: F64, k: int) -> list[tuple[str, float]]:
+        """The ``k`` best of ``candidates`` (doc ids) with scores ``sub``."""
         if sub.size > k:
             # The k-th best score by partitioning the negated scores around index k-1: the
             # fast form (partition(x, -k) is pathologically slow on numpy 2.4), and no index
@@ -357,10 +384,8 @@ class Bm25Index:
             keep = sub >= threshold
             candidates, sub = candidates[keep], sub[keep]
         uuids = self._uuids
-        pairs = zip(candidates.tolist(), sub.tolist(), strict=True)
-        hits = [(uuids[i], s) for i, s in pairs]
-        hits.sort(key=lambda h: (-h[1], h[0]))
-        return hits[:k]
+        ranked = sorted(zip((-sub).tolist(), [uuids[i] for i in candidates.tolist()], strict=True))
+        return [(u, -neg) for neg, u in ranked[:k]]
 
     # -- snapshots ------------------------------------------------------------------------
 
@@ -420,14 +445,17 @@ class Bm25Index:
         return index
 
 
-def _accumulate(scores: F64, ids: list[IntArr], contribs: list[F64]) -> None:
+def _accumulate(scores: F64, scored: list[tuple[IntArr, F64]]) -> None:
     """Add the terms' contributions to ``scores``, term by term for every doc."""
-    if len(ids) == 1:
-        scores[ids[0]] += contribs[0]  # ids are distinct within one term
+    if len(scored) == 1:
+        ids, contrib = scored[0]
+        scores[ids] += contrib  # ids are distinct within one term
     else:
         # add.at is unbuffered and runs in order: each doc gets its terms' shares in term
         # order, exactly as one term at a time would.
-        np.add.at(scores, np.concatenate(ids), np.concatenate(contribs))
+        np.add.at(
+            scores, np.concatenate([i for i, _ in scored]), np.concatenate([c for _, c in scored])
+        )
 
 
 def _lookup_add(scores: F64, docs: IntArr, ids: IntArr, contrib: F64) -> None:
