@@ -534,7 +534,7 @@ class CorrectionDetail(msgspec.Struct, kw_only=True):
     action: str
 
 
-class ApplyCorrectionsResult(msgspec.Struct, kw_only=True, omit_defaults=True):
+class ApplyCorrectionsResult(msgspec.Struct, kw_only=True):
     """The result of ``knowledge_apply_corrections``."""
 
     success: bool
@@ -542,7 +542,8 @@ class ApplyCorrectionsResult(msgspec.Struct, kw_only=True, omit_defaults=True):
     skipped: int = 0
     errors: list[str] = msgspec.field(default_factory=list)
     details: list[CorrectionDetail] = msgspec.field(default_factory=list)
-    message: str | None = None
+    #: Only present when there is something to say (no file, no root, unreadable file).
+    message: str | msgspec.UnsetType = msgspec.UNSET
 
 
 def corrections_path(root: Path) -> Path:
