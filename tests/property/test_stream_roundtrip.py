@@ -213,3 +213,76 @@ def test_read_equals_written(
         lo, hi = bounds
         want = [e for e in stamped if e.seq >= lo and (hi is None or e.seq <= hi)]
         assert list(StreamReader(gdir).events(lo, hi)) == want
+
+
+valid_line = st.builds(
+    lambda e, seq: encode_event(msgspec.structs.replace(e, seq=seq, ts="t", gen="G")),
+    any_event,
+    st.integers(0, 50),
+)
+junk_line = st.binary(max_size=60).map(lambda b: b.replace(b"\n", b" ") + b"\n")
+
+
+@SETTINGS
+@given(lines=st.lists(valid_line | junk_line, max_size=30), torn=st.binary(max_size=30))
+def test_reader_never_raises_and_accounts_for_every_line(lines: list[bytes], torn: bytes) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        gdir = Path(tmp)
+        (gdir / segment_name(0)).write_bytes(b"".join(lines) + torn.replace(b"\n", b""))
+        report = ReadReport()
+        events = list(StreamReader(gdir, generation="G").events(report=report))
+        assert report.events_read == len(events)
+        non_blank = sum(1 for line in lines if line.strip())
+        assert report.events_read + report.bad_lines <= non_blank
+        assert report.torn_tail == bool(torn.replace(b"\n", b""))
+        assert all(e.gen == "G" for e in events)
+
+
+bounds_ops = st.lists(
+    st.sampled_from(["append", "append3", "corrupt", "drop", "torn", "reopen", "trim"]),
+    min_size=1,
+    max_size=12,
+)
+
+
+@SETTINGS
+@given(ops=bounds_ops, max_events=st.integers(1, 4))
+def test_bounds_cache_never_changes_an_answer(ops: list[str], max_events: int) -> None:
+    from lcg.events.bounds import read_bounds
+    from lcg.events.layout import BOUNDS_FILE
+
+    def episode(i: int) -> EpisodeAdded:
+        return EpisodeAdded(group_id=GROUP, uuid=str(i), name="n", content="c", created_at="t")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        gdir = root / GROUP
+        writer = StreamWriter(root, GROUP, fsync="off", max_events_per_file=max_events)
+        try:
+            for i, op in enumerate(ops):
+                if op.startswith("append"):
+                    writer.append([episode(i) for _ in range(3 if op == "append3" else 1)])
+                elif op == "corrupt":
+                    (gdir / BOUNDS_FILE).write_bytes(b'{"min_seq": 7, "max_seq": 99, "files": []}')
+                elif op == "drop":
+                    (gdir / BOUNDS_FILE).unlink(missing_ok=True)
+                elif op in ("torn", "reopen", "trim"):
+                    writer.close()
+                    segments = list_segments(gdir)
+                    if op == "torn" and segments:
+                        with open(segments[-1].path, "ab") as fh:
+                            fh.write(b'{"torn":')
+                    if op == "trim" and len(segments) > 1:
+                        segments[0].path.unlink()
+                    writer = StreamWriter(root, GROUP, fsync="off", max_events_per_file=max_events)
+                cached = read_bounds(gdir)  # whatever the cache holds now
+                (gdir / BOUNDS_FILE).unlink(missing_ok=True)
+                truth = read_bounds(gdir, write_cache=False)  # from the files alone
+                read_bounds(gdir)  # writes a fresh cache
+                fresh = read_bounds(gdir)  # answered from it
+                for b in (cached, fresh):
+                    assert (b.min_seq, b.max_seq, b.file_count, b.byte_size) == (
+                        truth.min_seq, truth.max_seq, truth.file_count, truth.byte_size,
+                    )  # fmt: skip
+        finally:
+            writer.close()

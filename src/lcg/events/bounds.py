@@ -14,7 +14,7 @@ import msgspec
 
 from lcg.events._fs import atomic_write
 from lcg.events.codec import decode_line
-from lcg.events.layout import BOUNDS_FILE
+from lcg.events.layout import BOUNDS_FILE, SEGMENT_SUFFIX
 from lcg.events.segments import list_segments, read_tail
 
 __all__ = ["Bounds", "read_bounds"]
@@ -50,6 +50,20 @@ def _last_seq(path: Path) -> int | None:
     return decode_line(tail.last_line).seq if tail.last_line is not None else None
 
 
+def _plausible(cached: Bounds) -> bool:
+    """A cache must agree with itself and with the file names it lists, or it is a miss."""
+    if cached.file_count != len(cached.files) or cached.byte_size != sum(
+        n for _, n in cached.files
+    ):
+        return False
+    firsts = [int(name[: -len(SEGMENT_SUFFIX)]) for name, size in cached.files if size > 0]
+    if not firsts:
+        return cached.min_seq is None and cached.max_seq is None
+    lo, hi = cached.min_seq, cached.max_seq
+    # Names carry the first seq of each file: min sits in the first file, max in the last.
+    return lo is not None and hi is not None and firsts[0] <= lo <= hi and hi >= firsts[-1]
+
+
 def read_bounds(group_dir: Path, *, write_cache: bool = True) -> Bounds:
     """The stream's bounds, from the cache when it is still valid, else from the files."""
     segments = list_segments(group_dir)
@@ -59,6 +73,8 @@ def read_bounds(group_dir: Path, *, write_cache: bool = True) -> Bounds:
     try:
         cached = _decoder.decode((group_dir / BOUNDS_FILE).read_bytes())
     except (OSError, ValueError):
+        cached = None
+    if cached is not None and not _plausible(cached):
         cached = None
     if cached is not None and [tuple(f) for f in cached.files] == files:
         return cached

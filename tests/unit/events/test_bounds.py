@@ -82,3 +82,26 @@ def test_read_only_directory_is_fine_without_cache(gdir: Path, make_episode: Epi
         writer.append([make_episode(0)])
     assert _answer(read_bounds(gdir, write_cache=False))[:2] == (0, 0)
     assert not (gdir / BOUNDS_FILE).exists()
+
+
+def test_a_cache_that_contradicts_itself_or_the_names_is_a_miss(
+    gdir: Path, make_episode: Episode
+) -> None:
+    gdir.mkdir()
+    forged = b'{"min_seq": 7, "max_seq": 99, "files": [], "file_count": 0, "byte_size": 0}'
+    (gdir / BOUNDS_FILE).write_bytes(forged)
+    assert _answer(read_bounds(gdir)) == (None, None, 0, 0)
+    with StreamWriter(gdir.parent, "g", fsync="off", max_events_per_file=2) as writer:
+        writer.append([make_episode(i) for i in range(2)])
+        writer.append([make_episode(2)])
+    good = read_bounds(gdir)
+    size0 = (gdir / "000000000000.jsonl").stat().st_size
+    size2 = (gdir / "000000000002.jsonl").stat().st_size
+    files = f'[["000000000000.jsonl", {size0}], ["000000000002.jsonl", {size2}]]'
+    for lo, hi in [(0, 1), (3, 2), (None, 2), (-1, 2)]:
+        lie = (
+            f'{{"min_seq": {"null" if lo is None else lo}, "max_seq": {hi}, "files": {files}, '
+            f'"file_count": 2, "byte_size": {size0 + size2}}}'
+        )
+        (gdir / BOUNDS_FILE).write_text(lie)
+        assert _answer(read_bounds(gdir)) == _answer(good) == (0, 2, 2, size0 + size2)
