@@ -28,6 +28,10 @@ COMMAND_MODULES: list[str] = [
     "lcg.cli.verify",
     "lcg.cli.wal",
     "lcg.cli.mark",
+    "lcg.cli.publish",
+    "lcg.cli.follow",
+    "lcg.cli.mcp",
+    "lcg.cli.methods",
     "lcg.cli.demo",
 ]
 
