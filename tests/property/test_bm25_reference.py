@@ -104,6 +104,10 @@ def test_incremental_equals_scratch(
     terms = query_terms(query)
     # Same statistics and summation order, so scores are bit-for-bit equal.
     assert index.search(terms, k) == scratch.search(terms, k)
+    # Both ways of finding candidates (dense scan, bitmap union) agree.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_bm25, "_DENSE_SCAN", 0)
+        assert index.search(terms, k) == scratch.search(terms, k)
     assert len(index) == len(final)
     for term in terms:
         assert index.df(term) == scratch.df(term)

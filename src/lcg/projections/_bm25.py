@@ -56,6 +56,9 @@ if array("I").itemsize != 4:  # pragma: no cover - every platform we support has
     raise ImportError("lcg needs a 4-byte array('I')")
 
 _U32: Final = np.dtype("<u4")
+#: Find candidates by scanning the dense scores unless the index has this many times more
+#: docs than the query has postings (then the union of the posting bitmaps is cheaper).
+_DENSE_SCAN: Final = 16
 #: Pruning checks per query at most (each costs about one pass over the docs seen so far).
 _MAX_CHECKS: Final = 2
 #: No pruning check unless this many postings are left to score: on LongMemEval-sized groups
@@ -300,17 +303,38 @@ class Bm25Index:
                 alive = self._live_mask()[ids]
                 ids, contrib = ids[alive], contrib[alive]
             return self._top(ids, contrib, k)
-        scores = np.zeros(len(self._uuids), dtype=np.float64)
+        n = len(self._uuids)
+        scores = np.zeros(n, dtype=np.float64)
+        postings = sum(len(i) for i, _ in scored)
         candidates: IntArr | None = None
-        if sum(len(i) for i, _ in scored) >= PRUNE_MIN_LEFT:
+        if postings >= PRUNE_MIN_LEFT:
             candidates = self._search_pruned(plan, scored, scores, k)
         if candidates is None:
             _accumulate(scores, scored)
-            live = BitMap.union(*(p.ids for _, _, p in plan))
-            if tomb:
-                live -= tomb
-            candidates = np.frombuffer(live.to_array(), dtype=np.uint32).astype(np.intp)
+            if n > _DENSE_SCAN * postings:
+                # Few postings in a big index: the candidates are their union.
+                live = BitMap.union(*(p.ids for _, _, p in plan))
+                if tomb:
+                    live -= tomb
+                candidates = np.frombuffer(live.to_array(), dtype=np.uint32).astype(np.intp)
+            else:
+                candidates = self._dense_candidates(scores, scored[0][0], k)
         return self._top(candidates, scores[candidates], k)
+
+    def _dense_candidates(self, scores: F64, sample: IntArr, k: int) -> IntArr:
+        """Live docs that may be in the top ``k``, found by one scan of the dense scores.
+
+        Any ``k`` live docs' scores bound the k-th best from below; the docs of the rarest
+        term make a cheap and usually tight sample, so few docs pass the scan.
+        """
+        if self._tomb:
+            scores[self._tomb_ids()] = 0.0
+        floor = 0.0
+        if len(sample) >= k:
+            floor = float(-np.partition(-scores[sample], k - 1)[k - 1])
+        if floor > 0.0:
+            return np.flatnonzero(scores >= floor)
+        return np.flatnonzero(scores > 0.0)
 
     def _search_pruned(
         self,
