@@ -12,11 +12,12 @@ its own statements between two segments). For one segment:
    per row, whatever the number of events.
 
 Kuzu has no index on relationship properties: addressing a relationship by ``uuid`` scans the
-``RELATES_TO`` table. A segment pays at most two such scans (load, delete), and only when
-it touches an existing edge. ``edges_created`` of extraction and merges carry fresh uuids
-decided by their command, so they are not looked up.
+``RELATES_TO`` table. A segment pays at most one such scan (loading a touched relationship
+also deletes it; the write re-creates it), and only when it touches an existing edge.
+``edges_created`` of extraction and merges carry fresh uuids decided by their command, so
+they are not looked up.
 
-The overlay keeps timestamps as normalised RFC 3339 strings (``…T…​.ffffffZ``) and the
+The overlay keeps timestamps as normalised RFC 3339 strings (``…T….ffffffZ``) and the
 statements cast them with ``CAST(… AS TIMESTAMP)``; every value is a plain Python value
 (kuzu accepts no numpy arrays).
 """
@@ -169,9 +170,14 @@ _LOAD_ENTITIES: Final = f"UNWIND $keys AS k MATCH (e:Entity {{uuid: k}}) RETURN 
 _LOAD_EPISODES: Final = (
     f"UNWIND $keys AS k MATCH (p:Episodic {{uuid: k}}) RETURN {_EPISODE_COLUMNS}"
 )
-_LOAD_RELS: Final = (
+# Loading a touched relationship also deletes it (one scan instead of two): the segment
+# re-creates every loaded relationship, changed or not, when it writes.
+_TAKE_RELS: Final = (
     "UNWIND $keys AS k MATCH (a:Entity)-[e:RELATES_TO]->(b:Entity) WHERE e.uuid = k "
-    f"RETURN {EDGE_COLUMNS}"
+    "WITH e, e.uuid AS c0, e.name AS c1, a.uuid AS c2, b.uuid AS c3, e.fact AS c4, "
+    "e.relation_type AS c5, e.valid_at AS c6, e.invalid_at AS c7, e.expired_at AS c8, "
+    "e.episodes AS c9, e.attributes AS c10, e.created_at AS c11, e.group_id AS c12 "
+    "DELETE e RETURN c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12"
 )
 _LOAD_UNBOUND: Final = "UNWIND $keys AS k MATCH (n:UnboundEdge {uuid: k}) RETURN n.group_id, n.data"
 _LOAD_UNBOUND_BY_SOURCE: Final = (
@@ -186,9 +192,6 @@ _LOAD_MENTIONS: Final = (
 )
 
 _DELETE_EPISODES: Final = "UNWIND $keys AS k MATCH (p:Episodic {uuid: k}) DETACH DELETE p"
-_DELETE_RELS: Final = (
-    "UNWIND $keys AS k MATCH (:Entity)-[e:RELATES_TO]->(:Entity) WHERE e.uuid = k DELETE e"
-)
 _DELETE_UNBOUND: Final = "UNWIND $keys AS k MATCH (n:UnboundEdge {uuid: k}) DELETE n"
 
 _CREATE_ENTITIES: Final = (
@@ -348,7 +351,8 @@ class _Segment:
         #: Episodes deleted (and maybe re-added) in the segment that existed before it.
         self.ep_reset: set[str] = set()
         self.edges: dict[str, _Edge] = {}
-        self.edge_db: dict[str, Literal["rel", "unbound"]] = {}
+        #: Loaded edges stored as ``UnboundEdge`` rows (loaded relationships are taken out).
+        self.edge_db: dict[str, Literal["unbound"]] = {}
         self.edge_dirty: set[str] = set()
         self.mentions_db: dict[str, set[str]] = {}
         self.mentions_new: dict[str, dict[str, None]] = {}
@@ -364,11 +368,11 @@ class _Segment:
             _collect(event, ent_keys, ep_keys, edge_keys, created_ents)
         if edge_keys:
             keys = list(edge_keys)
-            for row in _rows(self.conn, _LOAD_RELS, {"keys": keys}):
+            for row in _rows(self.conn, _TAKE_RELS, {"keys": keys}):
                 group, record = edge_from_row(row)
                 if record.uuid not in self.edges:
                     self.edges[record.uuid] = _Edge(group_id=group, record=record)
-                    self.edge_db[record.uuid] = "rel"
+                    self.edge_dirty.add(record.uuid)
             for row in _rows(self.conn, _LOAD_UNBOUND, {"keys": keys}):
                 self._add_unbound(row)
         if created_ents and _rows(self.conn, _COUNT_UNBOUND, {})[0][0]:
@@ -596,10 +600,7 @@ class _Segment:
 
     def _write_edges(self) -> None:
         dirty = sorted(self.edge_dirty)
-        old_rels = [u for u in dirty if self.edge_db.get(u) == "rel"]
         old_unbound = [u for u in dirty if self.edge_db.get(u) == "unbound"]
-        if old_rels:
-            _run(self.conn, _DELETE_RELS, {"keys": old_rels})
         if old_unbound:
             _run(self.conn, _DELETE_UNBOUND, {"keys": old_unbound})
         rels: list[dict[str, Any]] = []
