@@ -590,6 +590,7 @@ def _decide(
     uuids: list[str] = []
     existing: set[str] = set()
     matched = 0
+    lookup.prefetch([b.name for b in prep.entities])
     for b in prep.entities:
         match = lookup.resolve(b.name)
         if match is not None:
@@ -642,19 +643,32 @@ def _decide(
                 reason="self_loop",
             )
         )
+    # Endpoints: the batch's entities, else the group's (exact or fuzzy name, no vectors).
+    lookup.prefetch(
+        [be.source_name for be in prep.edges if be.source_idx is None]
+        + [be.target_name for be in prep.edges if be.target_idx is None],
+        use_vectors=False,
+    )
+    ends: list[tuple[str | None, str | None]] = []
     for be in prep.edges:
-        src = uuids[be.source_idx] if be.source_idx is not None else None
-        tgt = uuids[be.target_idx] if be.target_idx is not None else None
-        if src is None:
-            m = lookup.resolve(be.source_name, use_vectors=False)
-            src = m.candidate.uuid if m is not None else None
-            if src is not None:
-                existing.add(src)
-        if tgt is None:
-            m = lookup.resolve(be.target_name, use_vectors=False)
-            tgt = m.candidate.uuid if m is not None else None
-            if tgt is not None:
-                existing.add(tgt)
+        pair: list[str | None] = []
+        for idx, name in ((be.source_idx, be.source_name), (be.target_idx, be.target_name)):
+            if idx is not None:
+                pair.append(uuids[idx])
+                continue
+            m = lookup.resolve(name, use_vectors=False)
+            pair.append(m.candidate.uuid if m is not None else None)
+            if m is not None:
+                existing.add(m.candidate.uuid)
+        ends.append((pair[0], pair[1]))
+    current = lookup.active_edges_among(
+        [
+            (a, b)
+            for a, b in ends
+            if a is not None and b is not None and a in existing and b in existing
+        ]
+    )
+    for be, (src, tgt) in zip(prep.edges, ends, strict=True):
         if src is None or tgt is None:
             side: Literal["source", "target", "both"] = (
                 "both" if src is None and tgt is None else "source" if src is None else "target"
@@ -699,7 +713,7 @@ def _decide(
             prior = next(
                 (
                     a
-                    for a in lookup.active_edges(src, tgt)
+                    for a in current.get((src, tgt), [])
                     if restates(be.relation_type, be.edge.fact, a)
                 ),
                 None,

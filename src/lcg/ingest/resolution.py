@@ -288,9 +288,10 @@ def _cosine(a: np.ndarray, b: np.ndarray) -> float:
 class GroupLookup:
     """Resolves names against one group's existing entities (caller holds ``ws.reading()``).
 
-    Candidates are the graph's trimmed-lowercase name matches, the BM25 hits on the name,
-    and the vector hits on the name embedding; Merged tombstones are replaced by the entity
-    they were merged into. Results are memoised per name.
+    Candidates are the graph's lowercase exact-name matches, the BM25 hits on the name, and
+    the vector hits on the name embedding; Merged tombstones are replaced by the entity they
+    were merged into. ``prefetch`` gathers the candidates of many names with two graph
+    queries in all (the BM25 and vector searches are in memory); results are memoised.
     """
 
     def __init__(
@@ -300,20 +301,39 @@ class GroupLookup:
         self._group = group_id
         self._vector_of = vector_of
         self._memo: dict[tuple[str, bool], Match | None] = {}
+        self._records_memo: dict[str, Candidate | None] = {}
 
-    def _records(self, uuids: Sequence[str]) -> list[Candidate]:
-        rows = graph_reads.entities_by_uuids(self._ws.graph, list(dict.fromkeys(uuids)))
-        return [
-            Candidate(
-                uuid=r.uuid,
-                name=r.name,
-                summary=r.summary,
-                labels=r.labels,
-                created_at=r.created_at,
-            )
-            for r in rows
-            if r.group_id == self._group
-        ]
+    def _records(self, uuids: Sequence[str]) -> dict[str, Candidate]:
+        """Candidates for ``uuids`` of this group (one graph query for the unknown ones)."""
+        todo = [u for u in dict.fromkeys(uuids) if u not in self._records_memo]
+        if todo:
+            for u in todo:
+                self._records_memo[u] = None
+            for r in graph_reads.entities_by_uuids(self._ws.graph, todo):
+                if r.group_id == self._group:
+                    self._records_memo[r.uuid] = Candidate(
+                        uuid=r.uuid,
+                        name=r.name,
+                        summary=r.summary,
+                        labels=r.labels,
+                        created_at=r.created_at,
+                    )
+        out: dict[str, Candidate] = {}
+        for u in uuids:
+            cand = self._records_memo.get(u)
+            if cand is not None:
+                out[u] = cand
+        return out
+
+    def _by_lower_name(self, names: Sequence[str]) -> list[str]:
+        keys = sorted({n.strip().lower() for n in names if n.strip()})
+        if not keys:
+            return []
+        rows = self._ws.graph.query(
+            "MATCH (e:Entity) WHERE e.group_id = $g AND lower(e.name) IN $keys RETURN e.uuid",
+            {"g": self._group, "keys": keys},
+        )
+        return [r[0] for r in rows]
 
     def _live(self, cand: Candidate) -> Candidate | None:
         """The candidate itself, or for a tombstone the entity it was merged into."""
@@ -324,55 +344,88 @@ class GroupLookup:
             if target is None or target in seen:
                 return None
             seen.add(target)
-            nxt = self._records([target])
-            if not nxt:
+            nxt = self._records([target]).get(target)
+            if nxt is None:
                 return None
-            cand = nxt[0]
+            cand = nxt
         return cand
 
-    def candidates(self, name: str, *, use_vectors: bool) -> list[Candidate]:
-        """Every candidate entity for ``name`` (live entities only)."""
-        found: dict[str, Candidate] = {}
-        exact = gr.entities_by_name(self._ws.graph, self._group, name)
-        uuids = [e.uuid for e in exact]
-        uuids += [u for u, _ in self._ws.text.search(self._group, "entity", name, CANDIDATE_POOL)]
-        cosines: dict[str, float] = {}
-        vec = self._vector_of(name) if use_vectors else None
-        if vec is not None:
-            for u, score in self._ws.vectors.search(
-                self._group, "entity.name", vec, CANDIDATE_POOL
-            ):
-                cosines[u] = float(score)
-                uuids.append(u)
-        for cand in self._records(uuids):
-            live = self._live(cand)
-            if live is None:
-                continue
-            cos = cosines.get(cand.uuid)
-            if live.uuid != cand.uuid and vec is not None:
-                other = self._vector_of(live.name)
-                cos = _cosine(vec, other) if other is not None else None
-            prior = found.get(live.uuid)
-            if prior is None or (cos or 0.0) > (prior.cosine or 0.0):
-                found[live.uuid] = msgspec.structs.replace(live, cosine=cos)
-        return list(found.values())
+    def prefetch(self, names: Sequence[str], *, use_vectors: bool = True) -> None:
+        """Resolve every name of ``names`` (results memoised for ``resolve``)."""
+        todo = [n for n in dict.fromkeys(names) if (name_key(n), use_vectors) not in self._memo]
+        if not todo:
+            return
+        exact = self._by_lower_name(todo)
+        hits: dict[str, list[str]] = {}
+        cosines: dict[str, dict[str, float]] = {}
+        for n in todo:
+            found = [u for u, _ in self._ws.text.search(self._group, "entity", n, CANDIDATE_POOL)]
+            cos: dict[str, float] = {}
+            vec = self._vector_of(n) if use_vectors else None
+            if vec is not None:
+                for u, score in self._ws.vectors.search(
+                    self._group, "entity.name", vec, CANDIDATE_POOL
+                ):
+                    cos[u] = float(score)
+                    found.append(u)
+            hits[n] = found
+            cosines[n] = cos
+        records = self._records([*exact, *(u for f in hits.values() for u in f)])
+        exact_by_key: dict[str, list[str]] = {}
+        for u in exact:
+            cand = records.get(u)
+            if cand is not None:
+                exact_by_key.setdefault(name_key(cand.name), []).append(u)
+        for n in todo:
+            uuids = [*exact_by_key.get(name_key(n), []), *hits[n]]
+            vec = self._vector_of(n) if use_vectors else None
+            found_live: dict[str, Candidate] = {}
+            for u in dict.fromkeys(uuids):
+                cand = records.get(u)
+                live = self._live(cand) if cand is not None else None
+                if live is None:
+                    continue
+                cos_v = cosines[n].get(u)
+                if live.uuid != u and vec is not None:
+                    other = self._vector_of(live.name)
+                    cos_v = _cosine(vec, other) if other is not None else None
+                prior = found_live.get(live.uuid)
+                if prior is None or (cos_v or 0.0) > (prior.cosine or 0.0):
+                    found_live[live.uuid] = msgspec.structs.replace(live, cosine=cos_v)
+            self._memo[(name_key(n), use_vectors)] = best_match(n, found_live.values())
 
     def resolve(self, name: str, *, use_vectors: bool = True) -> Match | None:
         """The existing entity ``name`` denotes, or ``None`` (memoised)."""
         key = (name_key(name), use_vectors)
         if key not in self._memo:
-            self._memo[key] = best_match(name, self.candidates(name, use_vectors=use_vectors))
+            self.prefetch([name], use_vectors=use_vectors)
         return self._memo[key]
 
-    def active_edges(self, source_uuid: str, target_uuid: str) -> list[ActiveEdge]:
-        """Current edges of the group from ``source_uuid`` to ``target_uuid``, oldest first."""
+    def active_edges_among(
+        self, pairs: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], list[ActiveEdge]]:
+        """Current edges of the group for each ``(source, target)`` pair, oldest first."""
+        wanted = set(pairs)
+        out: dict[tuple[str, str], list[ActiveEdge]] = {p: [] for p in wanted}
+        if not wanted:
+            return out
         rows = self._ws.graph.query(
-            "MATCH (s:Entity)-[r:RELATES_TO]->(t:Entity) WHERE s.uuid = $s AND t.uuid = $t "
-            "AND r.group_id = $g AND r.invalid_at IS NULL "
-            "RETURN r.uuid, r.relation_type, r.fact, r.created_at ORDER BY r.created_at, r.uuid",
-            {"s": source_uuid, "t": target_uuid, "g": self._group},
+            "MATCH (s:Entity)-[r:RELATES_TO]->(t:Entity) WHERE s.uuid IN $srcs AND "
+            "t.uuid IN $tgts AND r.group_id = $g AND r.invalid_at IS NULL "
+            "RETURN s.uuid, t.uuid, r.uuid, r.relation_type, r.fact, r.created_at "
+            "ORDER BY r.created_at, r.uuid",
+            {
+                "srcs": sorted({p[0] for p in wanted}),
+                "tgts": sorted({p[1] for p in wanted}),
+                "g": self._group,
+            },
         )
-        return [
-            ActiveEdge(uuid=r[0], relation_type=r[1] or None, fact=r[2] or "", created_at=str(r[3]))
-            for r in rows
-        ]
+        for r in rows:
+            key = (r[0], r[1])
+            if key in out:
+                out[key].append(
+                    ActiveEdge(
+                        uuid=r[2], relation_type=r[3] or None, fact=r[4] or "", created_at=str(r[5])
+                    )
+                )
+        return out
