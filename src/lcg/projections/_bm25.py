@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from typing import Final
+from typing import Final, cast
 
 import msgspec
 import numpy as np
@@ -304,13 +304,22 @@ class Bm25Index:
                 ids, contrib = ids[alive], contrib[alive]
             return self._top(ids, contrib, k)
         n = len(self._uuids)
-        scores = np.zeros(n, dtype=np.float64)
         postings = sum(len(i) for i, _ in scored)
         candidates: IntArr | None = None
         if postings >= PRUNE_MIN_LEFT:
+            scores = np.zeros(n, dtype=np.float64)
             candidates = self._search_pruned(plan, scored, scores, k)
         if candidates is None:
-            _accumulate(scores, scored)
+            # bincount adds in input order from 0.0, as add.at does: the same sums, bit for
+            # bit, with no separate zeroed array.
+            scores = cast(
+                "F64",
+                np.bincount(
+                    np.concatenate([i for i, _ in scored]),
+                    np.concatenate([c for _, c in scored]),
+                    minlength=n,
+                ),
+            )
             if n > _DENSE_SCAN * postings:
                 # Few postings in a big index: the candidates are their union.
                 live = BitMap.union(*(p.ids for _, _, p in plan))
