@@ -322,13 +322,20 @@ def entities_by_name(graph: GraphProjection, group_id: str, name: str) -> list[E
 
     Ordered non-``Merged`` first, then earliest created_at, then uuid.
     """
+    key = name.strip().lower()
+    if not key:
+        return []
+    # Kuzu 0.11.3's trim() corrupts some strings with leading spaces (" exactly12byt" comes
+    # back as invalid UTF-8), so the engine only narrows the candidates with CONTAINS (true
+    # for every exact match) and the trimmed comparison is made here.
     rows = graph.query(
-        "MATCH (e:Entity) WHERE e.group_id = $g AND lower(trim(e.name)) = $n "
-        f"RETURN {_ENTITY}, list_contains(e.labels, $merged) AS m "
-        "ORDER BY m, e.created_at, e.uuid",
-        {"g": group_id, "n": name.strip().lower(), "merged": _MERGED},
+        "MATCH (e:Entity) WHERE e.group_id = $g AND lower(e.name) CONTAINS $n "
+        f"RETURN {_ENTITY} ORDER BY e.created_at, e.uuid",
+        {"g": group_id, "n": key},
     )
-    return [_entity(r) for r in rows]
+    found = [_entity(r) for r in rows if (r[1] or "").strip().lower() == key]
+    found.sort(key=lambda e: _MERGED in e.labels)  # stable: keeps created_at, uuid order
+    return found
 
 
 def find_entity_by_name(graph: GraphProjection, group_id: str, name: str) -> EntityRow | None:

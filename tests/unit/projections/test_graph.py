@@ -544,3 +544,19 @@ def test_reads_run_concurrently_with_each_other_and_with_writes(graph: GraphProj
     assert errors == []
     assert seen and min(seen) >= 3 and max(seen) <= 13
     assert len(gr.nodes_by_group(graph, [G])) == 13
+
+
+def test_find_by_name_survives_kuzu_trim_bug(graph: GraphProjection) -> None:
+    # Kuzu 0.11.3's trim() corrupts " exactly12byt"-shaped strings; the lookup must not.
+    names = [" exactly12byt", "  Ada Lovelace ", "Ada Lovelace"]
+    apply(
+        graph,
+        [
+            EntityAsserted(group_id=G, entity=ent(f"n{i}", n, created_at=T1), created=True)
+            for i, n in enumerate(names)
+        ],
+    )
+    found = gr.find_entity_by_name(graph, G, "EXACTLY12BYT")
+    assert found is not None and found.uuid == "n0"
+    assert [e.uuid for e in gr.entities_by_name(graph, G, "ada lovelace")] == ["n1", "n2"]
+    assert gr.entities_by_name(graph, G, "  ") == []
