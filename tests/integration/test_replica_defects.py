@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ def _lines(gdir: Path) -> list[bytes]:
 
 
 @pytest.fixture
-def pub(tmp_path: Path) -> Workspace:
+def pub(tmp_path: Path) -> Iterator[Workspace]:
     ws = open_publisher(tmp_path / "pubws")
     write_batch(ws, G, 4)
     yield ws
@@ -51,7 +52,9 @@ def test_seq_gap_stops_then_heals(pub: Workspace, tmp_path: Path) -> None:
         assert status.reason is not None and "seq gap" in status.reason
         assert "seq 6 where 5 was expected" in status.reason
         assert status.applied_seq == 4  # the verified prefix is applied
-        assert status.lag_events > 0
+        last = len(lines) - 1
+        assert status.source_max_seq == last and status.lag_events == last - 4
+        assert status.lag_seconds >= 0.0
         # The publisher republishes the whole file: the group resumes by itself.
         seg.write_bytes(b"".join(lines))
         healed = follower.sync_group(G)
@@ -177,3 +180,24 @@ def test_unreadable_line_stops_rather_than_skip(pub: Workspace, tmp_path: Path) 
         assert status.state == "stopped"
         assert status.reason is not None and "cannot be applied" in status.reason
         assert status.applied_seq == nxt - 1
+
+
+def test_only_stream_files_wake_the_follower(pub: Workspace, tmp_path: Path) -> None:
+    root = tmp_path / "pubdir"
+    _publication(pub, root)
+    with replica(tmp_path / "rws", root) as follower:
+        real = root.resolve()
+        assert follower.relevant(str(real / G / "000000000000.jsonl"))
+        assert follower.relevant(str(real / G / GENERATION_FILE))
+        assert follower.relevant(str(real / "newgroup"))
+        assert follower.relevant(str(follower.source / G / "000000000042.jsonl"))
+        for ignored in (
+            real / ".git" / "index",
+            real / G / ".wal-bounds.json",
+            real / G / ".wal-bounds.1234.tmp",
+            real / G / "000000000000.jsonl.ab12cd34.tmp",
+            real / G / ".checkpoints" / "m" / "g1.create.json",
+            real / G / ".gitignore",
+            tmp_path / "elsewhere.jsonl",
+        ):
+            assert not follower.relevant(str(ignored)), ignored

@@ -52,24 +52,29 @@ def test_replica_converges_after_each_pull(tmp_path: Path) -> None:
         pub.close()
 
 
-def test_lag_is_reported_before_the_pull_is_applied(tmp_path: Path) -> None:
+def test_status_changes_only_with_a_pass(tmp_path: Path) -> None:
     repos = make_repos(tmp_path)
     pub = open_publisher(tmp_path / "pubws")
     try:
         write_batch(pub, G, 2)
         publish(pub, G, repos)
         with replica(tmp_path / "rws", repos.replica) as follower:
+            assert follower.replica_status(G).state == "starting"
             repos.pull()
-            follower.sync_group(G)
+            first = follower.sync_group(G)
             write_batch(pub, G, 3, start=2)
             publish(pub, G, repos)
             repos.pull()
-            # Measure lag without applying: the status before the next pass.
+            # Pulled but not yet examined: the status still describes the last pass.
             before = follower.replica_status(G)
-            assert before.lag_events == 0  # nothing seen yet
+            assert before.applied_seq == first.applied_seq
+            assert before.source_max_seq == first.applied_seq
             after = follower.sync_group(G)
-            assert after.lag_events == 0 and after.source_max_seq == pub.projector.applied_seq(G)
+            assert after.applied_seq == pub.projector.applied_seq(G)
+            assert after.lag_events == 0 and after.source_max_seq == after.applied_seq
+            assert after.events_applied == (after.applied_seq or 0) + 1
             assert after.last_applied_at is not None and after.last_event_ts is not None
+            assert follower.statuses() == {G: after}
     finally:
         pub.close()
 

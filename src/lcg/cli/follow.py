@@ -116,7 +116,7 @@ class ReplicaApp(ServiceApp):
     def _build_replica_registry(self, base: Registry) -> Registry:
         specs: list[MethodSpec] = []
         for spec in base:
-            if spec.writes and spec.name != "knowledge_rebuild_from_wal" or spec.name in _REFUSED:
+            if (spec.writes and spec.name != "knowledge_rebuild_from_wal") or spec.name in _REFUSED:
                 spec = dataclasses.replace(spec, handler=self._refuse(spec.name))
             elif spec.name == "knowledge_rebuild_from_wal":
                 spec = dataclasses.replace(spec, handler=self._dry_rebuild_only(spec))
@@ -190,13 +190,15 @@ class ReplicaApp(ServiceApp):
     def _open_replica(self) -> None:
         embedder = self.embedder_factory() if self.embedder_factory else None
         ws = Workspace(self.config, embedder)
+        follower = Follower(ws, self.groups, source_label=self.source_label)
+        # Visible before the first pass, so knowledge_replica_status shows the hydration.
+        self.follower = follower
         try:
-            follower = Follower(ws, self.groups, source_label=self.source_label)
             follower.sync()
         except BaseException:
+            self.follower = None
             ws.close()
             raise
-        self.follower = follower
         self.replace_workspace(ws)
         follower.start(step_ms=self.step_ms, rescan_ms=self.rescan_ms)
 

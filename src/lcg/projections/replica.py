@@ -197,11 +197,11 @@ class Follower:
 
     def replica_status(self, group_id: str) -> ReplicaStatus:
         """The replica status of ``group_id`` (``starting`` before its first pass)."""
-        with self._lock:
-            status = self._status.get(group_id)
-            if status is None:
-                return ReplicaStatus(group_id=group_id, source=self.source_label)
-            return msgspec.structs.replace(status)
+        # No lock: a pass may hold the follower for a long hydration, and status must answer.
+        status = self._status.get(group_id)
+        if status is None:
+            return ReplicaStatus(group_id=group_id, source=self.source_label)
+        return msgspec.structs.replace(status)
 
     def statuses(self) -> dict[str, ReplicaStatus]:
         """The replica status of every followed group."""
