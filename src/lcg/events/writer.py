@@ -50,7 +50,7 @@ FsyncPolicy = Literal["always", "batch", "off"]
 #: How many back-to-back group commits one leader runs before handing over (bounds its wait).
 _MAX_LEADER_ROUNDS = 8
 #: The longest a group-commit leader waits for other appenders to join its fsync.
-_MAX_COMMIT_DELAY_S = 0.002
+_MAX_COMMIT_DELAY_S = 0.010
 
 
 def utc_now() -> str:
