@@ -24,6 +24,8 @@ statements cast them with ``CAST(… AS TIMESTAMP)``; every value is a plain Pyt
 
 from __future__ import annotations
 
+# kuzu's Arrow scan calls importlib.util without importing it (kuzu 0.11.3).
+import importlib.util  # noqa: F401
 import uuid as uuidlib
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -31,6 +33,7 @@ from typing import Any, Final, Literal, cast
 
 import kuzu
 import msgspec
+import pyarrow as pa
 
 from lcg.errors import ProjectionError
 from lcg.events.model import (
@@ -58,6 +61,7 @@ __all__ = [
     "EpisodeState",
     "EntityState",
     "apply_events",
+    "fold_events",
     "edge_from_row",
     "encode_edge",
     "mention_uuid",
@@ -338,10 +342,17 @@ def _unbound_row(edge: _Edge) -> dict[str, Any]:
 class _Segment:
     """The overlay of one segment: the rows it touches, before and after its events."""
 
-    def __init__(self, conn: kuzu.Connection, group_id: str, events: list[Event]) -> None:
+    def __init__(self, conn: kuzu.Connection, group_id: str) -> None:
         self.conn = conn
         self.group_id = group_id
-        self.events = events
+        #: Keys already looked up in the database (found or not): never looked up again.
+        self.known_ents: set[str] = set()
+        self.known_eps: set[str] = set()
+        self.known_edges: set[str] = set()
+        #: Episodes that were extracted in the database when loaded, and those whose
+        #: MENTIONS were loaded.
+        self.ep_db_extracted: set[str] = set()
+        self.mentions_loaded: set[str] = set()
         self.ents: dict[str, EntityState] = {}
         self.ent_db: set[str] = set()
         self.ent_dirty: set[str] = set()
@@ -359,54 +370,63 @@ class _Segment:
 
     # -- loading --------------------------------------------------------------------------
 
-    def load(self) -> None:
+    def load(self, events: list[Event]) -> None:
+        """Load the rows ``events`` touch that the overlay does not know yet."""
         ent_keys: dict[str, None] = {}
         ep_keys: dict[str, None] = {}
         edge_keys: dict[str, None] = {}
         created_ents: dict[str, None] = {}
-        for event in self.events:
+        for event in events:
             _collect(event, ent_keys, ep_keys, edge_keys, created_ents)
-        if edge_keys:
-            keys = list(edge_keys)
-            for row in _rows(self.conn, _TAKE_RELS, {"keys": keys}):
+        edge_list = [k for k in edge_keys if k not in self.edges and k not in self.known_edges]
+        if edge_list:
+            self.known_edges.update(edge_list)
+            for row in _rows(self.conn, _TAKE_RELS, {"keys": edge_list}):
                 group, record = edge_from_row(row)
                 if record.uuid not in self.edges:
                     self.edges[record.uuid] = _Edge(group_id=group, record=record)
                     self.edge_dirty.add(record.uuid)
-            for row in _rows(self.conn, _LOAD_UNBOUND, {"keys": keys}):
+            for row in _rows(self.conn, _LOAD_UNBOUND, {"keys": edge_list}):
                 self._add_unbound(row)
-        if created_ents and _rows(self.conn, _COUNT_UNBOUND, {})[0][0]:
+        created = [k for k in created_ents if k not in self.ents]
+        if created and _rows(self.conn, _COUNT_UNBOUND, {})[0][0]:
             # An edge waiting for an endpoint that this segment creates becomes a relationship.
-            keys = list(created_ents)
             for query in (_LOAD_UNBOUND_BY_SOURCE, _LOAD_UNBOUND_BY_TARGET):
-                for row in _rows(self.conn, query, {"keys": keys}):
+                for row in _rows(self.conn, query, {"keys": created}):
                     if self._add_unbound(row):
                         self.edge_dirty.add(_edge_decoder.decode(row[1]).uuid)
         for edge in self.edges.values():
             ent_keys[edge.record.source_uuid] = None
             ent_keys[edge.record.target_uuid] = None
         ent_keys.pop("", None)
-        if ent_keys:
-            for row in _rows(self.conn, _LOAD_ENTITIES, {"keys": list(ent_keys)}):
+        ent_list = [k for k in ent_keys if k not in self.ents and k not in self.known_ents]
+        if ent_list:
+            self.known_ents.update(ent_list)
+            for row in _rows(self.conn, _LOAD_ENTITIES, {"keys": ent_list}):
                 ent = _entity_from_row(row)
                 self.ents[ent.uuid] = ent
                 self.ent_db.add(ent.uuid)
-        if ep_keys:
-            for row in _rows(self.conn, _LOAD_EPISODES, {"keys": list(ep_keys)}):
+        ep_list = [k for k in ep_keys if k not in self.eps and k not in self.known_eps]
+        if ep_list:
+            self.known_eps.update(ep_list)
+            for row in _rows(self.conn, _LOAD_EPISODES, {"keys": ep_list}):
                 ep = _episode_from_row(row)
                 self.eps[ep.uuid] = ep
                 self.ep_db.add(ep.uuid)
-            # Only an episode extracted before can already hold MENTIONS worth de-duplicating.
-            again = [
-                e.episode_uuid
-                for e in self.events
-                if isinstance(e, EpisodeExtracted)
-                and (ep0 := self.eps.get(e.episode_uuid)) is not None
-                and ep0.extracted
-            ]
-            if again:
-                for ep_uuid, en_uuid in _rows(self.conn, _LOAD_MENTIONS, {"keys": again}):
-                    self.mentions_db.setdefault(ep_uuid, set()).add(en_uuid)
+                if ep.extracted:
+                    self.ep_db_extracted.add(ep.uuid)
+        # Only an episode extracted before can already hold MENTIONS worth de-duplicating.
+        again = [
+            e.episode_uuid
+            for e in events
+            if isinstance(e, EpisodeExtracted)
+            and e.episode_uuid in self.ep_db_extracted
+            and e.episode_uuid not in self.mentions_loaded
+        ]
+        if again:
+            self.mentions_loaded.update(again)
+            for ep_uuid, en_uuid in _rows(self.conn, _LOAD_MENTIONS, {"keys": again}):
+                self.mentions_db.setdefault(ep_uuid, set()).add(en_uuid)
 
     def _add_unbound(self, row: list[Any]) -> bool:
         record = _edge_decoder.decode(row[1])
@@ -418,8 +438,9 @@ class _Segment:
 
     # -- applying -------------------------------------------------------------------------
 
-    def apply(self) -> None:
-        for event in self.events:
+    def apply(self, events: list[Event]) -> None:
+        """Apply ``events`` to the overlay, in order."""
+        for event in events:
             self._apply_one(event)
 
     def _apply_one(self, event: Event) -> None:
@@ -562,7 +583,8 @@ class _Segment:
 
     # -- writing --------------------------------------------------------------------------
 
-    def write(self) -> None:
+    def write(self, *, bulk: bool = False) -> None:
+        """Write the overlay's net changes (new rows by ``COPY`` from Arrow when ``bulk``)."""
         conn = self.conn
         drop_eps = [
             u
@@ -579,7 +601,7 @@ class _Segment:
         if changed_ents:
             _run(conn, _UPDATE_ENTITIES, {"rows": changed_ents})
         if new_ents:
-            _run(conn, _CREATE_ENTITIES, {"rows": new_ents})
+            _create(conn, "Entity", new_ents, bulk)
         new_eps: list[dict[str, Any]] = []
         changed_eps: list[dict[str, Any]] = []
         for u in sorted(self.ep_dirty):
@@ -594,11 +616,11 @@ class _Segment:
         if changed_eps:
             _run(conn, _UPDATE_EPISODES, {"rows": changed_eps})
         if new_eps:
-            _run(conn, _CREATE_EPISODES, {"rows": new_eps})
-        self._write_edges()
-        self._write_mentions()
+            _create(conn, "Episodic", new_eps, bulk)
+        self._write_edges(bulk)
+        self._write_mentions(bulk)
 
-    def _write_edges(self) -> None:
+    def _write_edges(self, bulk: bool) -> None:
         dirty = sorted(self.edge_dirty)
         old_unbound = [u for u in dirty if self.edge_db.get(u) == "unbound"]
         if old_unbound:
@@ -613,11 +635,11 @@ class _Segment:
             else:
                 unbound.append(_unbound_row(edge))
         if rels:
-            _run(self.conn, _CREATE_RELS, {"rows": rels})
+            _create(self.conn, "RELATES_TO", rels, bulk)
         if unbound:
             _run(self.conn, _CREATE_UNBOUND, {"rows": unbound})
 
-    def _write_mentions(self) -> None:
+    def _write_mentions(self, bulk: bool) -> None:
         rows: list[dict[str, Any]] = []
         for ep_uuid, entities in self.mentions_new.items():
             ep = self.eps.get(ep_uuid)
@@ -635,7 +657,63 @@ class _Segment:
                         }
                     )
         if rows:
-            _run(self.conn, _CREATE_MENTIONS, {"rows": rows})
+            _create(self.conn, "MENTIONS", rows, bulk)
+
+
+_TS: Final = pa.timestamp("us")
+_STR_LIST: Final = pa.list_(pa.string())
+#: The Arrow columns of each table in DDL order (a relationship's endpoints first).
+_ARROW: Final[dict[str, tuple[tuple[str, Any], ...]]] = {
+    "Entity": (
+        ("uuid", pa.string()), ("name", pa.string()), ("group_id", pa.string()),
+        ("labels", _STR_LIST), ("created_at", _TS), ("summary", pa.string()),
+        ("attributes", pa.string()),
+    ),
+    "Episodic": (
+        ("uuid", pa.string()), ("name", pa.string()), ("group_id", pa.string()),
+        ("created_at", _TS), ("source", pa.string()), ("source_description", pa.string()),
+        ("content", pa.string()), ("valid_at", _TS), ("entity_edges", _STR_LIST),
+        ("content_hash", pa.string()), ("extracted", pa.bool_()),
+    ),
+    "RELATES_TO": (
+        ("source_uuid", pa.string()), ("target_uuid", pa.string()), ("uuid", pa.string()),
+        ("name", pa.string()), ("relation_type", pa.string()), ("fact", pa.string()),
+        ("valid_at", _TS), ("invalid_at", _TS), ("expired_at", _TS), ("episodes", _STR_LIST),
+        ("attributes", pa.string()), ("group_id", pa.string()), ("created_at", _TS),
+    ),
+    "MENTIONS": (
+        ("ep", pa.string()), ("en", pa.string()), ("uuid", pa.string()),
+        ("group_id", pa.string()), ("created_at", _TS),
+    ),
+}  # fmt: skip
+_UNWIND_CREATE: Final = {
+    "Entity": _CREATE_ENTITIES,
+    "Episodic": _CREATE_EPISODES,
+    "RELATES_TO": _CREATE_RELS,
+    "MENTIONS": _CREATE_MENTIONS,
+}
+
+
+def _dt(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value).replace(tzinfo=None)
+
+
+def _create(conn: kuzu.Connection, table: str, rows: list[dict[str, Any]], bulk: bool) -> None:
+    """Insert new rows: ``UNWIND … CREATE``, or ``COPY`` from an Arrow table when ``bulk``.
+
+    ``COPY`` has a large fixed cost per statement but loads many rows fast; it pays off when
+    a whole stream is folded into one write (``fold_events``).
+    """
+    if not bulk:
+        _run(conn, _UNWIND_CREATE[table], {"rows": rows})
+        return
+    columns = {}
+    for name, typ in _ARROW[table]:
+        values = [r[name] for r in rows]
+        if typ == _TS:
+            values = [_dt(v) for v in values]
+        columns[name] = pa.array(values, type=typ)
+    _run(conn, f"COPY {table} FROM $arrow", {"arrow": pa.table(columns)})
 
 
 def _collect(
@@ -759,7 +837,29 @@ def apply_events(conn: kuzu.Connection, group_id: str, events: list[Event]) -> N
         if isinstance(part, GroupPurged):
             purge(conn, group_id)
             continue
-        segment = _Segment(conn, group_id, part)
-        segment.load()
-        segment.apply()
+        segment = _Segment(conn, group_id)
+        segment.load(part)
+        segment.apply(part)
         segment.write()
+
+
+def fold_events(conn: kuzu.Connection, group_id: str, batches: Iterable[list[Event]]) -> int:
+    """Apply every batch to one overlay and write it once, with ``COPY`` for new rows.
+
+    For a group with no rows yet (a rebuild): the database is read only for keys the stream
+    does not create itself. Returns the number of events folded.
+    """
+    overlay = _Segment(conn, group_id)
+    count = 0
+    for batch in batches:
+        count += len(batch)
+        for part in _segments(batch):
+            if isinstance(part, GroupPurged):
+                overlay.write(bulk=True)
+                purge(conn, group_id)
+                overlay = _Segment(conn, group_id)
+                continue
+            overlay.load(part)
+            overlay.apply(part)
+    overlay.write(bulk=True)
+    return count

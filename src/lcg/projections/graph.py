@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -25,12 +25,13 @@ from typing import Any, cast
 import kuzu
 import msgspec
 
-from lcg.errors import ProjectionError
+from lcg.errors import ProjectionError, RebuildRefusedError
 from lcg.events.model import EdgeRecord, Event
 from lcg.projections._graph_apply import (
     EDGE_COLUMNS,
     apply_events,
     edge_from_row,
+    fold_events,
     purge,
     ts_text,
 )
@@ -161,6 +162,41 @@ class GraphProjection:
         with self._transaction(f"apply of {group_id!r} seq {events[0].seq}..{events[-1].seq}") as c:
             apply_events(c, group_id, events)
             c.execute(_SET_POSITION, {"g": group_id, "seq": events[-1].seq, "gen": generation})
+
+    def load_group(self, group_id: str, generation: str, batches: Iterable[list[Event]]) -> int:
+        """Fold a whole stream into a group that holds no rows, in one transaction.
+
+        The rebuild path: every batch is applied to one in-memory overlay (reading the
+        database only for what the stream does not create itself) and the result is written
+        once, new rows by ``COPY`` from Arrow tables, with the position of the last event.
+        The graph equals what ``apply`` of the same batches gives (same digest). Memory
+        grows with the group's size, not with the number of batches. Returns the number of
+        events; a group with rows is refused (``RebuildRefusedError``).
+        """
+        held = self.counts(group_id)
+        if held.entities or held.edges or held.episodes:
+            raise RebuildRefusedError(
+                f"group {group_id!r} holds data; purge it before loading it in bulk"
+            )
+        last: list[Event] = []
+
+        def checked() -> Iterator[list[Event]]:
+            for batch in batches:
+                for event in batch:
+                    if event.group_id != group_id:
+                        raise ProjectionError(
+                            f"event seq {event.seq} belongs to group {event.group_id!r}, "
+                            f"not {group_id!r}"
+                        )
+                if batch:
+                    last[:] = [batch[-1]]
+                yield batch
+
+        with self._transaction(f"bulk load of {group_id!r}") as c:
+            count = fold_events(c, group_id, checked())
+            if last:
+                c.execute(_SET_POSITION, {"g": group_id, "seq": last[0].seq, "gen": generation})
+        return count
 
     def purge_group(self, group_id: str) -> None:
         """Delete every row of ``group_id`` and its position (one transaction)."""

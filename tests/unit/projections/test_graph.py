@@ -560,3 +560,53 @@ def test_find_by_name_survives_kuzu_trim_bug(graph: GraphProjection) -> None:
     assert found is not None and found.uuid == "n0"
     assert [e.uuid for e in gr.entities_by_name(graph, G, "ada lovelace")] == ["n1", "n2"]
     assert gr.entities_by_name(graph, G, "  ") == []
+
+
+@pytest.mark.parametrize("size", [1, 4, 100])
+def test_load_group_equals_incremental_apply(tmp_path: Path, size: int) -> None:
+    events = stamp([*history(), GroupPurged(group_id=G), *history()])
+    # Another group's rows exist (so COPY appends), one of its edges waits for e2 and e4.
+    other = stamp(
+        [
+            EntityAsserted(group_id=H, entity=ent("h1", "Hugo"), created=True),
+            CrossGroupEdgeAdded(group_id=H, edge=edge("hx", "e2", "e4")),
+            added("hp", group=H),
+            EpisodeExtracted(group_id=H, episode_uuid="hp", mentions=["h1"]),
+        ]
+    )
+    incremental = GraphProjection(tmp_path / "inc")
+    incremental.apply(H, "genH", other)
+    for i in range(0, len(events), size):
+        incremental.apply(G, "gen1", events[i : i + size])
+    bulk = GraphProjection(tmp_path / "bulk")
+    bulk.apply(H, "genH", other)
+    assert bulk.counts(H).unbound_edges == 1
+    batches = [events[i : i + size] for i in range(0, len(events), size)]
+    assert bulk.load_group(G, "gen1", iter(batches)) == len(events)
+    for g in (G, H):
+        assert bulk.digest(g) == incremental.digest(g)
+        assert bulk.counts(g) == incremental.counts(g)
+    assert bulk.position(G) == incremental.position(G) == (len(events) - 1, "gen1")
+    # The foreign edge waiting for e2 and e4 became a relationship in both.
+    assert bulk.counts(H).unbound_edges == 0
+    assert [e.uuid for e in gr.edges_by_uuids(bulk, ["hx"])] == ["hx"]
+    # Loaded rows are ordinary rows: incremental applies continue on them.
+    more = stamp([added("ep-more")], len(events))
+    bulk.apply(G, "gen1", more)
+    incremental.apply(G, "gen1", more)
+    assert bulk.digest(G) == incremental.digest(G)
+    incremental.close()
+    bulk.close()
+
+
+def test_load_group_refuses_a_group_with_rows(graph: GraphProjection) -> None:
+    from lcg.errors import RebuildRefusedError
+
+    apply(graph, scene())
+    with pytest.raises(RebuildRefusedError):
+        graph.load_group(G, "gen1", [stamp(scene())])
+    with pytest.raises(ProjectionError, match="belongs to group"):
+        graph.load_group(H, "gen1", [stamp(scene())])
+    assert graph.counts(H) == type(graph.counts(H))()
+    assert graph.load_group(H, "genH", []) == 0
+    assert graph.position(H) == (None, None)
