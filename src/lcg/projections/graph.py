@@ -8,6 +8,9 @@ failed must never be used again (the next query on it crashes the process), so s
 connection is replaced. Reads use their own connections from a small pool and may run
 concurrently with each other and with a write (Kuzu gives them a snapshot).
 
+``load_group`` is the rebuild path: it folds a whole stream into a group that holds no rows
+and writes it once with ``COPY`` (same result as ``apply``, several times faster).
+
 The database file is ``<db_dir>/graph.kuzu``; see ``_graph_schema`` for the tables and
 ``_graph_apply`` for how events become statements.
 """
