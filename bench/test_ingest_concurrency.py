@@ -6,8 +6,8 @@ ingested through ``ExtractionService.process_chunk`` (``EpisodeAdded`` durable, 
 call with no lock held, then resolution and ``EpisodeExtracted`` under the group's lock) into
 a fresh real workspace (Kuzu, hnswlib, BM25, fsync=always; hash embedder TEST DOUBLE). The
 extractor is the scripted TEST DOUBLE sleeping 150 ms per simulated LLM call (two calls per
-chunk: 300 ms per extraction). Rows with a 0 ms extractor show the ceiling set by everything
-but the LLM (the per-chunk write and projection cost).
+chunk: 300 ms per extraction). The row with a 0 ms extractor shows the per-chunk cost of
+everything but the LLM (the write, resolution and projection cost).
 """
 
 from __future__ import annotations
@@ -122,11 +122,13 @@ def run(chunks: list[tuple[str, str]], clients: int, latency: float) -> dict[str
 
 
 def test_ingest_concurrency(chunks: list[tuple[str, str]]) -> None:
+    # The 0 ms row (the per-chunk cost of everything but the LLM) runs on half the chunks to
+    # keep the whole bench near two minutes; its rate is per chunk, so it compares directly.
+    half = chunks[: max(1, len(chunks) // 2)]
     rows = [
         ("300 ms LLM, 1 client", run(chunks, 1, CALL_LATENCY_S)),
         ("300 ms LLM, 8 clients", run(chunks, 8, CALL_LATENCY_S)),
-        ("0 ms LLM, 1 client", run(chunks, 1, 0.0)),
-        ("0 ms LLM, 8 clients", run(chunks, 8, 0.0)),
+        (f"0 ms LLM, 1 client ({len(half)})", run(half, 1, 0.0)),
     ]
     base = rows[0][1]["rate"]
     print()
@@ -141,8 +143,9 @@ def test_ingest_concurrency(chunks: list[tuple[str, str]]) -> None:
             f"{r['p50_ms']:>9.0f}{r['llm_per_chunk']:>11.2f}{r['max_in_flight']:>11.0f}"
             f"{r['edges']:>8.0f}"
         )
-    ceiling = rows[3][1]["rate"]
+    per_chunk_ms = 1000 / rows[2][1]["rate"]
     print(
         f"speed-up at 8 clients: {rows[1][1]['rate'] / base:.2f}x (target >= 5x); "
-        f"non-LLM ceiling {ceiling:.1f} chunks/s at 8 clients"
+        f"everything but the LLM costs {per_chunk_ms:.0f} ms per chunk, most of it serialised "
+        "per group (decide + append + projection apply)"
     )

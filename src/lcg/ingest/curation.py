@@ -49,17 +49,20 @@ from lcg.projections.ops import MERGED_LABEL
 from lcg.projections.workspace import Workspace
 
 __all__ = [
-    "CORRECTIONS_FILE",
-    "NO_ROOT_MESSAGE",
-    "WRITE_BATCH",
+    "ApplyCorrectionsResult",
     "CLASSIFY_BATCH",
+    "CORRECTIONS_FILE",
     "CorrectionDetail",
     "CurationFrame",
-    "ApplyCorrectionsResult",
+    "NO_ROOT_MESSAGE",
+    "PROGRESS_EVERY",
+    "Progress",
     "ValidateCorrectionsResult",
+    "WRITE_BATCH",
     "apply_corrections",
     "backfill_relation_types",
     "backfill_summary_embeddings",
+    "backfill_type",
     "canonicalize_relations",
     "corrections_path",
     "reprocess_entity_types",
@@ -91,6 +94,7 @@ class CurationFrame(msgspec.Struct, kw_only=True, omit_defaults=True):
     total_mutations: int | None = None
 
 
+#: Receives the frames of a pass.
 Progress = Callable[[CurationFrame], None]
 
 

@@ -436,8 +436,10 @@ def _with_outcome(
 
 
 class _Prepared(msgspec.Struct, kw_only=True):
+    """One extraction made ready for resolution: batch entities (duplicates folded), edges
+    with their batch endpoints, self-loops, and the name vectors."""
+
     entities: list[_BatchEntity]
-    #: Index of each extracted entity (after the blank filter) into ``entities``.
     edges: list[_BatchEdge]
     self_loops: list[ExtractedEdge]
     vectors: dict[str, Any]
