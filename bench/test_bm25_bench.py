@@ -8,8 +8,9 @@ turn, several passes, so machine noise hits all alike), and session recall@5/@10
 as a sanity check that the engines answer the same question.
 
 Per-query work counted: ours ``TextProjection.search`` (analyzer, lock, scoring, uuids);
-tantivy ``parse_query`` of the question's words (its parser rejects raw punctuation; the
-regex split runs outside the timer) plus ``search`` and the hit -> id mapping; bm25s
+tantivy (lowercase, our stopwords, no positions) ``parse_query`` of the question's words (its
+parser rejects raw punctuation; the regex split runs outside the timer) plus ``search``
+(``count=False``) and the hit -> id mapping; bm25s
 ``tokenize`` plus ``retrieve`` (k1=1.2, b=0.75, English stopwords, no progress bars).
 
 Targets (issue 3): our p50 within 5x of tantivy, and at least 10x faster than bm25s.
@@ -32,6 +33,7 @@ import numpy as np
 import pytest
 import tantivy
 
+from lcg.projections._analyzer import MAX_TOKEN_CHARS, STOPWORDS
 from lcg.projections.ops import Op, Upsert
 from lcg.projections.text import TextProjection
 
@@ -84,8 +86,18 @@ class Tantivy(Engine):
     def build(self, uuids: list[str], texts: list[str], tmp: Path) -> None:
         sb = tantivy.SchemaBuilder()
         sb.add_text_field("id", stored=True, tokenizer_name="raw")
-        sb.add_text_field("body", stored=False)
+        # Our analyzer's features (lowercase, the same stopwords, long tokens dropped, term
+        # frequencies without positions), so tantivy scores the same terms we do.
+        sb.add_text_field("body", stored=False, tokenizer_name="lcg", index_option="freq")
         self.index = tantivy.Index(sb.build())  # no path: in memory
+        analyzer = (
+            tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+            .filter(tantivy.Filter.remove_long(MAX_TOKEN_CHARS + 1))
+            .filter(tantivy.Filter.lowercase())
+            .filter(tantivy.Filter.custom_stopword(sorted(STOPWORDS)))
+            .build()
+        )
+        self.index.register_tokenizer("lcg", analyzer)
         writer = self.index.writer(heap_size=500_000_000, num_threads=1)
         for u, t in zip(uuids, texts, strict=True):
             writer.add_document(tantivy.Document(id=u, body=t))
@@ -103,11 +115,13 @@ class Tantivy(Engine):
 
     def prepare(self, question: str) -> str:
         # tantivy's query parser rejects raw punctuation (quotes, '?', ':'): keep the words.
-        return " ".join(re.findall(r"\w+", question))
+        # One token per word for its simple tokenizer (which also splits on "_").
+        return " ".join(re.findall(r"[^\W_]+", question))
 
     def search(self, question: str, k: int) -> list[str]:
         query = self.index.parse_query(question, ["body"])
-        hits = self.searcher.search(query, k).hits
+        # count=False: no total hit count, so tantivy may skip docs (block-max WAND).
+        hits = self.searcher.search(query, k, count=False).hits
         if self.direct:
             return [self.uuids[a.doc] for _, a in hits]
         return [self.searcher.doc(a)["id"][0] for _, a in hits]
@@ -207,6 +221,9 @@ def measure(
         lat = np.array(samples[e.name]) * 1e6
         rows[e.name]["p50_us"] = float(np.percentile(lat, 50))
         rows[e.name]["p99_us"] = float(np.percentile(lat, 99))
+        # Each question's fastest pass: what the code costs, with less of the host's noise.
+        best = lat.reshape(PASSES, len(questions)).min(axis=0)
+        rows[e.name]["best_p50_us"] = float(np.percentile(best, 50))
         r = quality(e, questions, turn_level)
         rows[e.name].update({"r@5": r[0], "r@10": r[1], "ndcg@10": r[2]})
     ours = engines[0]
@@ -230,24 +247,26 @@ def _print(corpus_name: str, n_docs: int, rows: dict[str, dict[str, float]]) -> 
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"\n## BM25, {corpus_name}: {n_docs:,} docs, 231 questions, top {K}, {PASSES} passes")
     print(f"(cpus {os.cpu_count()}, load average {load})")
-    head = ("engine", "build s", "p50 us", "p99 us", "R@5", "R@10", "nDCG@10")
+    head = ("engine", "build s", "p50 us", "p99 us", "best p50", "R@5", "R@10", "nDCG@10")
     print(
-        f"{head[0]:8} {head[1]:>8} {head[2]:>8} {head[3]:>8} {head[4]:>6} {head[5]:>6} {head[6]:>8}"
+        f"{head[0]:8} {head[1]:>8} {head[2]:>8} {head[3]:>8} {head[4]:>9} {head[5]:>6} "
+        f"{head[6]:>6} {head[7]:>8}"
     )
     for name, r in rows.items():
         print(
             f"{name:8} {r['build_s']:8.2f} {r['p50_us']:8.1f} {r['p99_us']:8.1f} "
-            f"{r['r@5']:6.3f} {r['r@10']:6.3f} {r['ndcg@10']:8.3f}"
+            f"{r['best_p50_us']:9.1f} {r['r@5']:6.3f} {r['r@10']:6.3f} {r['ndcg@10']:8.3f}"
         )
     ours, tv, bs = rows["lcg"], rows["tantivy"], rows["bm25s"]
-    vs_tantivy = ours["p50_us"] / tv["p50_us"]
-    vs_bm25s = bs["p50_us"] / ours["p50_us"]
-    met_tantivy = "met" if vs_tantivy <= 5 else "MISSED"
-    met_bm25s = "met" if vs_bm25s >= 10 else "MISSED"
-    print(
-        f"p50 lcg/tantivy = {vs_tantivy:.2f}x (target <= 5: {met_tantivy}); "
-        f"bm25s/lcg = {vs_bm25s:.1f}x (target >= 10: {met_bm25s})"
-    )
+    for label, key in (("p50", "p50_us"), ("best-of-passes p50", "best_p50_us")):
+        vs_tantivy = ours[key] / tv[key]
+        vs_bm25s = bs[key] / ours[key]
+        met_tantivy = "met" if vs_tantivy <= 5 else "MISSED"
+        met_bm25s = "met" if vs_bm25s >= 10 else "MISSED"
+        print(
+            f"{label}: lcg/tantivy = {vs_tantivy:.2f}x (target <= 5: {met_tantivy}); "
+            f"bm25s/lcg = {vs_bm25s:.1f}x (target >= 10: {met_bm25s})"
+        )
     print(
         f"lcg snapshot {ours['snapshot_mb']:.1f} MB, save {ours['save_s']:.2f} s, "
         f"load {ours['load_s']:.2f} s; build lcg/tantivy {ours['build_s'] / tv['build_s']:.1f}x, "
