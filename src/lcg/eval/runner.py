@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 
 from lcg.config import Config
-from lcg.eval.backends import CapturingExtractor
+from lcg.eval.backends import Capture, CapturingExtractor
 from lcg.eval.corpus import Corpus
 from lcg.eval.questions import plant_questions
 from lcg.eval.retrieval import RetrievalScores, score_retrieval
@@ -96,8 +96,12 @@ def run_seed(
     *,
     backend: str,
     keep: bool = False,
+    answers_out: dict[str, Capture] | None = None,
 ) -> SeedRun:
-    """Ingest ``corpus`` with ``extractor`` into a scratch workspace and score it."""
+    """Ingest ``corpus`` with ``extractor`` into a scratch workspace and score it.
+
+    ``answers_out`` receives the model's answer per document (for judging).
+    """
     if scratch.exists():
         shutil.rmtree(scratch)
     scratch.mkdir(parents=True)
@@ -155,6 +159,8 @@ def run_seed(
         service.close()
     if not keep:
         shutil.rmtree(scratch, ignore_errors=True)
+    if answers_out is not None:
+        answers_out.update(capture.captures)
     extract_s = sum(c.seconds for c in capture.captures.values())
     return SeedRun(
         seed=corpus.seed,
