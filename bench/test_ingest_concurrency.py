@@ -19,6 +19,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,7 @@ def chunks() -> list[tuple[str, str]]:
     return corpus(CHUNKS)
 
 
+@contextmanager
 def _workspace() -> Iterator[Workspace]:
     with tempfile.TemporaryDirectory(prefix="lcg-bench-ingest-") as tmp:
         config = Config.from_env(Path(tmp), env={"LCG_EMBEDDER": "hash", "LCG_TELEMETRY": "off"})
@@ -92,7 +94,7 @@ def _workspace() -> Iterator[Workspace]:
 
 def run(chunks: list[tuple[str, str]], clients: int, latency: float) -> dict[str, float]:
     """Ingest ``chunks`` with ``clients`` concurrent callers; rate and call counts."""
-    for ws in _workspace():
+    with _workspace() as ws:
         extractor = ScriptedExtractor(answer=answer, latency_s=latency)
         svc = ExtractionService(extractor, concurrency=clients)
 
@@ -118,7 +120,6 @@ def run(chunks: list[tuple[str, str]], clients: int, latency: float) -> dict[str
             "p50_ms": 1000 * lat[len(lat) // 2],
             "edges": float(sum(e for e, _t in results)),
         }
-    raise AssertionError("unreachable")
 
 
 def test_ingest_concurrency(chunks: list[tuple[str, str]]) -> None:
