@@ -66,10 +66,10 @@ def _print_table(data: dict[str, Any]) -> None:
     )
     print(header)
     for gid, g in data.get("wal_groups", {}).items():
+        generation = f"{g['generation'] or '-'} ({g['generation_status']})"
         print(
             f"{gid:<20} {_n(g['max_seq']):>8} {_n(g['applied_seq']):>8} "
-            f"{g['hydration_status']:<10} {(g['generation'] or '-') + ' (' + g['generation_status'] + ')':<34} "
-            f"{g['embedding_model_status']}"
+            f"{g['hydration_status']:<10} {generation:<34} {g['embedding_model_status']}"
         )
 
 

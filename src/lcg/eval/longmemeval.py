@@ -215,7 +215,9 @@ def run_longmemeval(
         hits = 0
         for q in questions:
             qv = ws.text_embedder.vectors([q.question])[q.question]
-            approx = {u for u, _s, _g in ws.vectors.search_groups([GROUP], "episode.content", qv, 10)}
+            approx = {
+                u for u, _s, _g in ws.vectors.search_groups([GROUP], "episode.content", qv, 10)
+            }
             sims = matrix @ qv
             exact = {ids[i] for i in np.argpartition(-sims, 10)[:10]}
             hits += len(approx & exact)
