@@ -269,3 +269,37 @@ def test_lite_mode_add_episode_is_unchanged(ws: Workspace) -> None:
     svc2 = ExtractionService(ScriptedExtractor(default=out([ent("Hello World", "Concept")])))
     r2 = svc2.add_episode(ws, name="e3", episode_body="hello again", group_id=G)
     assert r2.extraction.status == "extracted"
+
+
+def test_racing_extractions_of_one_episode_append_one_event(ws: Workspace) -> None:
+    lite = ExtractionService(None)
+    r = chunk(lite, ws, T1, "c1")
+    svc = ExtractionService(ScriptedExtractor(TABLE, latency_s=0.05), concurrency=4)
+    results = svc.extract_many(ws, [r.episode_uuid] * 4)
+    assert sorted(x.status for x in results) == ["already_extracted"] * 3 + ["extracted"]
+    assert [type(e).__name__ for e in events(ws)] == ["EpisodeAdded", "EpisodeExtracted"]
+    svc.close()
+
+
+def test_a_merged_tombstone_resolves_to_its_canonical(ws: Workspace) -> None:
+    from lcg.ingest import merge
+
+    svc = ExtractionService(ScriptedExtractor(TABLE))
+    chunk(svc, ws, T1, "c1")
+    with ws.reading():
+        neil = next(e for e in gr.all_entities(ws.graph, G) if e.name == "Neil Armstrong")
+    asserted = ExtractionService(
+        ScriptedExtractor(default=out([ent("Commander Armstrong", "Person")]))
+    )
+    chunk(asserted, ws, "Commander Armstrong flew.", "c2")
+    with ws.reading():
+        alias = next(e for e in gr.all_entities(ws.graph, G) if e.name == "Commander Armstrong")
+    res = merge.merge_entities(ws, group_id=G, canonical_uuid=alias.uuid, alias_uuids=[neil.uuid])
+    assert res.success and res.merged_count == 1
+    again = ExtractionService(
+        ScriptedExtractor(default=out([ent("Neil Armstrong", "Person", "A test pilot.")]))
+    )
+    r = chunk(again, ws, "Neil Armstrong was a test pilot.", "c3")
+    ev = [e for e in events(ws) if isinstance(e, EpisodeExtracted)][-1]
+    assert r.nodes_extracted == 1 and ev.entities_created == []
+    assert ev.mentions == [alias.uuid], "the tombstone's name led to the surviving entity"

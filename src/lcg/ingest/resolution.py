@@ -278,13 +278,6 @@ def restates(relation_type: str | None, fact: str, edge: ActiveEdge) -> bool:
 CANDIDATE_POOL: Final = 10
 
 
-def _cosine(a: np.ndarray, b: np.ndarray) -> float:
-    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
-    if na == 0.0 or nb == 0.0:
-        return 0.0
-    return float(np.dot(a, b) / (na * nb))
-
-
 class GroupLookup:
     """Resolves names against one group's existing entities (caller holds ``ws.reading()``).
 
@@ -359,7 +352,7 @@ class GroupLookup:
         hits: dict[str, list[str]] = {}
         cosines: dict[str, dict[str, float]] = {}
         for n in todo:
-            found = [u for u, _ in self._ws.text.search(self._group, "entity", n, CANDIDATE_POOL)]
+            near = [u for u, _ in self._ws.text.search(self._group, "entity", n, CANDIDATE_POOL)]
             cos: dict[str, float] = {}
             vec = self._vector_of(n) if use_vectors else None
             if vec is not None:
@@ -367,8 +360,8 @@ class GroupLookup:
                     self._group, "entity.name", vec, CANDIDATE_POOL
                 ):
                     cos[u] = float(score)
-                    found.append(u)
-            hits[n] = found
+                    near.append(u)
+            hits[n] = near
             cosines[n] = cos
         records = self._records([*exact, *(u for f in hits.values() for u in f)])
         exact_by_key: dict[str, list[str]] = {}
@@ -378,21 +371,17 @@ class GroupLookup:
                 exact_by_key.setdefault(name_key(cand.name), []).append(u)
         for n in todo:
             uuids = [*exact_by_key.get(name_key(n), []), *hits[n]]
-            vec = self._vector_of(n) if use_vectors else None
-            found_live: dict[str, Candidate] = {}
+            found: list[Candidate] = []
             for u in dict.fromkeys(uuids):
                 cand = records.get(u)
                 live = self._live(cand) if cand is not None else None
-                if live is None:
+                if cand is None or live is None:
                     continue
-                cos_v = cosines[n].get(u)
-                if live.uuid != u and vec is not None:
-                    other = self._vector_of(live.name)
-                    cos_v = _cosine(vec, other) if other is not None else None
-                prior = found_live.get(live.uuid)
-                if prior is None or (cos_v or 0.0) > (prior.cosine or 0.0):
-                    found_live[live.uuid] = msgspec.structs.replace(live, cosine=cos_v)
-            self._memo[(name_key(n), use_vectors)] = best_match(n, found_live.values())
+                if live.uuid != u:
+                    # A tombstone is matched by its own name and stands for its survivor.
+                    live = msgspec.structs.replace(live, name=cand.name, created_at=cand.created_at)
+                found.append(msgspec.structs.replace(live, cosine=cosines[n].get(u)))
+            self._memo[(name_key(n), use_vectors)] = best_match(n, found)
 
     def resolve(self, name: str, *, use_vectors: bool = True) -> Match | None:
         """The existing entity ``name`` denotes, or ``None`` (memoised)."""
