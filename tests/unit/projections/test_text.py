@@ -6,10 +6,12 @@ import math
 import threading
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from lcg.errors import GroupNameError, ProjectionError
 from lcg.events.groups import encode_group
+from lcg.projections import text as text_module
 from lcg.projections.ops import ClearGroup, Delete, Op, Upsert
 from lcg.projections.text import SNAPSHOT_SUFFIX, TextProjection, indexed_text
 
@@ -301,3 +303,33 @@ def test_queries_while_applying_on_another_thread(proj: TextProjection) -> None:
     t.join()
     assert errors == []
     assert proj.doc_count("g", "episode") == 51
+
+
+def test_inconsistent_snapshot_is_refused(root: Path) -> None:
+    proj = TextProjection(root)
+    proj.apply("a", "gen", 1, [ep("x", "kept words", group="a"), ep("y", "more words", group="a")])
+    proj.close()
+    path = root / ("a" + SNAPSHOT_SUFFIX)
+    snap = msgspec.msgpack.decode(path.read_bytes(), type=text_module._GroupSnapshot)
+    state = snap.kinds["episode"]
+    # Postings that name a doc id past the end of the doc table.
+    bad_index = msgspec.structs.replace(state.index, uuids=state.index.uuids[:1])
+    bad = msgspec.structs.replace(
+        snap, kinds={**snap.kinds, "episode": msgspec.structs.replace(state, index=bad_index)}
+    )
+    path.write_bytes(msgspec.msgpack.encode(bad))
+    with pytest.raises(ProjectionError, match="unreadable"):
+        TextProjection(root)
+    # Documents the index does not hold.
+    bad_parts = msgspec.structs.replace(state, parts={**state.parts, "z": {"content": "zz"}})
+    path.write_bytes(
+        msgspec.msgpack.encode(
+            msgspec.structs.replace(snap, kinds={**snap.kinds, "episode": bad_parts})
+        )
+    )
+    with pytest.raises(ProjectionError, match="disagree"):
+        TextProjection(root)
+    # Another group's snapshot under this name.
+    path.write_bytes(msgspec.msgpack.encode(msgspec.structs.replace(snap, group_id="b")))
+    with pytest.raises(ProjectionError, match="holds group 'b'"):
+        TextProjection(root)
