@@ -23,7 +23,8 @@ lint: install
 	$(BIN)/mypy
 
 bench: install
-	$(BIN)/python -m pytest bench --benchmark-enable -p no:randomly -q -s
+	@# The suite's addopts skip benchmarks; the bench run replaces them.
+	$(BIN)/python -m pytest bench -o addopts='' --import-mode=importlib -p no:cacheprovider --benchmark-enable -q -s
 
 demo: install
 	$(BIN)/python -m lcg.cli.demo
