@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,13 +86,20 @@ class InProcessService:
 
 @contextmanager
 def in_process_service(
-    workspace: Path | None = None, env: dict[str, str] | None = None
+    workspace: Path | None = None,
+    env: dict[str, str] | None = None,
+    prepare: Callable[[ServiceApp], None] | None = None,
 ) -> Iterator[InProcessService]:
-    """Run the real app on a real socket in a thread; yields once it is healthy."""
+    """Run the real app on a real socket in a thread; yields once it is healthy.
+
+    ``prepare`` is called with the app before it serves (to add methods or wire a fake
+    extractor)."""
     own = workspace is None
     ws = workspace or short_tmp()
     config = Config.from_env(ws, env={**HASH_ENV, **(env or {})})
     app = build_app(config)
+    if prepare is not None:
+        prepare(app)
     bound = threading.Event()
     holder: dict[str, Server] = {}
     errors: list[BaseException] = []
