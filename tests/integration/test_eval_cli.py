@@ -1,0 +1,113 @@
+"""``lcg eval`` through the real CLI (subprocesses of ``.venv/bin/lcg``), scripted TEST
+DOUBLE models and the hash TEST DOUBLE embedder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+LCG = str(Path(sys.executable).with_name("lcg"))
+
+
+def _lcg(ws: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LCG_EMBEDDER": "hash", "LCG_TELEMETRY": "off"}
+    env.pop("ANTHROPIC_API_KEY", None)
+    return subprocess.run(
+        [LCG, "-C", str(ws), "eval", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        input=stdin,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def ran(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, subprocess.CompletedProcess[str], float]:
+    ws = tmp_path_factory.mktemp("eval-cli")
+    started = time.monotonic()
+    run = _lcg(ws, "run", "--size", "small", "--backend", "scripted")
+    return ws, run, time.monotonic() - started
+
+
+def test_run_small_scripted_under_two_minutes_then_list_and_compare(
+    ran: tuple[Path, subprocess.CompletedProcess[str], float],
+) -> None:
+    ws, run, took = ran
+    assert took < 120, took
+    reports = ws / ".lcg" / "eval" / "reports"
+    latest = json.loads((reports / "latest.json").read_text())
+    # exit status follows the structural verdict (1 while any structural check misses)
+    assert run.returncode == (0 if latest["structural_passed"] else 1), run.stderr
+    assert "structural:" in run.stdout and "retrieval:" in run.stdout
+    (saved,) = [p for p in reports.glob("*-seeds-7.json")]
+    assert saved.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert saved.with_suffix(".txt").read_text().startswith("lcg eval: scripted")
+    checks = {c["name"]: c["ok"] for c in latest["runs"][0]["structural"]["checks"]}
+    assert all(ok for name, ok in checks.items() if name != "superseded_not_current")
+    listed = _lcg(ws, "list")
+    assert listed.returncode == 0 and latest["stamp"] in listed.stdout
+    same = _lcg(ws, "compare", str(saved), latest["stamp"], "--json")
+    assert same.returncode == 0, same.stderr
+    assert all(m["mean_diff"] == 0 for m in json.loads(same.stdout)["metrics"])
+
+
+def test_compare_refuses_another_corpus(
+    ran: tuple[Path, subprocess.CompletedProcess[str], float], tmp_path: Path
+) -> None:
+    ws = ran[0]
+    latest = json.loads((ws / ".lcg" / "eval" / "reports" / "latest.json").read_text())
+    latest["runs"][0]["gold_digest"] = "0" * 64
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(latest))
+    refused = _lcg(ws, "compare", str(ws / ".lcg" / "eval" / "reports" / "latest.json"), str(other))
+    assert refused.returncode == 1 and "different corpora" in refused.stderr
+
+
+def test_paid_backend_is_priced_and_asks_first(tmp_path: Path) -> None:
+    dry = _lcg(tmp_path, "run", "--size", "small", "--backend", "anthropic", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "plan: anthropic" in dry.stdout and "$" in dry.stdout
+    assert "nothing was sent" in dry.stdout
+    assert not (tmp_path / ".lcg" / "eval" / "reports").exists()
+    refused = _lcg(tmp_path, "run", "--size", "small", "--backend", "anthropic")
+    assert refused.returncode == 1 and "--yes" in refused.stderr
+
+
+def test_model_comparison_with_judge_and_pairwise(tmp_path: Path) -> None:
+    res = _lcg(
+        tmp_path,
+        "run",
+        "--size",
+        "small",
+        "--backend",
+        "scripted",
+        "--backend",
+        "scripted-noisy:0.3",
+        "--judge",
+        "scripted",
+        "--json",
+    )
+    assert res.returncode in (0, 1), res.stderr
+    out = json.loads(res.stdout)
+    cmp = out["comparison"]
+    assert set(cmp["strict"]) == {"scripted", "scripted-noisy:0.3"}
+    assert cmp["judged"]["scripted"]["judged.facts_recall"] == 1.0
+    assert cmp["judged"]["scripted-noisy:0.3"]["judged.facts_recall"] < 1.0
+    (pair,) = cmp["pairwise"]["7"]
+    assert pair["wins_a"] > pair["wins_b"] and pair["order_inconsistent"] == 0
+    assert (tmp_path / ".lcg" / "eval" / "judge-cache.jsonl").stat().st_size > 0
+
+
+@pytest.mark.parametrize("bad", [["--seed", "7", "--seeds", "7,11"], ["--backend", "nope"]])
+def test_usage_errors(tmp_path: Path, bad: list[str]) -> None:
+    res = _lcg(tmp_path, "run", *bad)
+    assert res.returncode in (1, 2) and res.stderr
