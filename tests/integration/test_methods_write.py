@@ -467,3 +467,18 @@ def test_chunk_advisory_maximum_from_the_environment() -> None:
         )
         assert over["warning"]["recommended_max_chars"] == 10
         assert over["warning"]["chunk_text_chars"] == 11
+
+
+def test_search_defaults_return_ten(svc: Svc) -> None:
+    g = "defaults"
+    for i in range(12):
+        svc.ok("knowledge_assert_entity", {"name": f"Moon probe {i}", "group_id": g})
+        _chunk(svc, f"d{i}", "moon.txt", g)
+    ents = svc.ok("knowledge_find_entities", {"query": "moon probe", "group_ids": [g]})
+    assert ents["count"] == 10  # num_results=10
+    passages = svc.ok(
+        "knowledge_search_passages", {"query": "text moon", "group_ids": [g], "min_score": 0}
+    )
+    assert passages["count"] == 10  # num_results=10
+    listed = svc.ok("knowledge_list_entities", {"group_ids": [g]})
+    assert listed["count"] == 12  # num_results=500
