@@ -108,7 +108,7 @@ def _run(args: argparse.Namespace) -> int:
     for s in specs:
         p = prices[s.spec]
         usd = "unpriced" if p.usd is None else f"${p.usd:.4f}"
-        note = ""
+        note = "" if s.paid else ", test double: nothing is sent"
         if s.kind == "cassette":
             note = f", replaying {len(ReplayExtractor(Path(s.arg)))} records, no network"
         print(

@@ -275,6 +275,18 @@ def render_summary(report: Report) -> str:
         lines.append(
             "    bytes/read median " + ", ".join(f"{k} {v:.0f}" for k, v in r.bytes_median.items())
         )
+    if len(report.runs) > 1:
+        lines.append("")
+        lines.append(f"seed set {report.seeds}: mean [min-max] per metric")
+        for name, value in report.metrics.items():
+            lo, hi = report.spread[name]
+            if name.startswith(("structural.", "extraction.f", "extraction.t", "retrieval.")):
+                lines.append(f"  {name:<44} {value:.4f} [{lo:.4f}-{hi:.4f}]")
+    from lcg.eval.chart import chart_metrics
+
+    bars = [name for name, _ in chart_metrics(report.metrics)]
+    lines.append("")
+    lines.append(f"chart bars, left to right: {', '.join(bars)}")
     if report.judged:
         lines.append("")
         lines.append("judged: " + ", ".join(f"{k} {v:.3f}" for k, v in report.judged.items()))
