@@ -360,3 +360,47 @@ def test_degraded_service_answers_only_exempt_methods() -> None:
             assert not config.socket_path.exists()
         finally:
             os.close(fd)
+
+
+def test_rebuild_busy_refusal_and_one_job_at_a_time() -> None:
+    with (
+        sf.in_process_service() as s,
+        sf.RawConnection(s.socket_path) as a,
+        sf.RawConnection(s.socket_path) as b,
+    ):
+        a.result("knowledge_assert_entity", {"name": "Vega"})
+        lock = s.app.ws.group_lock("liminis")
+        lock.acquire()
+        try:
+            # a write waiting for its group: the service counts it in flight
+            a.send_line(
+                b'{"jsonrpc":"2.0","id":"w","method":"knowledge_assert_entity",'
+                b'"params":{"name":"Altair"}}'
+            )
+            deadline = time.monotonic() + 30
+            while s.app.active_writes == 0 and time.monotonic() < deadline:
+                time.sleep(0.005)  # the call is on its way to the worker thread
+            err = b.error("knowledge_rebuild_from_wal", {"force_clear": True})
+            assert "Service is busy: 1 write operation(s) in progress" in err["message"]
+        finally:
+            lock.release()
+        assert a.read_message()["id"] == "w"
+        lock.acquire()
+        try:
+            # the job waits for the group; a second request answers the running job
+            first = b.result("knowledge_rebuild_from_wal", {"force_clear": True})
+            second = b.result("knowledge_rebuild_from_wal", {"force_clear": True})
+            assert second == first and first["status"] == "running"
+            assert (
+                b.result("knowledge_rebuild_status", {"job_id": first["job_id"]})["status"]
+                == "running"
+            )
+        finally:
+            lock.release()
+        status = b.result("knowledge_rebuild_status", {"job_id": first["job_id"]})
+        deadline = time.monotonic() + 60
+        while status["status"] == "running" and time.monotonic() < deadline:
+            time.sleep(0.02)  # polling the job's status (its only completion signal)
+            status = b.result("knowledge_rebuild_status", {"job_id": first["job_id"]})
+        assert status["status"] == "completed", status
+        assert b.result("knowledge_get_nodes_by_group", {})["count"] == 2
