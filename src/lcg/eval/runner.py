@@ -1,21 +1,30 @@
 """One eval pass: a seeded corpus written into a scratch workspace, extracted, scored.
 
 ``run_seed`` opens a fresh workspace under ``scratch`` (its own ``.lcg/``, the corpus's
-ontology as the workspace ontology), ingests every document in date order through the
-extraction pipeline (``ExtractionService``: the text is durable first, then the model's
-answer is resolved and appended), withdraws one document by source, and scores the result:
-structural, extraction and retrieval. The scratch folder is removed unless ``keep``.
+ontology as the workspace ontology), records every document as an episode, extracts them
+through the extraction pipeline (``ExtractionService``), withdraws one document by source,
+and scores the result: structural, extraction and retrieval. The scratch folder is removed
+unless ``keep``.
+
+Extraction runs in two phases so that a slow provider is called concurrently while the
+graph is still decided in one fixed order: first ``extract_many`` runs every episode on the
+service's pool through a *probe* that makes the model call, keeps the answer and fails the
+extraction (nothing is appended); then each episode is extracted again, one at a time in
+date order, and the probe serves the kept answer. The service builds the same request both
+times, so what the model was asked is exactly what the pipeline asks.
 """
 
 from __future__ import annotations
 
 import shutil
+import threading
 import time
 from pathlib import Path
 
 import msgspec
 
 from lcg.config import Config
+from lcg.errors import ExtractionError
 from lcg.eval.backends import Capture, CapturingExtractor
 from lcg.eval.corpus import Corpus
 from lcg.eval.questions import plant_questions
@@ -23,8 +32,9 @@ from lcg.eval.retrieval import RetrievalScores, score_retrieval
 from lcg.eval.scoring import ExtractionScores, score_extraction
 from lcg.eval.structural import StructuralScores, score_structural
 from lcg.extract.embedders import Embedder
-from lcg.extract.extractor import Extractor
+from lcg.extract.extractor import ExtractionOutput, Extractor, ExtractRequest
 from lcg.extract.ontology import OntologyLoader, workspace_ontology_path
+from lcg.ingest import episodes as episode_commands
 from lcg.ingest.deletion import delete_by_source
 from lcg.ingest.extraction import ExtractionService
 from lcg.projections.workspace import Workspace
@@ -66,6 +76,51 @@ class SeedRun(msgspec.Struct, frozen=True, kw_only=True):
     withdrawal: Withdrawal | None
     timing: Timing
     scratch: str | None = None
+
+
+class _Probe:
+    """Makes each model call once (``probing``), then serves the kept answers."""
+
+    def __init__(self, inner: Extractor) -> None:
+        self.inner = inner
+        self.probing = True
+        self._kept: dict[str, ExtractionOutput | BaseException] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        """The inner extractor's model."""
+        return self.inner.model_id
+
+    def extract(self, req: ExtractRequest) -> ExtractionOutput:
+        """Probe: call, keep, fail. Serve: the kept answer (or the kept failure)."""
+        if self.probing:
+            try:
+                got: ExtractionOutput | BaseException = self.inner.extract(req)
+            except ExtractionError as exc:
+                got = exc
+            with self._lock:
+                self._kept[req.chunk_key] = got
+            raise ExtractionError("eval probe: answer kept, extraction deferred")
+        with self._lock:
+            kept = self._kept.get(req.chunk_key)
+        if kept is None:
+            return self.inner.extract(req)
+        if isinstance(kept, BaseException):
+            raise kept
+        return kept
+
+    def classify_entities(
+        self, items: list[tuple[str, str]], allowed: list[str] | None
+    ) -> list[str]:
+        """Pass through."""
+        return self.inner.classify_entities(items, allowed)
+
+    def classify_relations(
+        self, items: list[tuple[str, str]], allowed: list[tuple[str, str | None]]
+    ) -> list[str]:
+        """Pass through."""
+        return self.inner.classify_relations(items, allowed)
 
 
 def _scratch_config(base: Config, root: Path) -> Config:
@@ -111,17 +166,19 @@ def run_seed(
     onto.write_text(corpus.ontology, encoding="utf-8")
     config = _scratch_config(base_config, scratch)
     capture = CapturingExtractor(extractor)
-    # One document at a time, in date order: each resolves against the ones before it, so
-    # the graph (and every score) is the same on every run of the same answers.
-    service = ExtractionService(capture, OntologyLoader(scratch), concurrency=1)
+    probe = _Probe(capture)
+    service = ExtractionService(
+        probe, OntologyLoader(scratch), concurrency=base_config.extraction_concurrency
+    )
     episodes: dict[str, str] = {}
     withdrawal: Withdrawal | None = None
     started = time.perf_counter()
     try:
         with Workspace.open(config, embedder) as ws:
-            for doc in sorted(corpus.documents, key=lambda d: (d.date, d.doc_id)):
+            ordered = sorted(corpus.documents, key=lambda d: (d.date, d.doc_id))
+            for doc in ordered:
                 if doc.kind == "message":
-                    res = service.add_episode(
+                    res = episode_commands.add_episode(
                         ws,
                         name=doc.doc_id,
                         episode_body=doc.text,
@@ -132,7 +189,7 @@ def run_seed(
                     )
                     episodes[doc.doc_id] = res.episode_uuid
                 else:
-                    chunk = service.process_chunk(
+                    chunk = episode_commands.process_chunk(
                         ws,
                         chunk_text=doc.text,
                         chunk_id=doc.doc_id,
@@ -141,6 +198,13 @@ def run_seed(
                         reference_time=doc.date,
                     )
                     episodes[doc.doc_id] = chunk.episode_uuid
+            uuids = [episodes[d.doc_id] for d in ordered]
+            service.extract_many(ws, uuids)
+            probe.probing = False
+            # One document at a time, in date order: each resolves against the ones before
+            # it, so the graph (and every score) is the same on every run of the same answers.
+            for uuid in uuids:
+                service.extract_episode(ws, uuid)
             ingest_s = time.perf_counter() - started
             gone = corpus.gold.withdrawn()
             if gone is not None:
