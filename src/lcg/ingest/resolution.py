@@ -218,6 +218,14 @@ def cap_summary(text: str, cap: int = SUMMARY_CAP) -> str:
     return cut + "…"
 
 
+def _says_again(new: str, old: str) -> bool:
+    """Whether sentence key ``new`` adds nothing to ``old``: equal, near-identical
+    (``token_sort_ratio`` ≥ 90), or every word of it is already in ``old``."""
+    if new == old or fuzz.token_sort_ratio(new, old) >= 90:
+        return True
+    return set(new.split()) <= set(old.split())
+
+
 def merge_summary(existing: str, incoming: str, cap: int = SUMMARY_CAP) -> str:
     """The summary of a matched entity: the existing one, plus each new sentence of
     ``incoming`` that adds information (not already said, nor nearly), within ``cap``."""
@@ -230,7 +238,7 @@ def merge_summary(existing: str, incoming: str, cap: int = SUMMARY_CAP) -> str:
     out = base
     for sentence in split_sentences(incoming):
         key = _sentence_key(sentence)
-        if not key or any(k == key or fuzz.token_set_ratio(k, key) >= 90 for k in known):
+        if not key or any(_says_again(key, k) for k in known):
             continue
         joined = f"{out} {sentence}"
         if len(joined) > cap:

@@ -105,6 +105,9 @@ def test_summary_keeps_existing_and_appends_only_new_information() -> None:
     new = merge_summary(old, "Neil Armstrong was an American astronaut. He walked on the Moon.")
     assert new == old + " He walked on the Moon."
     assert merge_summary(old, "") == old
+    assert merge_summary(old, "Armstrong was an astronaut.") == old, "no new words"
+    longer = merge_summary("An astronaut.", "An astronaut who flew to the Moon.")
+    assert longer == "An astronaut. An astronaut who flew to the Moon.", "new words are kept"
     assert merge_summary("", "He flew Gemini 8.") == "He flew Gemini 8."
 
 
