@@ -9,6 +9,7 @@ import numpy as np
 
 from lcg.events.model import Event
 from lcg.projections.ops import Op
+from lcg.projections.rows import GraphCounts
 
 __all__ = ["EventProjection", "OpProjection", "PositionTuple", "VectorOpProjection"]
 
@@ -30,6 +31,8 @@ class EventProjection(_Positioned, Protocol):
     """A projection that applies events directly (the graph)."""
 
     def apply(self, group_id: str, generation: str, events: list[Event]) -> None: ...
+
+    def counts(self, group_id: str | None = None) -> GraphCounts: ...
 
 
 class OpProjection(_Positioned, Protocol):

@@ -20,7 +20,7 @@ Rebuild semantics follow the reference (``knowledge_rebuild_from_wal``):
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import msgspec
@@ -328,8 +328,8 @@ class Projector:
         report = ReadReport()
         reader = StreamReader(gdir, generation=generation)
         stats_before = msgspec.structs.replace(self.embedder.stats)
-        for batch in reader.batches(start, to_seq, batch_size=self.batch_size, report=report):
-            self._apply_batch(group_id, generation, batch, result)
+
+        def note(batch: list[Event]) -> None:
             if progress is not None:
                 progress(
                     ReplayProgress(
@@ -343,6 +343,17 @@ class Projector:
                         max_seq=bounds_max,
                     )
                 )
+
+        bulk = positions[0] is None and start == 0 and self.graph.counts(group_id).entities == 0
+        if bulk and self._bulk_load(group_id, generation, reader, to_seq, report, result, note):
+            report = ReadReport()
+            reader = StreamReader(gdir, generation=generation)
+            start = (self.graph.position(group_id)[0] or -1) + 1
+        else:
+            start = max(from_seq, lowest + 1)
+        for batch in reader.batches(start, to_seq, batch_size=self.batch_size, report=report):
+            self._apply_batch(group_id, generation, batch, result)
+            note(batch)
         self._fold_report(result, report)
         stats = self.embedder.stats
         result.embeddings_recomputed = (
@@ -366,15 +377,63 @@ class Projector:
         )
         return result
 
+    def _bulk_load(
+        self,
+        group_id: str,
+        generation: str,
+        reader: StreamReader,
+        to_seq: int | None,
+        report: ReadReport,
+        result: ReplayResult,
+        note: Callable[[list[Event]], None],
+    ) -> bool:
+        """Replay into an empty graph with its bulk path, feeding text and vectors on the way.
+
+        Returns False (graph untouched, counters reset) if the bulk load failed, so the
+        caller replays incrementally, isolating the failing events.
+        """
+        bulk_size = max(self.batch_size, 1024)
+
+        def feed() -> Iterator[list[Event]]:
+            for batch in reader.batches(0, to_seq, batch_size=bulk_size, report=report):
+                self._apply_side(group_id, generation, batch, result)
+                result.mutations_replayed += len(batch)
+                result.last_committed_seq = batch[-1].seq
+                note(batch)
+                yield batch
+
+        load = getattr(self.graph, "load_group", None)
+        if load is None:
+            return False
+        try:
+            load(group_id, generation, feed())
+        except ProjectionError as exc:
+            result.warnings.append(f"bulk load failed ({exc}); replaying event by event")
+            result.mutations_replayed = 0
+            result.last_committed_seq = None
+            return False
+        result.transactions_committed += 1
+        # What the bulk pass read is folded in once, after the (empty) incremental pass.
+        self._fold_report(result, report)
+        return True
+
     def _apply_batch(
         self, group_id: str, generation: str, batch: list[Event], result: ReplayResult
     ) -> None:
-        last = batch[-1].seq
-        ops_by_event = [derive_ops(e) for e in batch]
         graph_seq = self.graph.position(group_id)[0]
         graph_events = [e for e in batch if graph_seq is None or e.seq > graph_seq]
         if graph_events:
             self._apply_graph(group_id, generation, graph_events, result)
+        self._apply_side(group_id, generation, batch, result)
+        result.mutations_replayed += len(batch)
+        result.last_committed_seq = batch[-1].seq
+
+    def _apply_side(
+        self, group_id: str, generation: str, batch: list[Event], result: ReplayResult
+    ) -> None:
+        """Apply ``batch`` to the text and vector projections (each past its position)."""
+        last = batch[-1].seq
+        ops_by_event = [derive_ops(e) for e in batch]
         text_seq = self.text.position(group_id)[0]
         text_ops = _ops_after(batch, ops_by_event, text_seq)
         if text_ops is not None:
@@ -392,8 +451,6 @@ class Projector:
             else:
                 self.embedder_failures.pop(group_id, None)
                 self.vectors.apply(group_id, generation, last, vec_ops, vectors)
-        result.mutations_replayed += len(batch)
-        result.last_committed_seq = last
 
     def _apply_graph(
         self, group_id: str, generation: str, events: list[Event], result: ReplayResult
@@ -429,12 +486,12 @@ class Projector:
     # ---- helpers -------------------------------------------------------------------------
 
     def _fold_report(self, result: ReplayResult, report: ReadReport) -> None:
-        result.wal_files_processed = report.files_read
+        result.wal_files_processed += report.files_read
         result.unparseable_lines += report.unparseable_lines
         result.unrecognised_lines += report.unrecognised_lines
         result.failed_lines += report.failed_lines
         result.generation_mismatch_lines += report.generation_mismatch_lines
-        result.lines_skipped = report.bad_lines
+        result.lines_skipped += report.bad_lines
         for sample in report.samples:
             if len(result.failed_samples) < self.failure_samples:
                 result.failed_samples.append(

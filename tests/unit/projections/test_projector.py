@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -145,9 +145,21 @@ def test_a_failing_event_is_isolated_and_counted(tmp_path: Path) -> None:
                 raise ProjectionError("injected failure for e3")
             real_apply(group_id, generation, events)
 
+        real_load = ws.graph.load_group
+
+        def poisoned_load(group_id: str, generation: str, batches: Iterable[list[Event]]) -> int:
+            # Fault injection: the bulk path fails part-way, as it would on e3.
+            for batch in batches:
+                if any(isinstance(e, EntityAsserted) and e.entity.uuid == "e3" for e in batch):
+                    raise ProjectionError("injected failure for e3")
+            return 0
+
         ws.graph.apply = poisoned  # type: ignore[method-assign]
+        ws.graph.load_group = poisoned_load  # type: ignore[method-assign]
         result = ws.projector.rebuild("g", force_clear=True)
         ws.graph.apply = real_apply  # type: ignore[method-assign]
+        ws.graph.load_group = real_load  # type: ignore[method-assign]
+        assert any("bulk load failed" in w for w in result.warnings)
         assert result.failed_lines == 1
         assert result.failed_samples[0].cypher.startswith("EntityAsserted seq=3")
         assert "injected failure" in result.failed_samples[0].error
