@@ -90,6 +90,13 @@ def test_publication_going_backwards_stops(pub: Workspace, tmp_path: Path) -> No
     with replica(tmp_path / "rws", root) as follower:
         status = follower.sync_group(G)
         assert status.state == "stopped"
+        # The marks saved by the last run see the shrunk file ...
+        assert status.reason is not None and "shrank" in status.reason
+    # ... and without them the applied position still shows the stream went backwards.
+    (tmp_path / "rws" / ".lcg" / "replica" / f"{G}.json").unlink()
+    with replica(tmp_path / "rws", root) as follower:
+        status = follower.sync_group(G)
+        assert status.state == "stopped"
         assert status.reason is not None and "went backwards" in status.reason
 
 
@@ -201,3 +208,33 @@ def test_only_stream_files_wake_the_follower(pub: Workspace, tmp_path: Path) -> 
             tmp_path / "elsewhere.jsonl",
         ):
             assert not follower.relevant(str(ignored)), ignored
+
+
+def test_a_rewrite_while_the_replica_was_down_is_caught(pub: Workspace, tmp_path: Path) -> None:
+    root = tmp_path / "pubdir"
+    gdir = _publication(pub, root)
+    with replica(tmp_path / "rws", root) as follower:
+        assert follower.sync_group(G).state == "following"
+    seg = sorted(gdir.glob("*.jsonl"))[0]
+    data = seg.read_bytes()
+    # A normal restart after more events: no false alarm, the new events apply.
+    write_batch(pub, G, 1, start=4)
+    gdir = _publication(pub, root)
+    with replica(tmp_path / "rws", root) as follower:
+        status = follower.sync_group(G)
+        assert status.state == "following", status.reason
+        assert status.applied_seq == pub.projector.applied_seq(G)
+        assert follower.ws.digests(G) == pub.digests(G)
+    # Now an applied byte changes while the replica is down (same size, same generation).
+    data = seg.read_bytes()
+    i = data.index(b"Entity 1")
+    seg.write_bytes(data[:i] + b"Entity Z" + data[i + 8 :])
+    with replica(tmp_path / "rws", root) as follower:
+        status = follower.sync_group(G)
+        assert status.state == "stopped"
+        assert status.reason is not None and "rewritten in place" in status.reason
+    seg.unlink()
+    with replica(tmp_path / "rws", root) as follower:
+        status = follower.sync_group(G)
+        assert status.state == "stopped"
+        assert status.reason is not None and "disappeared" in status.reason

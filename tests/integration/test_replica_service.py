@@ -58,8 +58,10 @@ def replica_service(workspace: Path, source: Path) -> Iterator[tuple[ReplicaApp,
         client.wait_ready(60)
         yield app, client
     finally:
+        # knowledge_close asks for the shutdown from inside the server's loop (an
+        # asyncio.Event set from this thread would not wake it).
+        client.call("knowledge_close", {})
         client.close()
-        holder["server"].request_shutdown()
         thread.join(60)
         assert not thread.is_alive()
 

@@ -37,14 +37,11 @@ import msgspec
 
 from lcg import telemetry
 from lcg.errors import LcgError
+from lcg.events._fs import atomic_write
 from lcg.events.codec import decode_line
 from lcg.events.generation import read_generation
 from lcg.events.groups import encode_group, list_groups
-from lcg.events.layout import (
-    BOUNDS_FILE,
-    GENERATION_FILE,
-    SEGMENT_SUFFIX,
-)
+from lcg.events.layout import BOUNDS_FILE, GENERATION_FILE, LCG_DIR, SEGMENT_SUFFIX
 from lcg.events.model import Event
 from lcg.events.reader import generation_from_lines
 from lcg.events.segments import list_segments, read_tail
@@ -57,12 +54,16 @@ __all__ = [
     "ReplicaState",
     "ReplicaStatus",
     "ReplicaStopped",
+    "SavedFile",
+    "SavedTrack",
 ]
 
 #: ``following``: applying as events land; ``stopped``: a defect holds the group (see reason).
 ReplicaState = Literal["starting", "following", "stopped"]
 
 _CHUNK = 1 << 20
+#: The follower's verification marks, inside the replica workspace's ``LCG_DIR``.
+REPLICA_DIR = "replica"
 
 
 class ReplicaStatus(msgspec.Struct, kw_only=True):
@@ -136,12 +137,48 @@ class _Track:
         self.last_ts: str | None = None
 
 
+class SavedFile(msgspec.Struct, kw_only=True):
+    """A verified prefix of one segment: its length, line count and BLAKE2b digest."""
+
+    name: str
+    consumed: int
+    lines: int
+    digest: str
+
+
+class SavedTrack(msgspec.Struct, kw_only=True):
+    """``.lcg/replica/<group>.json``: what the follower verified, kept across restarts."""
+
+    group_id: str
+    generation: str
+    next_seq: int
+    files: list[SavedFile] = []
+
+
+_saved_decoder = msgspec.json.Decoder(SavedTrack)
+_saved_encoder = msgspec.json.Encoder()
+
+
 class _Defect(Exception):
     """A reason to stop applying a group (internal: becomes the group's stopped status)."""
 
 
 def _stat_key(st: os.stat_result) -> tuple[int, int, int]:
     return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _prefix_hasher(path: Path, length: int) -> hashlib.blake2b:
+    """A BLAKE2b hasher fed the first ``length`` bytes of ``path``."""
+    h = hashlib.blake2b(digest_size=16)
+    remaining = length
+    with open(path, "rb") as fh:
+        while remaining:
+            chunk = fh.read(min(_CHUNK, remaining))
+            if not chunk:
+                break
+            h.update(chunk)
+            remaining -= len(chunk)
+    return h
 
 
 def _parse_ts(ts: str | None) -> float | None:
@@ -225,9 +262,11 @@ class Follower:
             status = self._status.setdefault(
                 group_id, ReplicaStatus(group_id=group_id, source=self.source_label)
             )
-            track = self._tracks.setdefault(group_id, _Track())
             was_stopped = status.reason if status.state == "stopped" else None
             try:
+                track = self._tracks.get(group_id)
+                if track is None:
+                    track = self._tracks[group_id] = self._load_track(group_id)
                 self._sync(group_id, track, status)
             except (_Defect, LcgError, OSError) as defect:
                 status.state = "stopped"
@@ -237,8 +276,75 @@ class Follower:
             else:
                 status.state = "following"
                 status.reason = None
+            self._save_track(group_id)
             self._refresh_lag(group_id, status)
             return msgspec.structs.replace(status)
+
+    # ---- verification marks across restarts -------------------------------------------------
+
+    def _saved_path(self, group_id: str) -> Path:
+        return self.ws.config.workspace / LCG_DIR / REPLICA_DIR / f"{encode_group(group_id)}.json"
+
+    def _load_track(self, group_id: str) -> _Track:
+        """The marks saved by a previous run, re-checked against the files; else a fresh track.
+
+        Without them a restarted replica could re-verify seqs and generations but not notice
+        that bytes it applied before were since changed in place.
+        """
+        track = _Track()
+        try:
+            saved = _saved_decoder.decode(self._saved_path(group_id).read_bytes())
+        except (OSError, ValueError):
+            return track
+        gdir = self.source / encode_group(group_id)
+        positions = self.ws.projector.positions(group_id)
+        if {gen for _, gen in positions.values()} != {saved.generation}:
+            return track  # purged, reset or never applied: the saved marks say nothing now
+        if self._stream_generation(group_id, gdir) != saved.generation:
+            return track  # a reset: handled by the pass
+        for entry in saved.files:
+            path = gdir / entry.name
+            try:
+                st = os.stat(path)
+            except FileNotFoundError:
+                raise _Defect(
+                    f"segment {entry.name} of group {group_id!r} disappeared from the "
+                    "publication since this replica last ran, while the generation stayed the "
+                    "same; a stream is append-only - the publisher must publish a reset as a "
+                    "new generation (`lcg publish --reset`)"
+                ) from None
+            mark = _FileMark()
+            mark.hasher = self._check_prefix(
+                group_id, path, entry.consumed, bytes.fromhex(entry.digest), st
+            )
+            mark.consumed, mark.lines = entry.consumed, entry.lines
+            mark.stat_key = _stat_key(st)
+            track.files[entry.name] = mark
+        track.generation = saved.generation
+        track.next_seq = saved.next_seq
+        return track
+
+    def _save_track(self, group_id: str) -> None:
+        track = self._tracks.get(group_id)
+        if track is None or track.generation is None:
+            return
+        saved = SavedTrack(
+            group_id=group_id,
+            generation=track.generation,
+            next_seq=track.next_seq,
+            files=[
+                SavedFile(
+                    name=name, consumed=m.consumed, lines=m.lines, digest=m.hasher.hexdigest()
+                )
+                for name, m in sorted(track.files.items())
+            ],
+        )
+        path = self._saved_path(group_id)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, _saved_encoder.encode(saved), durable=False)
+        except OSError:
+            pass  # the marks only strengthen the next run's checks
 
     def _sync(self, group_id: str, track: _Track, status: ReplicaStatus) -> None:
         gdir = self.source / encode_group(group_id)
@@ -435,7 +541,8 @@ class Follower:
             except FileNotFoundError:
                 raise _Defect(f"segment {name} of group {group_id!r} vanished mid-read") from None
             if mark is not None:
-                self._check_prefix(group_id, seg.path, mark, st)
+                if _stat_key(st) != mark.stat_key:
+                    self._check_prefix(group_id, seg.path, mark.consumed, mark.hasher.digest(), st)
             else:
                 # Registered before reading: a defect mid-file keeps what was verified.
                 mark = track.files[name] = _FileMark()
@@ -443,32 +550,26 @@ class Follower:
             yield from self._read_new(group_id, seg.path, mark, track, is_last, apply_after)
             mark.stat_key = _stat_key(st)
 
-    def _check_prefix(self, group_id: str, path: Path, mark: _FileMark, st: os.stat_result) -> None:
-        if _stat_key(st) == mark.stat_key:
-            return
-        if st.st_size < mark.consumed:
+    def _check_prefix(
+        self, group_id: str, path: Path, consumed: int, expected: bytes, st: os.stat_result
+    ) -> hashlib.blake2b:
+        """Raise ``_Defect`` unless the first ``consumed`` bytes still hash to ``expected``."""
+        if st.st_size < consumed:
             raise _Defect(
-                f"segment {path.name} of group {group_id!r} shrank from {mark.consumed} to "
+                f"segment {path.name} of group {group_id!r} shrank from {consumed} to "
                 f"{st.st_size} bytes in the same generation (a seq regression); the publisher "
                 "must publish a rewritten stream as a new generation (`lcg publish --reset`)"
             )
-        h = hashlib.blake2b(digest_size=16)
-        remaining = mark.consumed
-        with open(path, "rb") as fh:
-            while remaining:
-                chunk = fh.read(min(_CHUNK, remaining))
-                if not chunk:
-                    break
-                h.update(chunk)
-                remaining -= len(chunk)
-        if h.digest() != mark.hasher.digest():
+        hasher = _prefix_hasher(path, consumed)
+        if hasher.digest() != expected:
             raise _Defect(
                 f"segment {path.name} of group {group_id!r} was rewritten in place: its first "
-                f"{mark.consumed} bytes changed while the generation stayed the same; refusing "
+                f"{consumed} bytes changed while the generation stayed the same; refusing "
                 "to guess - the publisher must publish a rewritten stream as a new generation "
                 "(`lcg publish --reset`), or delete this replica's workspace state and follow "
                 "again"
             )
+        return hasher
 
     def _read_new(
         self,
