@@ -72,7 +72,8 @@ def world() -> Iterator[World]:
 
     def prepare(app: ServiceApp) -> None:
         for spec in extraction_methods(app):
-            app.registry.add(spec)
+            if spec.name not in app.registry:  # once wired into the service table, already there
+                app.registry.add(spec)
         app.extraction = ExtractionService(  # type: ignore[attr-defined]
             ScriptedExtractor(TABLE), OntologyLoader(None), concurrency=2
         )

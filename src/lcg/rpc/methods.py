@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lcg.rpc.methods_admin import admin_methods
+from lcg.rpc.methods_extract import extraction_methods
 from lcg.rpc.methods_read import read_methods
 from lcg.rpc.methods_write import write_methods
 from lcg.rpc.registry import Registry
@@ -23,6 +24,11 @@ def build_registry(app: ServiceApp | None = None) -> Registry:
 
         return ServiceApp(Config.from_env()).registry
     registry = Registry()
-    for spec in [*admin_methods(app), *read_methods(app), *write_methods(app)]:
+    for spec in [
+        *admin_methods(app),
+        *read_methods(app),
+        *write_methods(app),
+        *extraction_methods(app),
+    ]:
         registry.add(spec)
     return registry
