@@ -370,3 +370,55 @@ def test_stamp_applied_handles_block_and_flow_entries(tmp_path: Path) -> None:
     assert "# flow" in path.read_text()
     with pytest.raises(ValueError, match="not found"):
         curation._stamp_applied(path, ["zzz"], "2025-01-01T00:00:00Z")
+
+
+def test_canonicalize_embedding_fallback_and_backfill_of_untyped_edges(tmp_path: Path) -> None:
+    from lcg.events.model import RelationTypesChanged
+    from lcg.extract.ontology import parse_ontology
+    from lcg.ingest import assertion
+    from lcg.projections import graph_records as gr
+    from lcg.projections.workspace import Workspace
+
+    onto = parse_ontology(
+        "relation_types:\n"
+        "  - {name: LANDED_ON, description: the spacecraft landed on the surface of the moon}\n"
+    )
+    config = Config.from_env(tmp_path, env=sf.HASH_ENV)
+    with Workspace.open(config) as ws:
+        svc = ExtractionService(ScriptedExtractor(TABLE))
+        svc.process_chunk(ws, chunk_text=T1, chunk_id="c1", source_file="a.md", group_id=G)
+        assertion.assert_relationship(
+            ws,
+            source_name="Neil Armstrong",
+            target_name="Moon",
+            predicate="the spacecraft landed on the surface of the moon",
+            group_id=G,
+            fact="the spacecraft landed on the surface of the moon",
+        )
+        assertion.assert_relationship(
+            ws,
+            source_name="Moon",
+            target_name="NASA",
+            predicate="Moon → NASA",
+            group_id=G,
+            fact="Moon rocks went to NASA labs",
+        )
+        frames: list[curation.CurationFrame] = []
+        res = curation.canonicalize_relations(
+            ws, onto, group_id=G, dry_run=True, progress=frames.append
+        )
+        assert res["total_edges"] == 5 and res["embedding_fallback_promoted"] >= 1
+        assert [f.phase for f in frames][:2] == ["lexical", "embedding_fallback"]
+        dry = curation.backfill_relation_types(ws, group_id=G, dry_run=True)
+        assert dry == {"group_id": G, "total_edges": 5, "backfilled": 2, "dry_run": True}
+        done = curation.backfill_relation_types(ws, group_id=G)
+        assert done["backfilled"] == 2
+        with ws.reading():
+            types = {e.fact: e.relation_type for e in gr.all_edges(ws.graph, G)}
+        assert types["Moon rocks went to NASA labs"] == "MOON_ROCKS_WENT_TO"
+        assert types["the spacecraft landed on the surface of the moon"] == (
+            "THE_SPACECRAFT_LANDED_ON_THE_SURFACE_OF_THE_MOON"
+        )
+        assert curation.backfill_relation_types(ws, group_id=G)["backfilled"] == 0
+        changed = [e for e in ws.store.reader(G).events() if isinstance(e, RelationTypesChanged)]
+        assert [c.cause for c in changed] == ["backfill"]
