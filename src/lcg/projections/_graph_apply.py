@@ -55,6 +55,7 @@ from lcg.events.model import (
     RelationshipAsserted,
     RelationTypesChanged,
 )
+from lcg.projections._graph_index import IndexDelta
 
 __all__ = [
     "EDGE_COLUMNS",
@@ -249,6 +250,87 @@ _CREATE_MENTIONS: Final = (
     "created_at: CAST(r.created_at AS TIMESTAMP)}]->(n)"
 )
 
+# Single-row forms: a primary-key match on a plain parameter is the only lookup Kuzu serves
+# from the hash index; every UNWIND-keyed MATCH above is a hash join over a full table scan.
+# ``_each`` picks one form or the other by the number of rows and the table's size.
+_TAKE_REL_ONE: Final = (
+    "MATCH (a:Entity {uuid: $s})-[e:RELATES_TO]->(b:Entity) WHERE b.uuid = $t AND e.uuid = $u "
+    "WITH e, e.uuid AS c0, e.name AS c1, a.uuid AS c2, b.uuid AS c3, e.fact AS c4, "
+    "e.relation_type AS c5, e.valid_at AS c6, e.invalid_at AS c7, e.expired_at AS c8, "
+    "e.episodes AS c9, e.attributes AS c10, e.created_at AS c11, e.group_id AS c12 "
+    "DELETE e RETURN c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12"
+)
+_LOAD_ENTITY_ONE: Final = f"MATCH (e:Entity {{uuid: $k}}) RETURN {_ENTITY_COLUMNS}"
+_LOAD_EPISODE_ONE: Final = f"MATCH (p:Episodic {{uuid: $k}}) RETURN {_EPISODE_COLUMNS}"
+_LOAD_UNBOUND_ONE: Final = "MATCH (n:UnboundEdge {uuid: $k}) RETURN n.group_id, n.data"
+_LOAD_MENTIONS_ONE: Final = (
+    "MATCH (p:Episodic {uuid: $k})-[:MENTIONS]->(n:Entity) RETURN p.uuid, n.uuid"
+)
+_DELETE_EPISODE_ONE: Final = "MATCH (p:Episodic {uuid: $k}) DETACH DELETE p"
+_DELETE_UNBOUND_ONE: Final = "MATCH (n:UnboundEdge {uuid: $k}) DELETE n"
+_UPDATE_ENTITY_ONE: Final = (
+    "MATCH (e:Entity {uuid: $uuid}) "
+    "SET e.name = $name, e.group_id = $group_id, e.labels = CAST($labels AS STRING[]), "
+    "e.created_at = CAST($created_at AS TIMESTAMP), e.summary = $summary, "
+    "e.attributes = $attributes"
+)
+_UPDATE_EPISODE_ONE: Final = (
+    "MATCH (p:Episodic {uuid: $uuid}) "
+    "SET p.name = $name, p.group_id = $group_id, "
+    "p.created_at = CAST($created_at AS TIMESTAMP), p.source = $source, "
+    "p.source_description = $source_description, p.content = $content, "
+    "p.valid_at = CAST($valid_at AS TIMESTAMP), "
+    "p.entity_edges = CAST($entity_edges AS STRING[]), p.content_hash = $content_hash, "
+    "p.extracted = $extracted"
+)
+_CREATE_REL_ONE: Final = (
+    "MATCH (a:Entity {uuid: $source_uuid}), (b:Entity {uuid: $target_uuid}) "
+    "CREATE (a)-[:RELATES_TO {uuid: $uuid, name: $name, relation_type: $relation_type, "
+    "fact: $fact, valid_at: CAST($valid_at AS TIMESTAMP), "
+    "invalid_at: CAST($invalid_at AS TIMESTAMP), expired_at: CAST($expired_at AS TIMESTAMP), "
+    "episodes: CAST($episodes AS STRING[]), attributes: $attributes, group_id: $group_id, "
+    "created_at: CAST($created_at AS TIMESTAMP)}]->(b)"
+)
+_CREATE_MENTION_ONE: Final = (
+    "MATCH (p:Episodic {uuid: $ep}), (n:Entity {uuid: $en}) "
+    "CREATE (p)-[:MENTIONS {uuid: $uuid, group_id: $group_id, "
+    "created_at: CAST($created_at AS TIMESTAMP)}]->(n)"
+)
+
+#: Up to this many rows (plus one per ``_ROWS_PER_SCAN`` rows of the table) are written or
+#: read with one single-row statement each (≈ 0.5–2 ms apiece); more use one ``UNWIND``
+#: statement, whose cost is a fixed ≈ 15–40 ms of planning plus a scan of the table.
+_PER_ROW_BASE: Final = 16
+_ROWS_PER_SCAN: Final = 4_000
+
+
+def _per_row(count: int, table_size: int) -> bool:
+    return count <= _PER_ROW_BASE + table_size // _ROWS_PER_SCAN
+
+
+def _each(
+    conn: kuzu.Connection,
+    many: str,
+    one: str,
+    items: list[Any],
+    table_size: int,
+    *,
+    keys: bool = False,
+) -> list[list[Any]]:
+    """Run ``many`` once over ``items`` or ``one`` per item; all rows returned.
+
+    ``keys``: ``items`` are plain keys (``$keys`` / ``$k``), else row dicts (``$rows`` / one
+    parameter per field).
+    """
+    if not items:
+        return []
+    if not _per_row(len(items), table_size):
+        return _rows(conn, many, {"keys" if keys else "rows": items})
+    out: list[list[Any]] = []
+    for item in items:
+        out.extend(_rows(conn, one, {"k": item} if keys else item))
+    return out
+
 
 def _rows(conn: kuzu.Connection, query: str, params: dict[str, Any]) -> list[list[Any]]:
     result = conn.execute(query, params)
@@ -342,9 +424,10 @@ def _unbound_row(edge: _Edge) -> dict[str, Any]:
 class _Segment:
     """The overlay of one segment: the rows it touches, before and after its events."""
 
-    def __init__(self, conn: kuzu.Connection, group_id: str) -> None:
+    def __init__(self, conn: kuzu.Connection, group_id: str, index: IndexDelta) -> None:
         self.conn = conn
         self.group_id = group_id
+        self.index = index
         #: Keys already looked up in the database (found or not): never looked up again.
         self.known_ents: set[str] = set()
         self.known_eps: set[str] = set()
@@ -371,50 +454,90 @@ class _Segment:
     # -- loading --------------------------------------------------------------------------
 
     def load(self, events: list[Event]) -> None:
-        """Load the rows ``events`` touch that the overlay does not know yet."""
+        """Load the rows ``events`` touch that the overlay does not know yet.
+
+        The locator says which keys exist, so a fresh uuid is never looked up, an endpoint
+        or a mention needs no row at all (only existence), and a relationship is addressed
+        through its endpoints' primary keys.
+        """
+        index = self.index
+        base = index.base
         ent_keys: dict[str, None] = {}
         ep_keys: dict[str, None] = {}
         edge_keys: dict[str, None] = {}
         created_ents: dict[str, None] = {}
         for event in events:
             _collect(event, ent_keys, ep_keys, edge_keys, created_ents)
-        edge_list = [k for k in edge_keys if k not in self.edges and k not in self.known_edges]
-        if edge_list:
-            self.known_edges.update(edge_list)
-            for row in _rows(self.conn, _TAKE_RELS, {"keys": edge_list}):
+        rel_rows: list[dict[str, str]] = []
+        unbound_keys: list[str] = []
+        for k in edge_keys:
+            if k in self.edges or k in self.known_edges:
+                continue
+            self.known_edges.add(k)
+            loc = index.rel(k)
+            if loc is not None:
+                rel_rows.append({"s": loc[0], "t": loc[1], "u": k})
+            elif index.unbound_edge(k) is not None:
+                unbound_keys.append(k)
+        if rel_rows:
+            if _per_row(len(rel_rows), len(base.rels)):
+                taken = _each(self.conn, _TAKE_RELS, _TAKE_REL_ONE, rel_rows, len(base.rels))
+            else:
+                keys = [r["u"] for r in rel_rows]
+                taken = _rows(self.conn, _TAKE_RELS, {"keys": keys})
+            for row in taken:
                 group, record = edge_from_row(row)
+                index.put_rel(record.uuid, None)
                 if record.uuid not in self.edges:
                     self.edges[record.uuid] = _Edge(group_id=group, record=record)
                     self.edge_dirty.add(record.uuid)
-            for row in _rows(self.conn, _LOAD_UNBOUND, {"keys": edge_list}):
-                self._add_unbound(row)
         created = [k for k in created_ents if k not in self.ents]
-        if created and _rows(self.conn, _COUNT_UNBOUND, {})[0][0]:
-            # An edge waiting for an endpoint that this segment creates becomes a relationship.
-            for query in (_LOAD_UNBOUND_BY_SOURCE, _LOAD_UNBOUND_BY_TARGET):
-                for row in _rows(self.conn, query, {"keys": created}):
-                    if self._add_unbound(row):
-                        self.edge_dirty.add(_edge_decoder.decode(row[1]).uuid)
-        for edge in self.edges.values():
-            ent_keys[edge.record.source_uuid] = None
-            ent_keys[edge.record.target_uuid] = None
+        waking: dict[str, None] = {}
+        for k in created:
+            for u in index.waiting_on(k):
+                if u not in self.edges and u not in waking:
+                    waking[u] = None
+        for row in _each(
+            self.conn,
+            _LOAD_UNBOUND,
+            _LOAD_UNBOUND_ONE,
+            [*unbound_keys, *(u for u in waking if u not in unbound_keys)],
+            len(base.unbound),
+            keys=True,
+        ):
+            if self._add_unbound(row):
+                uuid = _edge_decoder.decode(row[1]).uuid
+                if uuid in waking:
+                    # An edge waiting for an endpoint that this segment creates becomes a
+                    # relationship.
+                    self.edge_dirty.add(uuid)
         ent_keys.pop("", None)
-        ent_list = [k for k in ent_keys if k not in self.ents and k not in self.known_ents]
-        if ent_list:
-            self.known_ents.update(ent_list)
-            for row in _rows(self.conn, _LOAD_ENTITIES, {"keys": ent_list}):
-                ent = _entity_from_row(row)
-                self.ents[ent.uuid] = ent
-                self.ent_db.add(ent.uuid)
-        ep_list = [k for k in ep_keys if k not in self.eps and k not in self.known_eps]
-        if ep_list:
-            self.known_eps.update(ep_list)
-            for row in _rows(self.conn, _LOAD_EPISODES, {"keys": ep_list}):
-                ep = _episode_from_row(row)
-                self.eps[ep.uuid] = ep
-                self.ep_db.add(ep.uuid)
-                if ep.extracted:
-                    self.ep_db_extracted.add(ep.uuid)
+        ent_list = [
+            k
+            for k in ent_keys
+            if k not in self.ents and k not in self.known_ents and index.has_entity(k)
+        ]
+        self.known_ents.update(ent_keys)
+        for row in _each(
+            self.conn, _LOAD_ENTITIES, _LOAD_ENTITY_ONE, ent_list, len(base.entities), keys=True
+        ):
+            ent = _entity_from_row(row)
+            self.ents[ent.uuid] = ent
+            self.ent_db.add(ent.uuid)
+        ep_list = [
+            k
+            for k in ep_keys
+            if k not in self.eps and k not in self.known_eps and index.has_episode(k)
+        ]
+        self.known_eps.update(ep_keys)
+        for row in _each(
+            self.conn, _LOAD_EPISODES, _LOAD_EPISODE_ONE, ep_list, len(base.episodes), keys=True
+        ):
+            ep = _episode_from_row(row)
+            self.eps[ep.uuid] = ep
+            self.ep_db.add(ep.uuid)
+            if ep.extracted:
+                self.ep_db_extracted.add(ep.uuid)
         # Only an episode extracted before can already hold MENTIONS worth de-duplicating.
         again = [
             e.episode_uuid
@@ -425,8 +548,14 @@ class _Segment:
         ]
         if again:
             self.mentions_loaded.update(again)
-            for ep_uuid, en_uuid in _rows(self.conn, _LOAD_MENTIONS, {"keys": again}):
+            for ep_uuid, en_uuid in _each(
+                self.conn, _LOAD_MENTIONS, _LOAD_MENTIONS_ONE, again, len(base.episodes), keys=True
+            ):
                 self.mentions_db.setdefault(ep_uuid, set()).add(en_uuid)
+
+    def has_entity(self, uuid: str) -> bool:
+        """Whether entity ``uuid`` exists in the overlay or in the database."""
+        return uuid in self.ents or self.index.has_entity(uuid)
 
     def _add_unbound(self, row: list[Any]) -> bool:
         record = _edge_decoder.decode(row[1])
@@ -584,24 +713,34 @@ class _Segment:
     # -- writing --------------------------------------------------------------------------
 
     def write(self, *, bulk: bool = False) -> None:
-        """Write the overlay's net changes (new rows by ``COPY`` from Arrow when ``bulk``)."""
+        """Write the overlay's net changes (new rows by ``COPY`` from Arrow when ``bulk``).
+
+        Only statements with rows to write run; every row written is recorded in the
+        transaction's locator delta.
+        """
         conn = self.conn
-        drop_eps = [
+        index = self.index
+        n_ents = len(index.base.entities)
+        n_eps = len(index.base.episodes)
+        drop_eps = sorted(
             u
             for u in self.ep_dirty
             if u in self.ep_db and (self.eps[u] is None or u in self.ep_reset)
-        ]
-        if drop_eps:
-            _run(conn, _DELETE_EPISODES, {"keys": sorted(drop_eps)})
+        )
+        _each(conn, _DELETE_EPISODES, _DELETE_EPISODE_ONE, drop_eps, n_eps, keys=True)
+        for u in drop_eps:
+            index.put_episode(u, None)
         new_ents: list[dict[str, Any]] = []
         changed_ents: list[dict[str, Any]] = []
         for u in sorted(self.ent_dirty):
-            row = msgspec.structs.asdict(self.ents[u])
-            (changed_ents if u in self.ent_db else new_ents).append(row)
-        if changed_ents:
-            _run(conn, _UPDATE_ENTITIES, {"rows": changed_ents})
+            ent = self.ents[u]
+            row = msgspec.structs.asdict(ent)
+            exists = u in self.ent_db or index.has_entity(u)
+            (changed_ents if exists else new_ents).append(row)
+            index.put_entity(u, ent.group_id)
+        _each(conn, _UPDATE_ENTITIES, _UPDATE_ENTITY_ONE, changed_ents, n_ents)
         if new_ents:
-            _create(conn, "Entity", new_ents, bulk)
+            _create(conn, "Entity", new_ents, bulk, n_ents)
         new_eps: list[dict[str, Any]] = []
         changed_eps: list[dict[str, Any]] = []
         for u in sorted(self.ep_dirty):
@@ -613,29 +752,41 @@ class _Segment:
                 changed_eps.append(row)
             else:
                 new_eps.append(row)
-        if changed_eps:
-            _run(conn, _UPDATE_EPISODES, {"rows": changed_eps})
+            index.put_episode(u, ep.group_id)
+        _each(conn, _UPDATE_EPISODES, _UPDATE_EPISODE_ONE, changed_eps, n_eps)
         if new_eps:
-            _create(conn, "Episodic", new_eps, bulk)
+            _create(conn, "Episodic", new_eps, bulk, n_eps)
         self._write_edges(bulk)
         self._write_mentions(bulk)
 
     def _write_edges(self, bulk: bool) -> None:
+        index = self.index
         dirty = sorted(self.edge_dirty)
         old_unbound = [u for u in dirty if self.edge_db.get(u) == "unbound"]
-        if old_unbound:
-            _run(self.conn, _DELETE_UNBOUND, {"keys": old_unbound})
+        _each(
+            self.conn,
+            _DELETE_UNBOUND,
+            _DELETE_UNBOUND_ONE,
+            old_unbound,
+            len(index.base.unbound),
+            keys=True,
+        )
+        for u in old_unbound:
+            index.put_unbound(u, None)
         rels: list[dict[str, Any]] = []
         unbound: list[dict[str, Any]] = []
         for u in dirty:
             edge = self.edges[u]
             src, dst = edge.record.source_uuid, edge.record.target_uuid
-            if src in self.ents and dst in self.ents:
+            loc = (src, dst, edge.group_id)
+            if self.has_entity(src) and self.has_entity(dst):
                 rels.append(_edge_row(edge))
+                index.put_rel(u, loc)
             else:
                 unbound.append(_unbound_row(edge))
+                index.put_unbound(u, loc)
         if rels:
-            _create(self.conn, "RELATES_TO", rels, bulk)
+            _create(self.conn, "RELATES_TO", rels, bulk, len(index.base.entities))
         if unbound:
             _run(self.conn, _CREATE_UNBOUND, {"rows": unbound})
 
@@ -646,7 +797,7 @@ class _Segment:
             if ep is None:
                 continue
             for en in entities:
-                if en in self.ents:
+                if self.has_entity(en):
                     rows.append(
                         {
                             "ep": ep_uuid,
@@ -657,7 +808,8 @@ class _Segment:
                         }
                     )
         if rows:
-            _create(self.conn, "MENTIONS", rows, bulk)
+            size = len(self.index.base.entities) + len(self.index.base.episodes)
+            _create(self.conn, "MENTIONS", rows, bulk, size)
 
 
 _TS: Final = pa.timestamp("us")
@@ -692,20 +844,30 @@ _UNWIND_CREATE: Final = {
     "RELATES_TO": _CREATE_RELS,
     "MENTIONS": _CREATE_MENTIONS,
 }
+#: Creating a relationship matches its two endpoints: per row by primary key when few.
+_ONE_CREATE: Final = {"RELATES_TO": _CREATE_REL_ONE, "MENTIONS": _CREATE_MENTION_ONE}
 
 
 def _dt(value: str | None) -> datetime | None:
     return None if value is None else datetime.fromisoformat(value).replace(tzinfo=None)
 
 
-def _create(conn: kuzu.Connection, table: str, rows: list[dict[str, Any]], bulk: bool) -> None:
+def _create(
+    conn: kuzu.Connection, table: str, rows: list[dict[str, Any]], bulk: bool, size: int
+) -> None:
     """Insert new rows: ``UNWIND … CREATE``, or ``COPY`` from an Arrow table when ``bulk``.
 
     ``COPY`` has a large fixed cost per statement but loads many rows fast; it pays off when
-    a whole stream is folded into one write (``fold_events``).
+    a whole stream is folded into one write (``fold_events``). A few relationships are
+    created one statement each (endpoints matched by primary key, no scan; ``size`` is the
+    number of rows the ``UNWIND`` form would scan).
     """
     if not bulk:
-        _run(conn, _UNWIND_CREATE[table], {"rows": rows})
+        one = _ONE_CREATE.get(table)
+        if one is None:
+            _run(conn, _UNWIND_CREATE[table], {"rows": rows})
+        else:
+            _each(conn, _UNWIND_CREATE[table], one, rows, size)
         return
     columns = {}
     for name, typ in _ARROW[table]:
@@ -723,18 +885,17 @@ def _collect(
     edges: dict[str, None],
     created_ents: dict[str, None],
 ) -> None:
-    """Record the uuids ``event`` touches (``edges`` only those that may already exist)."""
+    """Record the uuids ``event`` touches whose current row it needs.
 
-    def edge_ends(records: Iterable[EdgeRecord]) -> None:
-        for r in records:
-            ents[r.source_uuid] = None
-            ents[r.target_uuid] = None
+    ``ents``: entities whose state the event reads (an endpoint or a mention only needs to
+    exist, which the locator answers); ``edges``: edges that may already exist;
+    ``created_ents``: entities the event writes in full.
+    """
 
     def merge_keys(m: MergeOutcome) -> None:
         ents[m.canonical_uuid] = None
         for a in m.aliases:
             ents[a.uuid] = None
-        edge_ends(m.edges_created)
         for inv in m.edges_invalidated:
             edges[inv.uuid] = None
 
@@ -743,23 +904,17 @@ def _collect(
     elif isinstance(event, EpisodeExtracted):
         eps[event.episode_uuid] = None
         for rec in event.entities_created:
-            ents[rec.uuid] = None
             created_ents[rec.uuid] = None
         for upd in event.entities_updated:
             ents[upd.uuid] = None
-        edge_ends(event.edges_created)
         for rs in event.edges_restated:
             edges[rs.uuid] = None
         for inv in event.edges_invalidated:
             edges[inv.uuid] = None
-        for mentioned in event.mentions:
-            ents[mentioned] = None
     elif isinstance(event, EntityAsserted):
-        ents[event.entity.uuid] = None
         created_ents[event.entity.uuid] = None
     elif isinstance(event, RelationshipAsserted | CrossGroupEdgeAdded):
         edges[event.edge.uuid] = None
-        edge_ends([event.edge])
     elif isinstance(event, EntitiesMerged):
         merge_keys(event.merge)
     elif isinstance(event, CorrectionsApplied):
@@ -779,8 +934,6 @@ def _collect(
     elif isinstance(event, PointersRebound):
         for rb in event.rebinds:
             edges[rb.uuid] = None
-            ents[rb.source_uuid] = None
-            ents[rb.target_uuid] = None
 
 
 # ---- purge ----------------------------------------------------------------------------
@@ -797,7 +950,7 @@ _PURGE: Final[tuple[str, ...]] = (
 )
 
 
-def purge(conn: kuzu.Connection, group_id: str) -> None:
+def purge(conn: kuzu.Connection, group_id: str, index: IndexDelta) -> None:
     """Delete every row of ``group_id`` (inside the caller's transaction).
 
     Edges of *other* groups that point at the purged entities lose their relationship but not
@@ -810,8 +963,12 @@ def purge(conn: kuzu.Connection, group_id: str) -> None:
     ]
     for statement in _PURGE:
         _run(conn, statement, {"g": group_id})
+    index.purge(group_id)
     if foreign:
         _run(conn, _CREATE_UNBOUND, {"rows": foreign})
+    for row in foreign:
+        index.put_rel(row["uuid"], None)
+        index.put_unbound(row["uuid"], (row["source_uuid"], row["target_uuid"], row["group_id"]))
 
 
 # ---- the batch ------------------------------------------------------------------------
@@ -831,33 +988,41 @@ def _segments(events: list[Event]) -> Iterator[list[Event] | GroupPurged]:
         yield current
 
 
-def apply_events(conn: kuzu.Connection, group_id: str, events: list[Event]) -> None:
-    """Apply ``events`` of ``group_id`` inside the caller's open write transaction."""
+def apply_events(
+    conn: kuzu.Connection, group_id: str, events: list[Event], index: IndexDelta
+) -> None:
+    """Apply ``events`` of ``group_id`` inside the caller's open write transaction.
+
+    ``index`` is the transaction's locator delta: read for existence and edge locations,
+    and given every row written.
+    """
     for part in _segments(events):
         if isinstance(part, GroupPurged):
-            purge(conn, group_id)
+            purge(conn, group_id, index)
             continue
-        segment = _Segment(conn, group_id)
+        segment = _Segment(conn, group_id, index)
         segment.load(part)
         segment.apply(part)
         segment.write()
 
 
-def fold_events(conn: kuzu.Connection, group_id: str, batches: Iterable[list[Event]]) -> int:
+def fold_events(
+    conn: kuzu.Connection, group_id: str, batches: Iterable[list[Event]], index: IndexDelta
+) -> int:
     """Apply every batch to one overlay and write it once, with ``COPY`` for new rows.
 
     For a group with no rows yet (a rebuild): the database is read only for keys the stream
     does not create itself. Returns the number of events folded.
     """
-    overlay = _Segment(conn, group_id)
+    overlay = _Segment(conn, group_id, index)
     count = 0
     for batch in batches:
         count += len(batch)
         for part in _segments(batch):
             if isinstance(part, GroupPurged):
                 overlay.write(bulk=True)
-                purge(conn, group_id)
-                overlay = _Segment(conn, group_id)
+                purge(conn, group_id, index)
+                overlay = _Segment(conn, group_id, index)
                 continue
             overlay.load(part)
             overlay.apply(part)

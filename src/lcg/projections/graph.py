@@ -12,7 +12,8 @@ concurrently with each other and with a write (Kuzu gives them a snapshot).
 and writes it once with ``COPY`` (same result as ``apply``, several times faster).
 
 The database file is ``<db_dir>/graph.kuzu``; see ``_graph_schema`` for the tables and
-``_graph_apply`` for how events become statements.
+``_graph_apply`` for how events become statements, ``_graph_index`` for the in-memory
+locator (which rows exist, where each relationship is) that spares them table scans.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from lcg.projections._graph_apply import (
     purge,
     ts_text,
 )
+from lcg.projections._graph_index import GraphIndex, IndexDelta
 from lcg.projections._graph_schema import DB_FILE, create_schema
 from lcg.projections.rows import GraphCounts
 
@@ -62,6 +64,8 @@ class GraphProjection:
             self._db = kuzu.Database(str(self.path))
             self._writer: kuzu.Connection = kuzu.Connection(self._db)
             create_schema(self._writer)
+            #: Committed locator; only the writer (under ``_write_lock``) touches it.
+            self._index = GraphIndex.scan(self._writer)
         except ProjectionError:
             raise
         except Exception as exc:
@@ -100,7 +104,8 @@ class GraphProjection:
                 raise ProjectionError(f"graph query failed: {exc}") from exc
 
     @contextmanager
-    def _transaction(self, what: str) -> Iterator[kuzu.Connection]:
+    def _transaction(self, what: str) -> Iterator[tuple[kuzu.Connection, IndexDelta]]:
+        """A write transaction and its locator delta, folded in only once ``COMMIT`` succeeded."""
         with self._write_lock:
             self._check_open()
             conn = self._writer
@@ -110,8 +115,9 @@ class GraphProjection:
                 # Never touch a connection whose BEGIN failed again.
                 self._writer = kuzu.Connection(self._db)
                 raise ProjectionError(f"cannot start a graph transaction ({what}): {exc}") from exc
+            delta = IndexDelta(self._index)
             try:
-                yield conn
+                yield conn, delta
                 conn.execute("COMMIT")
             except BaseException as exc:
                 self._rollback(conn)
@@ -122,6 +128,7 @@ class GraphProjection:
                         f"graph {what} failed and was rolled back: {exc}"
                     ) from exc
                 raise
+            self._index.commit(delta)
 
     def _rollback(self, conn: kuzu.Connection) -> None:
         try:
@@ -162,8 +169,9 @@ class GraphProjection:
                 raise ProjectionError(
                     f"event seq {event.seq} belongs to group {event.group_id!r}, not {group_id!r}"
                 )
-        with self._transaction(f"apply of {group_id!r} seq {events[0].seq}..{events[-1].seq}") as c:
-            apply_events(c, group_id, events)
+        what = f"apply of {group_id!r} seq {events[0].seq}..{events[-1].seq}"
+        with self._transaction(what) as (c, delta):
+            apply_events(c, group_id, events, delta)
             c.execute(_SET_POSITION, {"g": group_id, "seq": events[-1].seq, "gen": generation})
 
     def load_group(self, group_id: str, generation: str, batches: Iterable[list[Event]]) -> int:
@@ -195,16 +203,16 @@ class GraphProjection:
                     last[:] = [batch[-1]]
                 yield batch
 
-        with self._transaction(f"bulk load of {group_id!r}") as c:
-            count = fold_events(c, group_id, checked())
+        with self._transaction(f"bulk load of {group_id!r}") as (c, delta):
+            count = fold_events(c, group_id, checked(), delta)
             if last:
                 c.execute(_SET_POSITION, {"g": group_id, "seq": last[0].seq, "gen": generation})
         return count
 
     def purge_group(self, group_id: str) -> None:
         """Delete every row of ``group_id`` and its position (one transaction)."""
-        with self._transaction(f"purge of {group_id!r}") as c:
-            purge(c, group_id)
+        with self._transaction(f"purge of {group_id!r}") as (c, delta):
+            purge(c, group_id, delta)
             c.execute("MATCH (p:Position {group_id: $g}) DELETE p", {"g": group_id})
 
     # ---- digest and counts -------------------------------------------------------------
