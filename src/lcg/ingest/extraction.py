@@ -95,7 +95,9 @@ class EpisodeExtraction(msgspec.Struct, kw_only=True):
 
     episode_uuid: str
     group_id: str = ""
-    status: Literal["extracted", "already_extracted", "failed", "not_found", "no_extractor"]
+    status: Literal[
+        "extracted", "already_extracted", "in_progress", "failed", "not_found", "no_extractor"
+    ]
     error: str | None = None
     counters: ChunkCounters = msgspec.field(default_factory=ChunkCounters)
     llm_calls: int = 0
@@ -118,6 +120,8 @@ class ExtractPendingResult(msgspec.Struct, kw_only=True):
     attempted: int = 0
     extracted: int = 0
     already_extracted: int = 0
+    #: Episodes another caller of this service was extracting at the time (not repeated).
+    in_progress: int = 0
     failed: int = 0
     remaining: int = 0
     nodes_extracted: int = 0
@@ -208,6 +212,10 @@ class ExtractionService:
         self.concurrency = max(1, concurrency)
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        #: Episodes being extracted now: a second request for one is answered ``in_progress``
+        #: instead of paying for a second LLM call whose result would be discarded.
+        self._claimed: set[str] = set()
+        self._claims_lock = threading.Lock()
 
     @classmethod
     def from_config(cls, config: Config, extractor: Extractor | None) -> ExtractionService:
@@ -223,12 +231,15 @@ class ExtractionService:
         """Whether an extractor is configured (otherwise lite mode)."""
         return self.extractor is not None
 
-    def close(self) -> None:
-        """Stop the worker pool (idempotent)."""
+    def close(self, *, close_extractor: bool = False) -> None:
+        """Stop the worker pool (idempotent); also close the extractor if asked to."""
         with self._pool_lock:
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True)
+        closer = getattr(self.extractor, "close", None) if close_extractor else None
+        if callable(closer):
+            closer()
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._pool_lock:
@@ -240,6 +251,17 @@ class ExtractionService:
 
     def extract_episode(self, ws: Workspace, episode_uuid: str) -> EpisodeExtraction:
         """Extract one stored episode and append its ``EpisodeExtracted`` (or do nothing)."""
+        with self._claims_lock:
+            if episode_uuid in self._claimed:
+                return EpisodeExtraction(episode_uuid=episode_uuid, status="in_progress")
+            self._claimed.add(episode_uuid)
+        try:
+            return self._extract_claimed(ws, episode_uuid)
+        finally:
+            with self._claims_lock:
+                self._claimed.discard(episode_uuid)
+
+    def _extract_claimed(self, ws: Workspace, episode_uuid: str) -> EpisodeExtraction:
         started = time.monotonic()
         with ws.reading():
             ep = _load_episode(ws, episode_uuid)
@@ -352,6 +374,8 @@ class ExtractionService:
                 res.edges_dropped_unresolvable += r.counters.edges_dropped_unresolvable
             elif r.status == "already_extracted":
                 res.already_extracted += 1
+            elif r.status == "in_progress":
+                res.in_progress += 1
             elif r.status == "failed":
                 res.failed += 1
                 res.failures.append(
