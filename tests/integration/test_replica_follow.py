@@ -176,3 +176,25 @@ def test_sidecar_of_another_generation_is_refused(tmp_path: Path) -> None:
             assert status.applied_seq is None
     finally:
         pub.close()
+
+
+def test_only_the_named_groups_are_followed(tmp_path: Path) -> None:
+    repos = make_repos(tmp_path)
+    pub = open_publisher(tmp_path / "pubws")
+    try:
+        write_batch(pub, "alpha", 2)
+        write_batch(pub, "beta", 2)
+        publish(pub, "alpha", repos)
+        publish(pub, "beta", repos)
+        repos.pull()
+        with replica(tmp_path / "rws", repos.replica, ["beta"]) as follower:
+            statuses = follower.sync()
+            assert set(statuses) == {"beta"} and statuses["beta"].state == "following"
+            assert follower.ws.projector.applied_seq("alpha") is None
+            assert follower.ws.digests("beta") == pub.digests("beta")
+        with replica(tmp_path / "rws2", repos.replica) as follower:
+            assert set(follower.sync()) == {"alpha", "beta"}
+            for group in ("alpha", "beta"):
+                assert follower.ws.digests(group) == pub.digests(group)
+    finally:
+        pub.close()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import logging
 import os
 import threading
 import time
@@ -62,6 +63,7 @@ __all__ = [
 ReplicaState = Literal["starting", "following", "stopped"]
 
 _CHUNK = 1 << 20
+log = logging.getLogger(__name__)
 #: The follower's verification marks, inside the replica workspace's ``LCG_DIR``.
 REPLICA_DIR = "replica"
 
@@ -271,6 +273,12 @@ class Follower:
             except (_Defect, LcgError, OSError) as defect:
                 status.state = "stopped"
                 status.reason = str(defect)
+                if status.reason != was_stopped:
+                    telemetry.emit(ReplicaStopped(group_id=group_id, reason=status.reason))
+            except Exception as exc:  # noqa: BLE001 - a bug stops one group, never the watcher
+                log.exception("replica pass over group %r failed", group_id)
+                status.state = "stopped"
+                status.reason = f"internal error ({type(exc).__name__}: {exc}); see the log"
                 if status.reason != was_stopped:
                     telemetry.emit(ReplicaStopped(group_id=group_id, reason=status.reason))
             else:
