@@ -245,6 +245,15 @@ def test_strict_ontology_types_and_hierarchy(tmp_path: Path) -> None:
         assert svc.extractor is not None
         req = svc.extractor.requests[0]  # type: ignore[attr-defined]
         assert req.ontology is not None and req.ontology.strict
+        # As the reference: the ontology the graph was extracted with is recorded.
+        from lcg.events.sidecars import read_ontology_sidecar
+        from lcg.extract.ontology import read_hash_file
+
+        recorded = read_hash_file(tmp_path)
+        assert recorded is not None and recorded.hash == req.ontology.hash
+        sidecar = read_ontology_sidecar(w.store.group_dir(G))
+        assert sidecar is not None and sidecar.hash == req.ontology.hash
+        assert sidecar.mode == "strict" and sidecar.entity_types == ["Agent", "Person", "Mission"]
 
 
 def test_replay_rebuilds_the_same_graph(tmp_path: Path) -> None:

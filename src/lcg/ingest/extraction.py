@@ -33,6 +33,7 @@ from lcg.events.model import (
     EntitySummaryUpdate,
     EpisodeExtracted,
 )
+from lcg.events.sidecars import OntologySidecar, write_ontology_sidecar
 from lcg.extract.extractor import (
     ExtractedEdge,
     ExtractionOutput,
@@ -41,9 +42,17 @@ from lcg.extract.extractor import (
     SourceType,
     relation_type_for,
 )
-from lcg.extract.ontology import UNCLASSIFIED_ENTITY, Ontology, OntologyLoader, pascal_case
+from lcg.extract.ontology import (
+    NO_ONTOLOGY_HASH,
+    UNCLASSIFIED_ENTITY,
+    Ontology,
+    OntologyLoader,
+    hash_record,
+    pascal_case,
+    write_hash_file,
+)
 from lcg.ingest import episodes
-from lcg.ingest._common import attributes_text, new_uuid, parse_timestamp
+from lcg.ingest._common import attributes_text, new_uuid, now_rfc3339, parse_timestamp
 from lcg.ingest.resolution import (
     SALVAGE_THRESHOLD,
     ActiveEdge,
@@ -188,6 +197,10 @@ def _load_episode(ws: Workspace, uuid: str) -> _Episode | None:
     )
 
 
+def _hash(onto: Ontology | None) -> str:
+    return onto.hash if onto is not None else NO_ONTOLOGY_HASH
+
+
 def _valid_time(raw: str | None) -> str | None:
     if not raw:
         return None
@@ -216,6 +229,8 @@ class ExtractionService:
         #: instead of paying for a second LLM call whose result would be discarded.
         self._claimed: set[str] = set()
         self._claims_lock = threading.Lock()
+        #: Ontology hashes already recorded this process (``""`` = the workspace hash file).
+        self._recorded: dict[str, str] = {}
 
     @classmethod
     def from_config(cls, config: Config, extractor: Extractor | None) -> ExtractionService:
@@ -313,6 +328,7 @@ class ExtractionService:
                     ws, ep, output, prepared, self.extractor.model_id, ontology
                 )
             ws.commit(ep.group_id, [event])
+        self._record_ontology(ws, ep.group_id, ontology)
         return EpisodeExtraction(
             episode_uuid=episode_uuid,
             group_id=ep.group_id,
@@ -321,6 +337,41 @@ class ExtractionService:
             llm_calls=output.calls,
             duration_seconds=round(time.monotonic() - started, 6),
         )
+
+    def _record_ontology(self, ws: Workspace, group_id: str, ontology: Ontology | None) -> None:
+        """After a successful extraction, as the reference does: ``.lcg/ontology-hash.json``
+        records the workspace ontology (clearing drift) and the group's
+        ``.wal-ontology.json`` the ontology its stream was extracted with. Each is written
+        once per process and hash; a read-only location is left as it is."""
+        root = self.ontologies.root
+        with self._claims_lock:
+            todo: list[tuple[str, Ontology | None]] = []
+            workspace = self.ontologies.workspace() if root is not None else None
+            if root is not None and self._recorded.get("") != _hash(workspace):
+                self._recorded[""] = _hash(workspace)
+                todo.append(("", workspace))
+            key = f"g:{group_id}"
+            if self._recorded.get(key) != _hash(ontology):
+                self._recorded[key] = _hash(ontology)
+                todo.append((key, ontology))
+        for which, onto in todo:
+            try:
+                if which == "" and root is not None:
+                    write_hash_file(root, onto)
+                elif which:
+                    record = hash_record(onto)
+                    write_ontology_sidecar(
+                        ws.store.group_dir(group_id),
+                        OntologySidecar(
+                            hash=record.hash,
+                            mode=record.mode,
+                            entity_types=list(record.entity_types),
+                            relation_types=list(record.relation_types),
+                            written_at=now_rfc3339(),
+                        ),
+                    )
+            except OSError:
+                pass
 
     def extract_many(
         self, ws: Workspace, uuids: Sequence[str], progress: ProgressFn | None = None
