@@ -422,3 +422,29 @@ def test_canonicalize_embedding_fallback_and_backfill_of_untyped_edges(tmp_path:
         assert curation.backfill_relation_types(ws, group_id=G)["backfilled"] == 0
         changed = [e for e in ws.store.reader(G).events() if isinstance(e, RelationTypesChanged)]
         assert [c.cause for c in changed] == ["backfill"]
+
+
+def test_validate_reports_alias_cycles_and_bad_references(tmp_path: Path) -> None:
+    from lcg.projections.workspace import Workspace
+
+    (tmp_path / ".liminis").mkdir()
+    (tmp_path / ".liminis" / "knowledge-corrections.yaml").write_text(
+        "corrections:\n"
+        "  - {id: a, type: same_as, canonical: Alpha, aliases: [Beta]}\n"
+        "  - {id: b, type: same_as, canonical: beta, aliases: [Gamma]}\n"
+        "  - {id: c, type: same_as, canonical: Gamma, aliases: [ALPHA]}\n"
+        "  - {id: a, type: retract, edge_uuid: nope}\n"
+        "  - {id: d, type: same_as, canonical_uuid: missing, aliases: [x]}\n"
+        "  - {id: e, type: same_as, canonical: Self, aliases: [self]}\n"
+    )
+    config = Config.from_env(tmp_path, env=sf.HASH_ENV)
+    with Workspace.open(config) as ws:
+        res = curation.validate_corrections(ws, tmp_path)
+    assert res.valid is False and res.total_corrections == 6
+    joined = "\n".join(res.issues)
+    assert "alias cycle: alpha → beta → gamma → alpha" in joined
+    assert "correction a: duplicate id" in joined
+    assert "edge_uuid 'nope' does not exist" in joined
+    assert "canonical_uuid 'missing' does not exist" in joined
+    assert "'Self' is its own alias" in joined
+    assert any("matches no entity" in w for w in res.warnings)
