@@ -77,6 +77,7 @@ def test_paid_backend_is_priced_and_asks_first(tmp_path: Path) -> None:
     assert dry.returncode == 0, dry.stderr
     assert "plan: anthropic" in dry.stdout and "$" in dry.stdout
     assert "nothing was sent" in dry.stdout
+    assert "would be refused" in dry.stdout and "ANTHROPIC_API_KEY" in dry.stdout
     assert not (tmp_path / ".lcg" / "eval" / "reports").exists()
     refused = _lcg(tmp_path, "run", "--size", "small", "--backend", "anthropic")
     assert refused.returncode == 1 and "--yes" in refused.stderr
@@ -107,7 +108,7 @@ def test_model_comparison_with_judge_and_pairwise(tmp_path: Path) -> None:
     assert (tmp_path / ".lcg" / "eval" / "judge-cache.jsonl").stat().st_size > 0
 
 
-@pytest.mark.parametrize("bad", [["--seed", "7", "--seeds", "7,11"], ["--backend", "nope"]])
+@pytest.mark.parametrize("bad", [["--seed", "7", "--seeds", "7,11"]])
 def test_usage_errors(tmp_path: Path, bad: list[str]) -> None:
     res = _lcg(tmp_path, "run", *bad)
     assert res.returncode in (1, 2) and res.stderr

@@ -120,6 +120,22 @@ def _run(args: argparse.Namespace) -> int:
     for c in corpora:
         print(f"plan: seed {c.seed} gold digest {c.digest}", file=out)
     if args.dry_run:
+        # Resolve each backend exactly as a run would (keys, endpoints, cassettes), build
+        # its extractor and close it unused: nothing is sent.
+        from lcg.errors import LcgError
+
+        for s in specs:
+            try:
+                built = build_extractor(
+                    s, corpora[0], config, record=Path(args.record) if args.record else None
+                )
+            except LcgError as exc:
+                print(f"plan: {s.spec} would be refused: {exc}", file=out)
+                continue
+            print(f"plan: {s.spec} resolves to model {built.model_id}", file=out)
+            close = getattr(built, "close", None)
+            if callable(close):
+                close()
         print("dry run: nothing was sent", file=out)
         return 0
     paid = [s for s in specs if s.paid]
