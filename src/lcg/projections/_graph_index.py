@@ -142,9 +142,7 @@ class IndexDelta:
         """The unbound edges naming ``entity_uuid`` as an endpoint."""
         found = self.base.waiting.get(entity_uuid, set()) | self.waiting.get(entity_uuid, set())
         return sorted(
-            u
-            for u in found
-            if (loc := self.unbound_edge(u)) is not None and entity_uuid in loc[:2]
+            u for u in found if (loc := self.unbound_edge(u)) is not None and entity_uuid in loc[:2]
         )
 
     def put_entity(self, uuid: str, group_id: str | None) -> None:
