@@ -1,0 +1,53 @@
+"""``lcg eval longmemeval`` wraps ``run_longmemeval`` (a synthetic dev split, hash TEST
+DOUBLE embedder, real projections)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lcg.cli.main import build_parser
+
+_TOPICS = ["sourdough", "kayak", "violin", "orchid", "telescope", "marathon"]
+
+
+def _dataset(root: Path) -> None:
+    sessions, questions = [], []
+    for i in range(12):
+        topic = _TOPICS[i % len(_TOPICS)]
+        turns = [
+            {"role": "user", "content": f"session {i} turn {t} about my {topic} number {i}"}
+            for t in range(10)
+        ]
+        sessions.append({"session_id": f"s{i}", "date": "2023/05/01 (Mon) 10:00", "turns": turns})
+    for i in range(3):
+        questions.append(
+            {
+                "question_id": f"q{i}",
+                "question_type": "single-session-user",
+                "question": f"what did I say about my {_TOPICS[i]} number {i}",
+                "answer_session_ids": [f"s{i}"],
+            }
+        )
+    root.mkdir(parents=True)
+    (root / "sessions.jsonl").write_text("\n".join(json.dumps(s) for s in sessions) + "\n")
+    (root / "questions-dev.jsonl").write_text("\n".join(json.dumps(q) for q in questions) + "\n")
+
+
+def test_longmemeval_command_prints_every_method(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _dataset(tmp_path / "lme")
+    monkeypatch.setenv("LCG_EMBEDDER", "hash")
+    parser = build_parser(modules=["lcg.cli.eval"])
+    args = parser.parse_args(
+        ["-C", str(tmp_path), "eval", "longmemeval", "--data", str(tmp_path / "lme"), "--json"]
+    )
+    assert args.func(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["questions"] == 3 and report["turns"] == 120
+    methods = {m["method"]: m for m in report["methods"]}
+    assert {"lcg bm25", "lcg vector (hnsw)", "lcg fused (rrf)"} <= set(methods)
+    assert methods["lcg bm25"]["recall_at_10"] == 1.0
