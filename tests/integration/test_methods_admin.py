@@ -382,6 +382,9 @@ def test_rebuild_busy_refusal_and_one_job_at_a_time() -> None:
                 time.sleep(0.005)  # the call is on its way to the worker thread
             err = b.error("knowledge_rebuild_from_wal", {"force_clear": True})
             assert "Service is busy: 1 write operation(s) in progress" in err["message"]
+            # a dry run is neither refused nor held up by the waiting write (shared lock)
+            dry = b.result("knowledge_rebuild_from_wal", {"from_seq": 1, "dry_run": True})
+            assert dry["dry_run"] is True and dry["mutations_replayed"] == 0
         finally:
             lock.release()
         assert a.read_message()["id"] == "w"

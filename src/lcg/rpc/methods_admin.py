@@ -332,16 +332,24 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
         if not list_segments(ws.store.group_dir(gid)):
             raise StreamError(f"No WAL files found at {ws.store.group_dir(gid)}")
 
+        def replay(progress: Callable[[ReplayProgress], None] | None) -> ReplayResult:
+            return ws.projector.rebuild(
+                gid,
+                from_seq=from_seq,
+                to_seq=to_seq,
+                dry_run=dry_run,
+                force_clear=force_clear,
+                progress=progress,
+            )
+
         def work(progress: Callable[[ReplayProgress], None] | None) -> ReplayResult:
+            if dry_run:
+                # A dry run only reads the stream and the positions: shared, as the reference
+                # (§3.9 step 5), so it neither waits for nor blocks the group's writes.
+                with ws.reading():
+                    return replay(progress)
             with ws.group_lock(gid), ws.rw.write():
-                return ws.projector.rebuild(
-                    gid,
-                    from_seq=from_seq,
-                    to_seq=to_seq,
-                    dry_run=dry_run,
-                    force_clear=force_clear,
-                    progress=progress,
-                )
+                return replay(progress)
 
         if ctx.progress_enabled:
             loop = asyncio.get_running_loop()
