@@ -59,12 +59,6 @@ def test_perfect_model_structural_checks_are_perfect(perfect: SeedRun) -> None:
     assert perfect.withdrawal is not None and perfect.withdrawal.deleted == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine gap (ADR 0033 keeps edges_invalidated empty): ExtractionService._decide "
-    "drops the invalid_at of an edge that restates a current edge, so an ending the model "
-    "states never invalidates it; see docs/eval.md, 'Known gap'",
-)
 def test_perfect_model_supersession_leaves_the_ended_fact_not_current(perfect: SeedRun) -> None:
     (c,) = [c for c in perfect.structural.checks if c.name == "superseded_not_current"]
     assert c.checked == 1 and c.ok, c.misses

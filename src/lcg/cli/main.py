@@ -33,6 +33,7 @@ COMMAND_MODULES: list[str] = [
     "lcg.cli.mcp",
     "lcg.cli.methods",
     "lcg.cli.demo",
+    "lcg.cli.eval",
 ]
 
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from lcg.errors import InvalidParamsError
-from lcg.events.layout import EMBEDDING_MODEL_FILE
 
 if TYPE_CHECKING:
     from lcg.events.model import Event
@@ -48,7 +47,8 @@ def strip_control(text: str) -> str:
 def normalize_name(name: str) -> str:
     """The key names are matched by: NFKC, control characters removed, trimmed, lowercased,
     inner whitespace collapsed."""
-    text = unicodedata.normalize("NFKC", strip_control(name))
+    spaced = re.sub(r"[\t\n\r\v\f]", " ", name)
+    text = unicodedata.normalize("NFKC", strip_control(spaced))
     return " ".join(text.split()).lower()
 
 
@@ -78,9 +78,5 @@ def attributes_text(value: Any) -> str:
 
 
 def commit(ws: Workspace, group_id: str, events: list[Event]) -> list[Event]:
-    """``ws.commit`` and, for a group whose stream has no embedding-model sidecar yet (one
-    created since the workspace opened), record the running embedder as its model."""
-    stamped = ws.commit(group_id, events)
-    if not (ws.store.group_dir(group_id) / EMBEDDING_MODEL_FILE).exists():
-        ws.record_embedding_model(group_id)
-    return stamped
+    """``ws.commit`` (which also stamps a new group's embedding-model sidecar)."""
+    return ws.commit(group_id, events)

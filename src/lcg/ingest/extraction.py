@@ -27,6 +27,7 @@ from lcg.config import Config
 from lcg.errors import InvalidParamsError, LcgError
 from lcg.events.model import (
     DroppedEdge,
+    EdgeInvalidation,
     EdgeRecord,
     EdgeRestated,
     EntityRecord,
@@ -708,6 +709,7 @@ def _decide(
     dropped: list[DroppedEdge] = []
     edges: list[EdgeRecord] = []
     restated: list[EdgeRestated] = []
+    invalidated: list[EdgeInvalidation] = []
     seen_pairs: dict[tuple[str, str], list[tuple[str | None, str]]] = {}
     reclassified_edges = 0
     for loop in prep.self_loops:
@@ -798,6 +800,12 @@ def _decide(
             if prior is not None:
                 if all(r.uuid != prior.uuid for r in restated):
                     restated.append(EdgeRestated(uuid=prior.uuid, episode_uuid=ep.uuid))
+                # A restatement that states the fact's end closes the current edge.
+                ended = _valid_time(be.edge.invalid_at)
+                if ended is not None and all(i.uuid != prior.uuid for i in invalidated):
+                    invalidated.append(
+                        EdgeInvalidation(uuid=prior.uuid, invalid_at=ended, reason="ended")
+                    )
                 continue
         edge_attrs: dict[str, Any] = {}
         if be.original_type is not None:
@@ -826,6 +834,7 @@ def _decide(
         entities_updated=list(merged_updates.values()),
         edges_created=edges,
         edges_restated=restated,
+        edges_invalidated=invalidated,
         edges_dropped=dropped,
         mentions=list(dict.fromkeys(uuids)),
         model=output.model or model,

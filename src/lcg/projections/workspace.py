@@ -15,11 +15,12 @@ import os
 import shutil
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from lcg.config import Config
 from lcg.errors import StreamLockedError
+from lcg.events.layout import EMBEDDING_MODEL_FILE
 from lcg.events.model import Event
 from lcg.events.sidecars import EmbeddingModelSidecar, write_embedding_model
 from lcg.events.store import WalStore
@@ -34,6 +35,34 @@ from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection
 
 __all__ = ["Workspace"]
+
+
+class _WorkspaceLock:
+    """Shared reads, exclusive maintenance, and a mutex around applying events.
+
+    ``read()`` is held by queries; ``write()`` (rebuild, catch-up, close) excludes readers and
+    applies; ``applying()`` (live commits) excludes other applies and ``write()`` only.
+    """
+
+    def __init__(self) -> None:
+        self._rw = RWLock()
+        self._apply = threading.RLock()
+
+    def read(self) -> AbstractContextManager[None]:
+        """Hold the projections for reading."""
+        return self._rw.read()
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """Hold the projections exclusively."""
+        with self._rw.write(), self._apply:
+            yield
+
+    @contextmanager
+    def applying(self) -> Iterator[None]:
+        """Hold the right to apply events (not excluding readers)."""
+        with self._apply:
+            yield
 
 _WORKSPACE_LOCK = "workspace.lock"
 
@@ -84,10 +113,11 @@ class Workspace:
         except BaseException:
             os.close(self._lock_fd)
             raise
-        self.rw = RWLock()
+        self.rw = _WorkspaceLock()
         self._group_locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self._closed = False
+        self._stamped: set[str] = set()
 
     @staticmethod
     def _acquire(path: Path) -> int:
@@ -143,8 +173,14 @@ class Workspace:
         The caller holds ``group_lock(group_id)`` when its decision read the projections.
         """
         stamped = self.store.append(group_id, events)
-        with self.rw.write():
+        # Applying excludes other applies and exclusive work (rebuild, close), not readers:
+        # each projection guards its own state, so reads never queue behind writes.
+        with self.rw.applying():
             self.projector.apply_live(group_id, stamped)
+        if group_id not in self._stamped:
+            self._stamped.add(group_id)
+            if not (self.store.group_dir(group_id) / EMBEDDING_MODEL_FILE).exists():
+                self.record_embedding_model(group_id)
         return stamped
 
     @contextmanager
