@@ -24,6 +24,7 @@ from lcg import telemetry
 from lcg.config import Config
 from lcg.errors import DegradedError, LcgError, ProjectionError
 from lcg.extract.embedders import Embedder
+from lcg.ingest.extraction import ExtractionService
 from lcg.projections.projector import ReplayResult
 from lcg.projections.search import Searcher
 from lcg.projections.status import OntologyStatus
@@ -80,6 +81,8 @@ class ServiceApp:
         #: Supplies the ontology status (set by the extraction layer when one is loaded).
         self.ontology_provider: Callable[[], OntologyStatus] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        #: The extraction pipeline (its extractor is ``None`` in lite mode); set on open.
+        self.extraction: ExtractionService | None = None
         # Own pools rather than asyncio's default one (min(32, cpus + 4) threads, shared):
         # writes wait for their group's lock inside a worker thread, and on a small machine a
         # few of them would otherwise take every thread and stall reads and health checks.
@@ -106,6 +109,12 @@ class ServiceApp:
             self._degrade(f"{type(exc).__name__}: {exc}")
 
     def _open_sync(self) -> None:
+        if self.extraction is None:
+            from lcg.extract.factory import make_extractor
+
+            self.extraction = ExtractionService.from_config(
+                self.config, make_extractor(self.config)
+            )
         embedder = self.embedder_factory() if self.embedder_factory else None
         ws = Workspace.open(self.config, embedder)
         self._attach(ws)
@@ -127,6 +136,8 @@ class ServiceApp:
         ws, self._ws = self._ws, None
         if ws is not None:
             await asyncio.to_thread(ws.close)
+        if self.extraction is not None:
+            await asyncio.to_thread(functools.partial(self.extraction.close, close_extractor=True))
         self._read_pool.shutdown(wait=False, cancel_futures=True)
         self._write_pool.shutdown(wait=False, cancel_futures=True)
 

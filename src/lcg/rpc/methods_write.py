@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from lcg.errors import InvalidParamsError
-from lcg.ingest import assertion, cross_group, deletion, episodes, merge
+from lcg.ingest import assertion, cross_group, deletion, merge
 from lcg.ingest._common import parse_timestamp
+from lcg.rpc.methods_extract import extraction_service
 from lcg.rpc.params import (
     bool_param,
     group_id,
@@ -88,7 +89,7 @@ def write_methods(app: ServiceApp) -> list[MethodSpec]:
             raise InvalidParamsError("source_file is required")
         ref = p.get("reference_time")
         return await app.run_write(
-            episodes.process_chunk,
+            extraction_service(app).process_chunk,
             app.ws,
             chunk_text=chunk_text,
             chunk_id=chunk_id,
@@ -100,7 +101,7 @@ def write_methods(app: ServiceApp) -> list[MethodSpec]:
 
     async def add_episode(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
         return await app.run_write(
-            episodes.add_episode,
+            extraction_service(app).add_episode,
             app.ws,
             name=str_param(p, "name"),
             episode_body=str_param(p, "episode_body"),
