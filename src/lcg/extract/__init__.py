@@ -2,4 +2,39 @@
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from lcg.extract.embedders import (
+    Embedder,
+    HashEmbedder,
+    HttpEmbedder,
+    LocalEmbedder,
+    UdsEmbedder,
+    make_embedder,
+)
+from lcg.extract.extractor import (
+    ExtractedEdge,
+    ExtractedEntity,
+    ExtractionOutput,
+    Extractor,
+    ExtractRequest,
+)
+from lcg.extract.factory import make_extractor
+from lcg.extract.ontology import Ontology, OntologyLoader
+from lcg.extract.scripted import ScriptedExtractor
+
+__all__ = [
+    "Embedder",
+    "ExtractRequest",
+    "ExtractedEdge",
+    "ExtractedEntity",
+    "ExtractionOutput",
+    "Extractor",
+    "HashEmbedder",
+    "HttpEmbedder",
+    "LocalEmbedder",
+    "Ontology",
+    "OntologyLoader",
+    "ScriptedExtractor",
+    "UdsEmbedder",
+    "make_embedder",
+    "make_extractor",
+]

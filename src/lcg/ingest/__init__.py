@@ -1,5 +1,33 @@
-"""Commands that decide events: ingestion, assertion, merge, deletion, cross-group edges."""
+"""Commands that decide events: ingestion, extraction, assertion, merge, deletion,
+cross-group edges and curation."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from lcg.ingest.assertion import assert_entity, assert_relationship
+from lcg.ingest.cross_group import add_cross_group_edge, rebind_pointers
+from lcg.ingest.deletion import (
+    clear_all,
+    delete_by_group,
+    delete_by_source,
+    delete_chunk_episode,
+    delete_episode,
+)
+from lcg.ingest.episodes import add_episode, process_chunk
+from lcg.ingest.extraction import ExtractionService
+from lcg.ingest.merge import merge_entities
+
+__all__ = [
+    "ExtractionService",
+    "add_cross_group_edge",
+    "add_episode",
+    "assert_entity",
+    "assert_relationship",
+    "clear_all",
+    "delete_by_group",
+    "delete_by_source",
+    "delete_chunk_episode",
+    "delete_episode",
+    "merge_entities",
+    "process_chunk",
+    "rebind_pointers",
+]

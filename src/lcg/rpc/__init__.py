@@ -3,4 +3,21 @@ service application, and the Python client."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from lcg.rpc.app import ServiceApp, build_app
+from lcg.rpc.client import AsyncClient, Client
+from lcg.rpc.methods import build_registry
+from lcg.rpc.registry import MethodSpec, ParamSpec, Registry
+from lcg.rpc.server import run_server, serve
+
+__all__ = [
+    "AsyncClient",
+    "Client",
+    "MethodSpec",
+    "ParamSpec",
+    "Registry",
+    "ServiceApp",
+    "build_app",
+    "build_registry",
+    "run_server",
+    "serve",
+]
