@@ -241,6 +241,30 @@ class _Connection:
 _item_encoder = msgspec.json.Encoder()
 
 
+class _TrackedProtocol(asyncio.StreamReaderProtocol):
+    """A stream protocol that keeps its transport in the server's set while connected."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        callback: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]],
+        registry: set[asyncio.BaseTransport],
+    ) -> None:
+        super().__init__(reader, callback)
+        self._registry = registry
+        self._tracked: asyncio.BaseTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._tracked = transport
+        self._registry.add(transport)
+        super().connection_made(transport)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._tracked is not None:
+            self._registry.discard(self._tracked)
+        super().connection_lost(exc)
+
+
 class Server:
     """The asyncio Unix-socket JSON-RPC server hosting one App."""
 
@@ -262,6 +286,7 @@ class Server:
         self._server: asyncio.AbstractServer | None = None
         self._open_task: asyncio.Task[None] | None = None
         self._conns: set[_Connection] = set()
+        self._transports: set[asyncio.BaseTransport] = set()
         self._closing = False
         self._stop: asyncio.Event | None = None
         self._inode: int | None = None
@@ -285,9 +310,8 @@ class Server:
         # umask makes the socket 0600 from its first moment; chmod states it explicitly.
         old_mask = os.umask(0o177)
         try:
-            self._server = await asyncio.start_unix_server(
-                self._on_connection, path=str(path), limit=LINE_LIMIT
-            )
+            loop = asyncio.get_running_loop()
+            self._server = await loop.create_unix_server(self._new_protocol, path=str(path))
         except OSError as exc:
             raise ConfigError(f"cannot bind {path}: {exc.strerror or exc}") from exc
         finally:
@@ -328,6 +352,15 @@ class Server:
         if self._open_task is not None and not self._open_task.done():
             self._open_task.cancel()
             await asyncio.gather(self._open_task, return_exceptions=True)
+        # A connection accepted just before close() is still being set up by asyncio (an
+        # accept task, then connection_made) and its own task may never run: let the set-up
+        # finish, then close every transport still open, so no socket is left to the GC.
+        for _ in range(5):
+            await asyncio.sleep(0)
+        for transport in list(self._transports):
+            transport.close()
+        for _ in range(2):
+            await asyncio.sleep(0)
         try:
             await self.app.close()
         except Exception as exc:
@@ -350,6 +383,10 @@ class Server:
                 self.socket_path.unlink()
 
     # -- connections -------------------------------------------------------------------------
+
+    def _new_protocol(self) -> asyncio.BaseProtocol:
+        reader = asyncio.StreamReader(limit=LINE_LIMIT)
+        return _TrackedProtocol(reader, self._on_connection, self._transports)
 
     async def _on_connection(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
