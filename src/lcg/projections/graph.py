@@ -35,6 +35,7 @@ from lcg.projections._graph_apply import (
     EDGE_COLUMNS,
     apply_events,
     edge_from_row,
+    execute,
     fold_events,
     purge,
     ts_text,
@@ -172,7 +173,7 @@ class GraphProjection:
         what = f"apply of {group_id!r} seq {events[0].seq}..{events[-1].seq}"
         with self._transaction(what) as (c, delta):
             apply_events(c, group_id, events, delta)
-            c.execute(_SET_POSITION, {"g": group_id, "seq": events[-1].seq, "gen": generation})
+            execute(c, _SET_POSITION, {"g": group_id, "seq": events[-1].seq, "gen": generation})
 
     def load_group(self, group_id: str, generation: str, batches: Iterable[list[Event]]) -> int:
         """Fold a whole stream into a group that holds no rows, in one transaction.
@@ -206,7 +207,7 @@ class GraphProjection:
         with self._transaction(f"bulk load of {group_id!r}") as (c, delta):
             count = fold_events(c, group_id, checked(), delta)
             if last:
-                c.execute(_SET_POSITION, {"g": group_id, "seq": last[0].seq, "gen": generation})
+                execute(c, _SET_POSITION, {"g": group_id, "seq": last[0].seq, "gen": generation})
         return count
 
     def purge_group(self, group_id: str) -> None:
