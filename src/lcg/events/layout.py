@@ -10,19 +10,32 @@ __all__ = [
     "CHECKPOINTS_DIR",
     "DB_DIR",
     "DEFAULT_GROUP",
+    "EMBEDDINGS_CACHE_DIR",
+    "EMBEDDINGS_KEYS_SUFFIX",
+    "EMBEDDINGS_LOCK_FILE",
+    "EMBEDDINGS_META_FILE",
+    "EMBEDDINGS_VECS_SUFFIX",
     "EMBEDDING_MODEL_FILE",
     "GENERATION_FILE",
+    "GROUP_ONTOLOGY_DIR",
     "LCG_DIR",
+    "LEGACY_LCG_DIR",
     "LOCK_FILE",
+    "ONTOLOGY_FILE",
+    "ONTOLOGY_HASH_FILE",
     "ONTOLOGY_SIDECAR_FILE",
     "QUARANTINE_DIR",
+    "REPLICA_DIR",
     "SEGMENT_DIGITS",
     "SEGMENT_SUFFIX",
     "SOCKET_FILE",
     "TEMP_SUFFIX",
     "TEXT_DIR",
+    "TEXT_SNAPSHOT_SUFFIX",
     "VECTORS_DIR",
+    "VECTORS_META_FILE",
     "WAL_DIR",
+    "WORKSPACE_LOCK_FILE",
     "segment_name",
 ]
 
@@ -59,6 +72,26 @@ QUARANTINE_DIR: Final = ".quarantine"
 LOCK_FILE: Final = ".writer.lock"
 #: Suffix of files written before an atomic rename.
 TEMP_SUFFIX: Final = ".tmp"
+
+#: The exclusive lock of an open workspace, inside ``LCG_DIR``.
+WORKSPACE_LOCK_FILE: Final = "workspace.lock"
+#: The embedding cache, inside ``LCG_DIR/CACHE_DIR``; then ``<model>-<dim>/``.
+EMBEDDINGS_CACHE_DIR: Final = "embeddings"
+EMBEDDINGS_META_FILE: Final = "meta.json"
+EMBEDDINGS_LOCK_FILE: Final = ".lock"
+EMBEDDINGS_KEYS_SUFFIX: Final = ".keys"
+EMBEDDINGS_VECS_SUFFIX: Final = ".vecs"
+#: A group's BM25 snapshot: ``TEXT_DIR/<encoded group><suffix>``.
+TEXT_SNAPSHOT_SUFFIX: Final = ".bm25"
+#: A group's vector snapshot metadata: ``VECTORS_DIR/<encoded group>/<file>``.
+VECTORS_META_FILE: Final = "meta.msgpack"
+#: A replica's verified-segment records, inside ``LCG_DIR``.
+REPLICA_DIR: Final = "replica"
+#: Ontology files under the workspace root.
+ONTOLOGY_FILE: Final = "ontology.yaml"
+GROUP_ONTOLOGY_DIR: Final = "ontology"
+LEGACY_LCG_DIR: Final = ".graphiti"
+ONTOLOGY_HASH_FILE: Final = "ontology-hash.json"
 
 
 def segment_name(first_seq: int) -> str:

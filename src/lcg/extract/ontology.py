@@ -31,7 +31,13 @@ import yaml
 from lcg.errors import CorruptFileError, GroupNameError
 from lcg.events._fs import atomic_write
 from lcg.events.groups import encode_group
-from lcg.events.layout import LCG_DIR
+from lcg.events.layout import (
+    GROUP_ONTOLOGY_DIR,
+    LCG_DIR,
+    LEGACY_LCG_DIR,
+    ONTOLOGY_FILE,
+    ONTOLOGY_HASH_FILE,
+)
 
 __all__ = [
     "HASH_FILE",
@@ -72,11 +78,9 @@ UNCLASSIFIED_RELATION: Final = "UNCLASSIFIED"
 ROOT_TYPE: Final = "Entity"
 
 # On-disk names (candidates for events/layout.py, which this module does not own).
-ONTOLOGY_FILE: Final = "ontology.yaml"
-GROUP_ONTOLOGY_DIR: Final = "ontology"
-LEGACY_DIR: Final = ".graphiti"
+LEGACY_DIR: Final = LEGACY_LCG_DIR
 #: ``.lcg/ontology-hash.json``: the ontology the workspace's graph was last extracted with.
-HASH_FILE: Final = "ontology-hash.json"
+HASH_FILE: Final = ONTOLOGY_HASH_FILE
 
 # A word is a run of letters/digits; camel boundaries split "fooBar" and "HTTPServer".
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+|[^\W_]+")

@@ -37,6 +37,13 @@ import numpy as np
 import numpy.typing as npt
 
 from lcg.errors import EmbedderError, ProjectionError
+from lcg.events.layout import (
+    EMBEDDINGS_CACHE_DIR,
+    EMBEDDINGS_KEYS_SUFFIX,
+    EMBEDDINGS_LOCK_FILE,
+    EMBEDDINGS_META_FILE,
+    EMBEDDINGS_VECS_SUFFIX,
+)
 
 if TYPE_CHECKING:
     from lcg.extract.embedders import Embedder
@@ -45,13 +52,13 @@ __all__ = ["EMBEDDINGS_DIR", "CacheMeta", "EmbeddingCache", "cache_dir_name", "e
 
 #: The embedding caches' directory inside the workspace's ``cache`` directory
 #: (``.lcg/cache/embeddings/``). Belongs with the other names in ``events/layout.py``.
-EMBEDDINGS_DIR: Final = "embeddings"
+EMBEDDINGS_DIR: Final = EMBEDDINGS_CACHE_DIR
 
 _FORMAT: Final = 1
-_META_FILE: Final = "meta.json"
-_LOCK_FILE: Final = ".lock"
-_KEYS_SUFFIX: Final = ".keys"
-_VECS_SUFFIX: Final = ".vecs"
+_META_FILE: Final = EMBEDDINGS_META_FILE
+_LOCK_FILE: Final = EMBEDDINGS_LOCK_FILE
+_KEYS_SUFFIX: Final = EMBEDDINGS_KEYS_SUFFIX
+_VECS_SUFFIX: Final = EMBEDDINGS_VECS_SUFFIX
 _TMP_SUFFIX: Final = ".tmp"
 _DIGEST: Final = 32
 _KEY_RECORD: Final = _DIGEST + 4

@@ -42,7 +42,7 @@ from lcg.events._fs import atomic_write
 from lcg.events.codec import decode_line
 from lcg.events.generation import read_generation
 from lcg.events.groups import encode_group, list_groups
-from lcg.events.layout import BOUNDS_FILE, GENERATION_FILE, LCG_DIR, SEGMENT_SUFFIX
+from lcg.events.layout import BOUNDS_FILE, GENERATION_FILE, LCG_DIR, REPLICA_DIR, SEGMENT_SUFFIX
 from lcg.events.model import Event
 from lcg.events.reader import generation_from_lines
 from lcg.events.segments import list_segments, read_tail
@@ -65,7 +65,6 @@ ReplicaState = Literal["starting", "following", "stopped"]
 _CHUNK = 1 << 20
 log = logging.getLogger(__name__)
 #: The follower's verification marks, inside the replica workspace's ``LCG_DIR``.
-REPLICA_DIR = "replica"
 
 
 class ReplicaStatus(msgspec.Struct, kw_only=True):

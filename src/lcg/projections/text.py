@@ -28,7 +28,7 @@ import msgspec
 
 from lcg.errors import ProjectionError
 from lcg.events.groups import decode_group, encode_group
-from lcg.events.layout import TEMP_SUFFIX
+from lcg.events.layout import TEMP_SUFFIX, TEXT_SNAPSHOT_SUFFIX
 from lcg.projections._analyzer import query_terms, term_counts
 from lcg.projections._bm25 import Bm25Index, IndexSnapshot
 from lcg.projections.ops import TEXT_PARTS, ClearGroup, Delete, Op, Upsert
@@ -37,7 +37,7 @@ __all__ = ["SNAPSHOT_SUFFIX", "TextProjection", "indexed_text"]
 
 #: Suffix of a group's snapshot file inside the projection root.
 # Belongs in lcg.events.layout with the other on-disk names (requested there).
-SNAPSHOT_SUFFIX: Final = ".bm25"
+SNAPSHOT_SUFFIX: Final = TEXT_SNAPSHOT_SUFFIX
 _FORMAT: Final = 1
 _KINDS: Final = tuple(TEXT_PARTS)
 

@@ -35,6 +35,7 @@ import numpy.typing as npt
 
 from lcg.errors import ProjectionError
 from lcg.events.groups import decode_group, encode_group
+from lcg.events.layout import VECTORS_META_FILE
 from lcg.projections._hnsw import EXACT_BELOW, FieldIndex, FieldMeta
 from lcg.projections.ops import VECTOR_FIELDS, ClearGroup, Delete, Op, Upsert
 
@@ -43,7 +44,7 @@ __all__ = ["FIELDS", "META_FILE", "VectorProjection"]
 #: The searchable fields, ``"<kind>.<part>"``, sorted.
 FIELDS: Final[tuple[str, ...]] = tuple(sorted(f"{k}.{p}" for k, p in VECTOR_FIELDS))
 #: The snapshot meta file inside a group's directory (written last).
-META_FILE: Final = "meta.msgpack"
+META_FILE: Final = VECTORS_META_FILE
 _TMP_SUFFIX: Final = ".tmp"
 _FORMAT: Final = 1
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from lcg.config import Config
 from lcg.errors import StreamLockedError
-from lcg.events.layout import EMBEDDING_MODEL_FILE
+from lcg.events.layout import EMBEDDING_MODEL_FILE, LCG_DIR, WORKSPACE_LOCK_FILE
 from lcg.events.model import Event
 from lcg.events.sidecars import EmbeddingModelSidecar, write_embedding_model
 from lcg.events.store import WalStore
@@ -64,7 +64,6 @@ class _WorkspaceLock:
         with self._apply:
             yield
 
-_WORKSPACE_LOCK = "workspace.lock"
 
 
 class Workspace:
@@ -72,9 +71,11 @@ class Workspace:
 
     def __init__(self, config: Config, embedder: Embedder | None = None) -> None:
         self.config = config
-        lcg_dir = config.wal_dir.parent
+        # The lock lives in the workspace's own state directory, never beside a stream root
+        # that LCG_WAL_DIR may point elsewhere (a publication, a shared folder).
+        lcg_dir = config.workspace / LCG_DIR
         lcg_dir.mkdir(parents=True, exist_ok=True)
-        self._lock_fd = self._acquire(lcg_dir / _WORKSPACE_LOCK)
+        self._lock_fd = self._acquire(lcg_dir / WORKSPACE_LOCK_FILE)
         try:
             self.store = WalStore(
                 config.wal_dir,
@@ -90,9 +91,7 @@ class Workspace:
                 model=config.embedding_model,
                 dim=config.embedding_dim,
             )
-            self.cache = EmbeddingCache(
-                config.cache_dir / "embeddings", self.embedder.model_id, self.embedder.dim
-            )
+            self.cache = EmbeddingCache.for_embedder(config.cache_dir, self.embedder)
             self.text_embedder = CachedTextEmbedder(self.embedder, self.cache)
             config.db_dir.mkdir(parents=True, exist_ok=True)
             self.graph = GraphProjection(config.db_dir)
