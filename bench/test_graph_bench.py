@@ -13,7 +13,7 @@ import random
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import kuzu
 import msgspec
@@ -23,10 +23,12 @@ from lcg.events.model import (
     EdgeInvalidation,
     EdgeRecord,
     EdgeRestated,
+    EntityAsserted,
     EntityRecord,
     EpisodeAdded,
     EpisodeExtracted,
     Event,
+    RelationshipAsserted,
 )
 from lcg.projections._graph_schema import create_schema
 from lcg.projections.graph import GraphProjection
@@ -263,3 +265,170 @@ def _print_table(rows: list[tuple[str, str, str, str]]) -> None:
     print(line(tuple("-" * w for w in widths)))
     for r in rows:
         print(line(r))
+
+
+#: The live/replay bench: a 100k-event stream (50,000 episodes).
+LIVE_EPISODES = 50_000
+#: Batches of 256 timed at the start (empty graph) and at the end (the rest loaded in bulk).
+REPLAY_BATCHES = 12
+#: Single-event applies timed per event type on the full graph.
+LIVE_SAMPLES = 40
+#: Recorded before the locator (commit fc968d6, same stream, loaded 2-core machine, load ≈ 12):
+#: every lookup of a relationship scanned RELATES_TO, every UNWIND-keyed lookup scanned its
+#: node table, and fresh uuids were looked up too.
+BEFORE: Final = {
+    "replay, batches of 256, start": "364 ev/s",
+    "replay, batches of 256, end": "92 ev/s",
+    "EntityAsserted": "p50 85 ms, p99 300 ms",
+    "RelationshipAsserted": "p50 1,527 ms, p99 2,840 ms",
+    "EpisodeAdded": "p50 169 ms, p99 469 ms",
+}
+
+
+def _live_events(k: int, ts: str) -> list[Event]:
+    return [
+        EntityAsserted(
+            group_id=GROUP,
+            entity=EntityRecord(
+                uuid=f"live-ent-{k}", name=f"Live {k}", labels=["Entity"], created_at=ts
+            ),
+            created=True,
+        ),
+        RelationshipAsserted(
+            group_id=GROUP,
+            edge=EdgeRecord(
+                uuid=f"live-edge-{k}",
+                name="LIVE",
+                source_uuid=f"live-ent-{k}",
+                target_uuid=f"ent-{(37 * k) % 1000:06d}",
+                fact=f"live fact {k}",
+                relation_type="LIVE",
+                valid_at=ts,
+                created_at=ts,
+            ),
+            created=True,
+        ),
+        EpisodeAdded(
+            group_id=GROUP, uuid=f"live-ep-{k}", name=f"live {k}", content="c", created_at=ts
+        ),
+    ]
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def test_graph_live_latency_and_replay_rate(tmp_path: Path) -> None:
+    """Single-event latency per type and batch replay at both ends of a 100k-event stream."""
+    events = synthetic_stream(LIVE_EPISODES)
+    window = REPLAY_BATCHES * 256
+    rows: list[tuple[str, str, str, str]] = []
+
+    start_graph = GraphProjection(tmp_path / "start")
+    start = time.perf_counter()
+    for i in range(0, window, 256):
+        start_graph.apply(GROUP, "gen", events[i : i + 256])
+    start_rate = window / (time.perf_counter() - start)
+    start_graph.close()
+
+    head = events[:-window]
+    full = GraphProjection(tmp_path / "full")
+    full.load_group(GROUP, "gen", (head[i : i + 256] for i in range(0, len(head), 256)))
+    full.close()
+    opened = time.perf_counter()
+    full = GraphProjection(tmp_path / "full")
+    open_ms = 1000 * (time.perf_counter() - opened)
+    start = time.perf_counter()
+    for i in range(len(head), len(events), 256):
+        full.apply(GROUP, "gen", events[i : i + 256])
+    end_rate = window / (time.perf_counter() - start)
+    counts = full.counts(GROUP)
+    rows.append(
+        (
+            "replay, batches of 256, start",
+            f"first {window:,} events, empty graph",
+            f"{start_rate:,.0f} ev/s",
+            BEFORE["replay, batches of 256, start"],
+        )
+    )
+    rows.append(
+        (
+            "replay, batches of 256, end",
+            f"last {window:,} of {len(events):,} events",
+            f"{end_rate:,.0f} ev/s ({end_rate / start_rate:.2f}× start)",
+            BEFORE["replay, batches of 256, end"],
+        )
+    )
+    rows.append(
+        (
+            "open (locator scan)",
+            f"{counts.entities:,} entities, {counts.edges:,} edges",
+            f"{open_ms:,.0f} ms",
+            "-",
+        )
+    )
+
+    latencies: dict[str, list[float]] = {}
+    seq = len(events)
+    ts = "2025-01-01T00:00:00.000000Z"
+    for k in range(LIVE_SAMPLES):
+        for event in _live_events(k, ts):
+            stamped = msgspec.structs.replace(event, seq=seq)
+            seq += 1
+            begin = time.perf_counter()
+            full.apply(GROUP, "gen", [stamped])
+            latencies.setdefault(type(event).__name__, []).append(time.perf_counter() - begin)
+    for name, values in latencies.items():
+        rows.append(
+            (
+                f"live apply, 1 {name}",
+                f"{LIVE_SAMPLES} on the full graph",
+                f"p50 {1000 * _pct(values, 0.5):.1f} ms, p99 {1000 * _pct(values, 0.99):.1f} ms",
+                BEFORE[name],
+            )
+        )
+
+    # The same-run baseline: taking one relationship by scanning RELATES_TO (the old form)
+    # against addressing it through its endpoints' primary keys (the locator's form).
+    probe = events[-1]
+    assert isinstance(probe, EpisodeExtracted)
+    target = probe.edges_created[0]
+    forms = {
+        "scan": (
+            "UNWIND $keys AS k MATCH (a:Entity)-[e:RELATES_TO]->(b:Entity) WHERE e.uuid = k "
+            "RETURN e.uuid",
+            {"keys": [target.uuid]},
+        ),
+        "endpoints": (
+            "MATCH (a:Entity {uuid: $s})-[e:RELATES_TO]->(b:Entity) WHERE b.uuid = $t "
+            "AND e.uuid = $u RETURN e.uuid",
+            {"s": target.source_uuid, "t": target.target_uuid, "u": target.uuid},
+        ),
+    }
+    took: dict[str, float] = {}
+    for label, (query, params) in forms.items():
+        samples = []
+        for _ in range(5):
+            begin = time.perf_counter()
+            assert full.query(query, params) == [[target.uuid]]
+            samples.append(time.perf_counter() - begin)
+        took[label] = _pct(samples, 0.5)
+    rows.append(
+        (
+            "find 1 relationship by uuid",
+            f"{counts.edges:,} edges",
+            f"endpoints {1000 * took['endpoints']:.1f} ms",
+            f"scan {1000 * took['scan']:.1f} ms ({took['scan'] / took['endpoints']:.0f}×)",
+        )
+    )
+    full.close()
+    _print_live_table(rows)
+
+
+def _print_live_table(rows: list[tuple[str, str, str, str]]) -> None:
+    header = ("what", "size", "now", "before the locator / same-run baseline")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
+    print("\n\ngraph projection live writes and replay (100k-event stream)")
+    for r in [header, tuple("-" * w for w in widths), *rows]:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))

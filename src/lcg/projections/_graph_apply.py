@@ -67,6 +67,7 @@ __all__ = [
     "edge_from_row",
     "encode_edge",
     "execute",
+    "forget_prepared",
     "mention_uuid",
     "norm_ts",
     "purge",
@@ -360,6 +361,15 @@ def execute(conn: kuzu.Connection, query: str, params: dict[str, Any]) -> kuzu.Q
     result = conn.execute(statement, params)
     assert isinstance(result, kuzu.QueryResult)
     return result
+
+
+def forget_prepared(conn: kuzu.Connection) -> None:
+    """Drop ``conn``'s cached statements (before it is closed or abandoned).
+
+    Needed because each ``PreparedStatement`` holds its connection, so the weak key alone
+    would never let the entry go.
+    """
+    _PREPARED.pop(conn, None)
 
 
 def _rows(conn: kuzu.Connection, query: str, params: dict[str, Any]) -> list[list[Any]]:

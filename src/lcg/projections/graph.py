@@ -37,6 +37,7 @@ from lcg.projections._graph_apply import (
     edge_from_row,
     execute,
     fold_events,
+    forget_prepared,
     purge,
     ts_text,
 )
@@ -114,7 +115,7 @@ class GraphProjection:
                 conn.execute("BEGIN TRANSACTION")
             except Exception as exc:
                 # Never touch a connection whose BEGIN failed again.
-                self._writer = kuzu.Connection(self._db)
+                self._replace_writer()
                 raise ProjectionError(f"cannot start a graph transaction ({what}): {exc}") from exc
             delta = IndexDelta(self._index)
             try:
@@ -131,13 +132,17 @@ class GraphProjection:
                 raise
             self._index.commit(delta)
 
+    def _replace_writer(self) -> None:
+        forget_prepared(self._writer)
+        self._writer = kuzu.Connection(self._db)
+
     def _rollback(self, conn: kuzu.Connection) -> None:
         try:
             conn.execute("ROLLBACK")
         except Exception as exc:
             # Kuzu rolls a transaction back by itself when a statement in it fails.
             if not _is_no_txn(exc):
-                self._writer = kuzu.Connection(self._db)
+                self._replace_writer()
 
     # ---- positions -------------------------------------------------------------------
 
@@ -305,5 +310,6 @@ class GraphProjection:
                     self._readers.get_nowait().close()
                 except queue.Empty:
                     break
+            forget_prepared(self._writer)
             self._writer.close()
             self._db.close()
