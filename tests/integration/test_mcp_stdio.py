@@ -151,7 +151,7 @@ class ServiceProcess:
             )
         client = Client(self.sock)
         try:
-            client.wait_ready(timeout=30)
+            client.wait_ready(timeout=90)
         finally:
             client.close()
         return self

@@ -159,7 +159,7 @@ def check_response(obj: Any) -> None:
 class Conn:
     def __init__(self, path: Path) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(30)
+        self.sock.settimeout(120)
         self.sock.connect(str(path))
         self.file = self.sock.makefile("rb")
         self.sentinels = 0
