@@ -20,7 +20,6 @@ from typing import Any, Literal, TypeVar
 
 import msgspec
 
-from lcg import telemetry
 from lcg.config import Config
 from lcg.errors import DegradedError, LcgError, ProjectionError
 from lcg.extract.embedders import Embedder
@@ -124,12 +123,11 @@ class ServiceApp:
         self._searcher = Searcher(ws.graph, ws.text, ws.vectors, ws.text_embedder)
         self._state = "healthy"
         self._reason = None
-        telemetry.emit(telemetry.ServiceState(state="healthy"))
 
     def _degrade(self, reason: str) -> None:
+        # The server's dispatcher emits ``service_state`` when it sees the state change.
         self._state = "degraded"
         self._reason = reason
-        telemetry.emit(telemetry.ServiceState(state="degraded", reason=reason))
 
     async def close(self) -> None:
         """Save and close the workspace."""
