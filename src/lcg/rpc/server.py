@@ -299,6 +299,7 @@ class Server:
     async def start(self) -> None:
         """Bind the socket (0600, stale file removed), then start ``app.open()`` behind it."""
         self._stop = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
         path = self.socket_path
         if len(os.fsencode(path)) > _MAX_SOCKET_PATH:
             raise ConfigError(
@@ -321,9 +322,22 @@ class Server:
         self._open_task = asyncio.create_task(self.dispatcher.open_app())
 
     def request_shutdown(self) -> None:
-        """Begin a graceful shutdown (idempotent; safe from handlers and signal handlers)."""
-        if self._stop is not None:
-            self._stop.set()
+        """Begin a graceful shutdown (idempotent; safe from handlers, signal handlers and
+        other threads: ``asyncio.Event.set`` is not thread-safe, so it runs on the loop)."""
+        stop, loop = self._stop, getattr(self, "_loop", None)
+        if stop is None:
+            return
+        if loop is None or loop.is_closed():
+            stop.set()
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            stop.set()
+        else:
+            loop.call_soon_threadsafe(stop.set)
 
     async def wait_for_shutdown_request(self) -> None:
         """Return once ``request_shutdown()`` was called."""
