@@ -41,6 +41,16 @@ def _run(args: argparse.Namespace) -> int:
         config = msgspec.structs.replace(config, embedder=args.embedder)
     telemetry.set_sink(None, enabled=config.telemetry)
     app = build_app(config)
+    if args.extractor_http and args.extractor_uds:
+        raise ConfigError("--extractor-http and --extractor-uds are exclusive; pass one")
+    if args.extractor_http or args.extractor_uds:
+        from lcg.extract.factory import make_extractor
+        from lcg.ingest.extraction import ExtractionService
+
+        extractor = make_extractor(
+            config, explicit_url=args.extractor_http, explicit_uds=args.extractor_uds
+        )
+        app.extraction = ExtractionService.from_config(config, extractor)
     return run_server(app, config.socket_path, config.shutdown_timeout_ms)
 
 
@@ -55,4 +65,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--embedder", choices=["local", "hash", "http", "uds"], help="embedder kind")
     p.add_argument("--embedder-http", metavar="URL", help="OpenAI-compatible embeddings URL")
     p.add_argument("--embedder-uds", metavar="PATH", help="embeddings server on a Unix socket")
+    p.add_argument(
+        "--extractor-http", metavar="URL", help="OpenAI-compatible chat completions URL (LLM)"
+    )
+    p.add_argument("--extractor-uds", metavar="PATH", help="chat completions server on a socket")
     p.set_defaults(func=_run)
