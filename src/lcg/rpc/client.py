@@ -14,6 +14,7 @@ import itertools
 import os
 import socket
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -89,9 +90,10 @@ def _params(**kw: Any) -> dict[str, Any]:
     return {k: v for k, v in kw.items() if v is not None}
 
 
-class _Surface(Generic[R]):
+class _Surface(ABC, Generic[R]):
     """Typed wrappers for the main methods, shared by both clients."""
 
+    @abstractmethod
     def call(
         self,
         method: str,
@@ -100,7 +102,6 @@ class _Surface(Generic[R]):
         on_progress: ProgressCallback | None = None,
     ) -> R:
         """Call ``method`` with ``params``; the result, or a ``RemoteError``."""
-        raise NotImplementedError
 
     def health_check(self) -> R:
         """``health_check``: ``{ok, healthy, state, reason?}``."""
