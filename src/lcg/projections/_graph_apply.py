@@ -24,6 +24,8 @@ statements cast them with ``CAST(… AS TIMESTAMP)``; every value is a plain Pyt
 
 from __future__ import annotations
 
+import functools
+
 # kuzu's Arrow scan calls importlib.util without importing it (kuzu 0.11.3).
 import importlib.util  # noqa: F401
 import uuid as uuidlib
@@ -117,6 +119,8 @@ class _Edge(msgspec.Struct, kw_only=True):
 # ---- timestamps -----------------------------------------------------------------------
 
 
+# Streams repeat timestamps (an extraction stamps all its rows alike); parsing dominates.
+@functools.lru_cache(maxsize=65_536)
 def norm_ts(value: str | None) -> str | None:
     """An event timestamp normalised to RFC 3339 UTC with microseconds (``""`` → ``None``)."""
     if value is None or value == "":

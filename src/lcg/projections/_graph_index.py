@@ -37,9 +37,13 @@ _SCANS: Final = (
 
 
 def _all(conn: kuzu.Connection, query: str) -> list[list[Any]]:
+    """The rows of ``query`` as columns → rows via Arrow (several times faster than
+    ``get_all`` for the hundreds of thousands of rows of an open)."""
     result = conn.execute(query)
     assert isinstance(result, kuzu.QueryResult)
-    return cast(list[list[Any]], result.get_all())
+    table = result.get_as_arrow()
+    columns = [cast(list[Any], table.column(i).to_pylist()) for i in range(table.num_columns)]
+    return [list(row) for row in zip(*columns, strict=True)]
 
 
 class GraphIndex:
