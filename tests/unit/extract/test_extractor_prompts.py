@@ -10,7 +10,7 @@ import pytest
 from lcg.extract import prompts
 from lcg.extract.ontology import load_ontology_file, parse_ontology
 
-APOLLO = Path("/work/shared/data/apollo/ontology.yaml")
+APOLLO = Path(__file__).resolve().parents[3].parent / "shared/data/apollo/ontology.yaml"
 TEMPLATES = Path(prompts.__file__).with_name("prompts")
 
 
