@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from lcg import telemetry
 from lcg.events.model import (
     EdgeRecord,
     EdgeRestated,
@@ -144,6 +145,7 @@ def events(group: str, total: int, seed: int = 7) -> Iterator[Event]:
 
 def write_stream(root: Path, group: str, total: int, seed: int = 7) -> int:
     """Write the synthetic stream of ``group`` under the WAL root ``root``; returns its length."""
+    telemetry.set_sink(None, enabled=False)  # one wal_rotated line per segment is noise here
     store = WalStore(root, fsync="off")
     n = 0
     chunk: list[Event] = []
