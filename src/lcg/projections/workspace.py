@@ -65,7 +65,6 @@ class _WorkspaceLock:
             yield
 
 
-
 class Workspace:
     """Everything of one workspace that a process needs to read and write it."""
 
