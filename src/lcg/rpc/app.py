@@ -169,6 +169,17 @@ class ServiceApp:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._read_pool, functools.partial(fn, *args, **kwargs))
 
+    async def read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn(*args, **kwargs)`` in a read worker thread, holding the projections for
+        reading (the shape every read handler shares)."""
+        ws = self.ws
+
+        def under_lock() -> T:
+            with ws.reading():
+                return fn(*args, **kwargs)
+
+        return await self.run(under_lock)
+
     async def run_write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run a write in a worker thread, counted in ``active_writes``."""
         if self.read_only is not None:

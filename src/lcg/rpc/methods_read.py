@@ -98,13 +98,7 @@ def read_methods(app: ServiceApp) -> list[MethodSpec]:
         query = str_param(p, "query")
         groups = read_group_ids(p, preserve_empty=True)
         n = int_param(p, "num_results", 10, minimum=1, maximum=500, clamp=True)
-        ws = app.ws
-
-        def run() -> list[EntityRow]:
-            with ws.reading():
-                return app.searcher.find_entities(query, groups, n)
-
-        rows = await app.run(run)
+        rows = await app.read(app.searcher.find_entities, query, groups, n)
         return NodesResult(nodes=rows, count=len(rows))
 
     async def find_relationships(ctx: CallContext, p: dict[str, Any]) -> FactsResult:
@@ -112,13 +106,9 @@ def read_methods(app: ServiceApp) -> list[MethodSpec]:
         groups = read_group_ids(p, preserve_empty=True)
         n = int_param(p, "num_results", 10, minimum=1, maximum=500, clamp=True)
         current = bool_param(p, "current_only", False)
-        ws = app.ws
-
-        def run() -> list[EdgeRow]:
-            with ws.reading():
-                return app.searcher.find_relationships(query, groups, n, current_only=current)
-
-        rows = await app.run(run)
+        rows = await app.read(
+            app.searcher.find_relationships, query, groups, n, current_only=current
+        )
         return FactsResult(facts=rows, count=len(rows))
 
     async def search_passages(ctx: CallContext, p: dict[str, Any]) -> PassagesResult:
@@ -132,82 +122,40 @@ def read_methods(app: ServiceApp) -> list[MethodSpec]:
         min_score = float(raw_min) if isinstance(raw_min, int | float) else 0.5
         min_score = min(1.0, max(0.0, min_score))
         groups = read_group_ids(p, preserve_empty=False)
-        ws = app.ws
-
-        def run() -> list[PassageRow]:
-            with ws.reading():
-                return app.searcher.search_passages(query, groups, n, min_score)
-
-        rows = await app.run(run)
+        rows = await app.read(app.searcher.search_passages, query, groups, n, min_score)
         return PassagesResult(passages=rows, count=len(rows))
 
     async def get_episodes(ctx: CallContext, p: dict[str, Any]) -> EpisodesResult:
         gid = group_id(p)
         n = int_param(p, "last_n", 50, minimum=1, maximum=100_000, clamp=True)
-        ws = app.ws
-
-        def run() -> list[EpisodeRow]:
-            with ws.reading():
-                return graph_reads.get_episodes(ws.graph, gid, n)
-
-        rows = await app.run(run)
+        rows = await app.read(graph_reads.get_episodes, app.ws.graph, gid, n)
         return EpisodesResult(episodes=rows, count=len(rows))
 
     async def nodes_by_group(ctx: CallContext, p: dict[str, Any]) -> NodesResult:
         groups = read_group_ids(p, preserve_empty=True)
-        ws = app.ws
-
-        def run() -> list[EntityRow]:
-            with ws.reading():
-                return graph_reads.nodes_by_group(ws.graph, groups)
-
-        rows = await app.run(run)
+        rows = await app.read(graph_reads.nodes_by_group, app.ws.graph, groups)
         return NodesResult(nodes=rows, count=len(rows))
 
     async def edges_by_group(ctx: CallContext, p: dict[str, Any]) -> EdgesResult:
         groups = read_group_ids(p, preserve_empty=True)
-        ws = app.ws
-
-        def run() -> list[EdgeRow]:
-            with ws.reading():
-                return graph_reads.edges_by_group(ws.graph, groups)
-
-        rows = await app.run(run)
+        rows = await app.read(graph_reads.edges_by_group, app.ws.graph, groups)
         return EdgesResult(edges=rows, count=len(rows))
 
     async def edges_by_uuids(ctx: CallContext, p: dict[str, Any]) -> EdgesResult:
         uuids = uuid_list(p, "uuids")
-        ws = app.ws
-
-        def run() -> list[EdgeRow]:
-            with ws.reading():
-                return graph_reads.edges_by_uuids(ws.graph, uuids)
-
-        rows = await app.run(run)
+        rows = await app.read(graph_reads.edges_by_uuids, app.ws.graph, uuids)
         return EdgesResult(edges=rows, count=len(rows))
 
     async def list_entities(ctx: CallContext, p: dict[str, Any]) -> NodesResult:
         n = int_param(p, "num_results", 500, positive_message="num_results must be > 0")
         groups = read_group_ids(p, preserve_empty=False)
-        ws = app.ws
-
-        def run() -> list[EntityRow]:
-            with ws.reading():
-                return graph_reads.list_entities(ws.graph, n, groups)
-
-        rows = await app.run(run)
+        rows = await app.read(graph_reads.list_entities, app.ws.graph, n, groups)
         return NodesResult(nodes=rows, count=len(rows))
 
     async def list_relationships(ctx: CallContext, p: dict[str, Any]) -> FactsResult:
         n = int_param(p, "num_results", 1000, positive_message="num_results must be > 0")
         groups = read_group_ids(p, preserve_empty=False)
-        ws = app.ws
-
-        def run() -> list[EdgeRow]:
-            with ws.reading():
-                return graph_reads.list_relationships(ws.graph, n, groups)
-
-        rows = await app.run(run)
+        rows = await app.read(graph_reads.list_relationships, app.ws.graph, n, groups)
         return FactsResult(facts=rows, count=len(rows))
 
     async def neighbors(ctx: CallContext, p: dict[str, Any]) -> NeighborsResult:
@@ -218,13 +166,7 @@ def read_methods(app: ServiceApp) -> list[MethodSpec]:
             raise InvalidParamsError("entity_uuid is required")
         n = int_param(p, "num_results", 50, minimum=1, maximum=100_000, clamp=True)
         groups = read_group_ids(p, preserve_empty=False)
-        ws = app.ws
-
-        def run() -> tuple[list[EntityRow], list[EdgeRow]]:
-            with ws.reading():
-                return graph_reads.entity_neighbors(ws.graph, center, n, groups)
-
-        nodes, edges = await app.run(run)
+        nodes, edges = await app.read(graph_reads.entity_neighbors, app.ws.graph, center, n, groups)
         return NeighborsResult(
             center_uuid=center,
             nodes=nodes,
@@ -242,13 +184,7 @@ def read_methods(app: ServiceApp) -> list[MethodSpec]:
             raise InvalidParamsError("source is required")
         n = int_param(p, "num_results", 100, minimum=1, maximum=100_000, clamp=True)
         groups = read_group_ids(p, preserve_empty=False)
-        ws = app.ws
-
-        def run() -> list[EntityRow]:
-            with ws.reading():
-                return graph_reads.entities_by_source(ws.graph, source, n, groups)
-
-        rows = await app.run(run)
+        rows = await app.read(graph_reads.entities_by_source, app.ws.graph, source, n, groups)
         return BySourceResult(source=source, nodes=rows, count=len(rows))
 
     num = ParamSpec("num_results", "integer", description="maximum number of results")
