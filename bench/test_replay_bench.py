@@ -1,9 +1,9 @@
 """Replay benchmarks (``make bench``), each a ratio or a rate measured in this run:
 
 1. A full replay of a synthetic stream (``LCG_BENCH_REPLAY_EVENTS``, default 1,000,000) with the
-   hashing embedder: events/s and resident memory after ¼ and after all of the stream, next
-   to the in-memory size of the projections, to show memory follows the projections, not the
-   stream.
+   hashing embedder: events/s and resident memory after ¼ of the stream is read, after all of
+   it is read, after the bulk graph write, after the hnswlib build and after the save, next to
+   the size of the projections, to show memory follows the projections, not the stream.
 2. Batched replay (``LCG_REPLAY_BATCH_SIZE`` 256) against one event per batch on the same
    prefix: the speed-up.
 3. The embedded MiniLM model: replay with a cold embedding cache (recompute) against a warm one.
@@ -61,37 +61,50 @@ def stream(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
 def test_full_replay_rate_and_memory(stream: tuple[Path, int], tmp_path: Path) -> None:
     wal, n = stream
     cfg = _config(tmp_path / "ws", wal, 256)
-    marks = {n // 4: "1/4", n - 1: "full"}
-    samples: dict[str, tuple[float, float, int]] = {}
+    quarter = n // 4
+    # (label, seconds since start, RSS MB, events read) at each point of the replay.
+    samples: list[tuple[str, float, float, int]] = []
     started = time.perf_counter()
     rss_start = _rss_mb()
     ws = Workspace(cfg, HashEmbedder())
 
+    def sample(label: str, count: int) -> None:
+        samples.append((label, time.perf_counter() - started, _rss_mb(), count))
+
     def progress(p: ReplayProgress) -> None:
-        seq = p.last_seq or 0
-        for mark, label in list(marks.items()):
-            if seq >= mark and label not in samples:
-                samples[label] = (time.perf_counter() - started, _rss_mb(), seq + 1)
+        read = (p.last_seq or 0) + 1
+        if p.phase == "apply":
+            if read >= quarter and not samples:
+                sample("1/4 read", read)
+        else:
+            sample({"graph": "all read", "vectors": "graph written"}[p.phase], read)
 
     try:
         with ws.rw.write():
             result = ws.projector.catch_up(GROUP, progress)
+            sample("vectors indexed", n)
             ws.projector.save()
+            sample("saved", n)
         index_mb = (
             sum(f.stat().st_size for f in (tmp_path / "ws" / ".lcg" / "vectors").rglob("*"))
             + sum(f.stat().st_size for f in (tmp_path / "ws" / ".lcg" / "text").rglob("*"))
         ) / 2**20
+        counts = ws.graph.counts(GROUP)
     finally:
         ws.close()
     elapsed = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"\nreplay of {n:,} synthetic events (hash embedder, batch 256)")
-    print(f"{'point':<6} {'events':>10} {'seconds':>9} {'events/s':>10} {'RSS MB':>8}")
-    for label, (secs, rss, count) in samples.items():
-        print(f"{label:<6} {count:>10,} {secs:>9.1f} {count / secs:>10,.0f} {rss:>8.0f}")
+    print(f"\nfull replay of {n:,} synthetic events (hash embedder, batch 256)")
     print(
-        f"total {elapsed:.1f} s, {result.mutations_replayed / elapsed:,.0f} events/s; RSS at start "
-        f"{rss_start:.0f} MB, peak {peak:.0f} MB; vector+text snapshots {index_mb:.0f} MB"
+        f"state: {counts.entities:,} entities, {counts.edges:,} edges, {counts.episodes:,} episodes"
+    )
+    print(f"{'point':<16} {'events':>10} {'seconds':>9} {'events/s':>10} {'RSS MB':>8}")
+    for label, secs, rss, count in samples:
+        print(f"{label:<16} {count:>10,} {secs:>9.1f} {count / secs:>10,.0f} {rss:>8.0f}")
+    print(
+        f"total {elapsed:.1f} s, {result.mutations_replayed / elapsed:,.0f} events/s end to end; "
+        f"RSS at start {rss_start:.0f} MB, peak {peak:.0f} MB; vector+text snapshots "
+        f"{index_mb:.0f} MB"
     )
     assert result.mutations_replayed == n
 

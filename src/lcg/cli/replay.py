@@ -61,7 +61,9 @@ def _run(args: argparse.Namespace) -> int:
                 "knowledge_rebuild_from_wal",
                 params,
                 on_progress=lambda f: bar.update(
-                    int(f.get("mutations_replayed_so_far", 0)), f.get("max_seq")
+                    int(f.get("mutations_replayed_so_far", 0)),
+                    f.get("max_seq"),
+                    "" if f.get("phase", "apply") == "apply" else str(f.get("message", "")),
                 ),
             )
     else:
@@ -75,7 +77,9 @@ def _run(args: argparse.Namespace) -> int:
                 dry_run=args.dry_run,
                 force_clear=args.force_clear,
                 progress=lambda p: bar.update(
-                    (p.last_seq or 0) + 1, (p.max_seq + 1) if p.max_seq is not None else None
+                    (p.last_seq or 0) + 1,
+                    (p.max_seq + 1) if p.max_seq is not None else None,
+                    "" if p.phase == "apply" else p.message,
                 ),
             )
             result = msgspec.to_builtins(res)

@@ -9,7 +9,14 @@ updates the point in place (the documented path for re-adding and replacing).
 The hnswlib graph is built only once the field holds ``exact_below`` live vectors: below that
 an exact numpy scan is as fast as a graph search and gives exact results, and small groups
 (the common case) never pay hnswlib's insertion cost. Once built, the graph is kept up to
-date with every change.
+date with every change, with two exceptions that make large changes cheap:
+
+* hnswlib replaces a vector by repairing the neighbourhood around it, measured at 6-7x the
+  cost of an insert (``bench/test_vectors_bench.py``); an upsert that replaces more than
+  ``1/REPLACE_COST`` of the live vectors builds the graph anew instead.
+* ``suspend_graph`` drops the graph and keeps only the raw rows (searches are exact) until
+  ``resume_graph`` builds it once from the final vectors: a full replay inserts each live
+  vector once instead of replaying every revision into the graph.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ __all__ = [
     "EF_CONSTRUCTION",
     "EXACT_BELOW",
     "HNSW_M",
+    "REPLACE_COST",
     "FieldIndex",
     "FieldMeta",
     "default_ef",
@@ -42,6 +50,8 @@ HNSW_M: Final = 16
 EF_CONSTRUCTION: Final = 200
 #: Below this many live vectors a field is searched exactly (and has no hnswlib graph yet).
 EXACT_BELOW: Final = 2000
+#: An upsert replacing more than ``count / REPLACE_COST`` vectors rebuilds the graph.
+REPLACE_COST: Final = 6
 #: hnswlib's level generator seed, fixed so that single-threaded builds are repeatable.
 _SEED: Final = 100
 _MIN_CAPACITY: Final = 64
@@ -89,6 +99,7 @@ class FieldIndex:
         self._free: list[int] = []
         self._n_slots = 0
         self._hnsw: hnswlib.Index | None = None
+        self._suspended = False
 
     # -- state ----------------------------------------------------------------------------
 
@@ -96,6 +107,11 @@ class FieldIndex:
     def count(self) -> int:
         """The number of live vectors."""
         return len(self._labels)
+
+    @property
+    def suspended(self) -> bool:
+        """Whether graph upkeep is suspended (``suspend_graph``)."""
+        return self._suspended
 
     @property
     def has_graph(self) -> bool:
@@ -133,6 +149,7 @@ class FieldIndex:
         if not uuids:
             return
         labels = np.empty(len(uuids), dtype=np.int64)
+        replaced = 0
         for i, uuid in enumerate(uuids):
             label = self._labels.get(uuid)
             if label is None:
@@ -140,12 +157,29 @@ class FieldIndex:
                 self._labels[uuid] = label
                 self._uuids[label] = uuid
                 self._live[label] = True
+            else:
+                replaced += 1
             labels[i] = label
         self._vecs[labels] = vecs
         self._norms[labels] = np.linalg.norm(vecs, axis=1)
-        if self._hnsw is not None:
+        if self._suspended:
+            return
+        if self._hnsw is not None and replaced * REPLACE_COST <= self.count:
             self._add_to_graph(vecs, labels)
         elif self.count >= self._exact_below:
+            self._build_graph()
+        else:
+            self._hnsw = None
+
+    def suspend_graph(self) -> None:
+        """Stop maintaining the hnswlib graph (and drop it): searches are exact meanwhile."""
+        self._suspended = True
+        self._hnsw = None
+
+    def resume_graph(self) -> None:
+        """Maintain the graph again, building it from the live vectors if they are enough."""
+        self._suspended = False
+        if self._hnsw is None and self.count >= self._exact_below:
             self._build_graph()
 
     def _alloc(self) -> int:

@@ -60,6 +60,9 @@ class ReplayProgress(msgspec.Struct, kw_only=True):
 
     group_id: str
     message: str
+    #: ``apply`` while events are applied; a full replay into an empty group then reports
+    #: ``graph`` (its bulk write) and ``vectors`` (the hnswlib build), which take a while.
+    phase: str = "apply"
     mutations_replayed_so_far: int
     files_processed_so_far: int
     files_total: int
@@ -329,23 +332,29 @@ class Projector:
         reader = StreamReader(gdir, generation=generation)
         stats_before = msgspec.structs.replace(self.embedder.stats)
 
-        def note(batch: list[Event]) -> None:
+        def stage(message: str, phase: str) -> None:
             if progress is not None:
                 progress(
                     ReplayProgress(
                         group_id=group_id,
-                        message=f"applied through seq {batch[-1].seq}",
+                        message=message,
+                        phase=phase,
                         mutations_replayed_so_far=result.mutations_replayed,
                         files_processed_so_far=report.files_read,
                         files_total=files_total,
                         failed_lines_so_far=result.failed_lines,
-                        last_seq=batch[-1].seq,
+                        last_seq=result.last_committed_seq,
                         max_seq=bounds_max,
                     )
                 )
 
+        def note(batch: list[Event]) -> None:
+            stage(f"applied through seq {batch[-1].seq}", "apply")
+
         bulk = positions[0] is None and start == 0 and self.graph.counts(group_id).entities == 0
-        if bulk and self._bulk_load(group_id, generation, reader, to_seq, report, result, note):
+        if bulk and self._bulk_load(
+            group_id, generation, reader, to_seq, report, result, note, stage
+        ):
             report = ReadReport()
             reader = StreamReader(gdir, generation=generation)
             start = (self.graph.position(group_id)[0] or -1) + 1
@@ -386,6 +395,7 @@ class Projector:
         report: ReadReport,
         result: ReplayResult,
         note: Callable[[list[Event]], None],
+        stage: Callable[[str, str], None],
     ) -> bool:
         """Replay into an empty graph with its bulk path, feeding text and vectors on the way.
 
@@ -401,17 +411,23 @@ class Projector:
                 result.last_committed_seq = batch[-1].seq
                 note(batch)
                 yield batch
+            stage("all events read; writing the graph", "graph")
 
         load = getattr(self.graph, "load_group", None)
         if load is None:
             return False
+        # Each live vector enters hnswlib once, at the end, not once per revision.
+        self.vectors.suspend_graphs(group_id)
         try:
             load(group_id, generation, feed())
+            stage("building the vector indexes", "vectors")
         except ProjectionError as exc:
             result.warnings.append(f"bulk load failed ({exc}); replaying event by event")
             result.mutations_replayed = 0
             result.last_committed_seq = None
             return False
+        finally:
+            self.vectors.resume_graphs(group_id)
         result.transactions_committed += 1
         # What the bulk pass read is folded in once, after the (empty) incremental pass.
         self._fold_report(result, report)

@@ -132,6 +132,7 @@ class VectorProjection:
         self._threads = threads
         self._groups: dict[str, _Group] = {}
         self._dirty: set[str] = set()
+        self._suspended: set[str] = set()
         self._lock = threading.RLock()
         self._closed = False
         root.mkdir(parents=True, exist_ok=True)
@@ -260,6 +261,8 @@ class VectorProjection:
                     index = group.fields[name] = FieldIndex(
                         self.dim, exact_below=self._exact_below, threads=self._threads
                     )
+                    if group_id in self._suspended:
+                        index.suspend_graph()
                 index.remove(removed)
                 if added:
                     index.upsert([u for u, _ in added], np.stack([v for _, v in added]))
@@ -267,12 +270,41 @@ class VectorProjection:
             group.seq, group.generation = last_seq, generation
             self._dirty.add(group_id)
 
+    def suspend_graphs(self, group_id: str) -> None:
+        """Keep only raw vectors for ``group_id`` until ``resume_graphs`` (for a full replay).
+
+        Searches of the group are exact meanwhile; a snapshot taken meanwhile has no hnswlib
+        files, and loading it builds nothing until the field next changes.
+        """
+        with self._lock:
+            self._check_open()
+            self._suspended.add(group_id)
+            group = self._groups.get(group_id)
+            for index in () if group is None else group.fields.values():
+                index.suspend_graph()
+
+    def resume_graphs(self, group_id: str) -> None:
+        """Build the hnswlib graphs of ``group_id`` once from its live vectors."""
+        with self._lock:
+            self._check_open()
+            self._suspended.discard(group_id)
+            group = self._groups.get(group_id)
+            if group is None:
+                return
+            for name, index in group.fields.items():
+                had_graph = index.has_graph
+                index.resume_graph()
+                if index.has_graph and not had_graph:
+                    group.dirty_fields.add(name)
+                    self._dirty.add(group_id)
+
     def purge_group(self, group_id: str) -> None:
         """Forget ``group_id`` entirely, in memory and on disk (its position included)."""
         with self._lock:
             self._check_open()
             self._groups.pop(group_id, None)
             self._dirty.discard(group_id)
+            self._suspended.discard(group_id)
             directory = self.root / encode_group(group_id)
             if directory.exists():
                 shutil.rmtree(directory)

@@ -23,6 +23,7 @@ from lcg.events.layout import GENERATION_FILE
 from lcg.events.model import EntityAsserted, EntityRecord, Event
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest import assertion, episodes
+from lcg.projections.projector import ReplayProgress
 from lcg.projections.workspace import Workspace
 
 TS = "2024-01-01T00:00:00.000000Z"
@@ -196,3 +197,27 @@ def test_generation_sidecar_written_by_hand_is_respected(tmp_path: Path) -> None
     with Workspace.open(cfg, HashEmbedder()) as ws:
         stamped = ws.commit("g", [_entity(1)])
         assert stamped[0].gen == "hand-made"
+
+
+def test_full_replay_reports_its_phases_and_builds_vector_graphs(tmp_path: Path) -> None:
+    cfg = _cfg(tmp_path, LCG_REPLAY_BATCH_SIZE="4")
+    with Workspace.open(cfg, HashEmbedder()) as ws:
+        _fill(ws, 30)
+        before = ws.digests("g")
+    for sub in ("db", "text", "vectors"):
+        shutil.rmtree(tmp_path / ".lcg" / sub)
+    frames: list[ReplayProgress] = []
+    ws = Workspace(cfg, HashEmbedder())
+    try:
+        ws.vectors._exact_below = 10  # so that the entity fields get an hnswlib graph
+        with ws.rw.write():
+            result = ws.projector.catch_up("g", frames.append)
+        phases = [f.phase for f in frames]
+        # Batches first, then the bulk graph write, then the one hnswlib build.
+        assert phases[-2:] == ["graph", "vectors"] and set(phases[:-2]) == {"apply"}
+        assert frames[-1].last_seq == result.last_committed_seq == 30
+        field = ws.vectors._groups["g"].fields["entity.name"]
+        assert field.has_graph and not field.suspended
+        assert ws.digests("g") == before
+    finally:
+        ws.close()

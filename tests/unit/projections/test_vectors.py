@@ -259,6 +259,41 @@ def test_graph_built_when_threshold_crossed(root: Path) -> None:
     assert [s for _, s in approx] == pytest.approx([s for _, s in exact], abs=1e-5)
 
 
+def test_large_replace_rebuilds_graph_and_finds_new_vectors(root: Path) -> None:
+    vp = VectorProjection(root, DIM, MODEL, exact_below=10)
+    apply(vp, 1, [ent(f"e{i}", name=f"old {i}") for i in range(60)])
+    field = vp._groups[G].fields["entity.name"]
+    graph_before = field._hnsw
+    # A small replace updates hnswlib in place; a large one builds a new graph.
+    apply(vp, 2, [ent("e0", name="new 0")])
+    assert field._hnsw is graph_before
+    apply(vp, 3, [ent(f"e{i}", name=f"new {i}") for i in range(30)])
+    assert field._hnsw is not graph_before and field.has_graph
+    for i in (0, 17, 29):
+        assert vp.search(G, "entity.name", fake_embed(f"new {i}"), 1)[0][0] == f"e{i}"
+    assert vp.search(G, "entity.name", fake_embed("old 45"), 1)[0][0] == "e45"
+
+
+def test_suspended_graphs_build_once_on_resume(root: Path) -> None:
+    vp = VectorProjection(root, DIM, MODEL, exact_below=20)
+    vp.suspend_graphs(G)
+    for b in range(4):
+        apply(vp, b + 1, [ent(f"e{i}", name=f"n{b}-{i}") for i in range(40)])
+    field = vp._groups[G].fields["entity.name"]
+    assert field.suspended and not field.has_graph
+    # Searches stay right (exact) while suspended; a snapshot then has no hnswlib file.
+    assert vp.search(G, "entity.name", fake_embed("n3-5"), 1)[0][0] == "e5"
+    digest = vp.digest(G)
+    vp.resume_graphs(G)
+    assert field.has_graph and not field.suspended
+    assert vp.digest(G) == digest
+    assert vp.search(G, "entity.name", fake_embed("n3-9"), 1)[0][0] == "e9"
+    vp.close()
+    reopened = VectorProjection(root, DIM, MODEL, exact_below=20)
+    assert reopened._groups[G].fields["entity.name"].has_graph
+    assert reopened.digest(G) == digest
+
+
 def test_save_load_round_trip(root: Path, exact_below: int | None) -> None:
     vp = open_vp(root, exact_below)
     apply(vp, 3, [ent(f"e{i}", name=f"n{i}", summary=f"s{i}") for i in range(40)])
