@@ -163,3 +163,45 @@ def test_vector_projection_bench(tmp_path: Path) -> None:
         print(f"  {name:<{width}}  {value}")
     # Quality, not timing: the default beam (ef=64) must keep recall@10 ≥ 0.98.
     assert recalls[64] >= 0.98
+
+
+@pytest.mark.bench
+def test_replace_cost(tmp_path: Path) -> None:
+    """Changing vectors: hnswlib's in-place update against our retire-and-insert path.
+
+    20k clustered vectors, then 20k replacements (each uuid changed once, batches of 256, so
+    the amortised graph rebuilds are included). Baseline in the same run: raw hnswlib
+    ``add_items`` on the existing labels (its in-place update), and raw inserts.
+    """
+    n = int(os.environ.get("LCG_BENCH_REPLACE_N", "20000"))
+    rng = np.random.default_rng(11)
+    centers = clustered(rng, 1000, rng.standard_normal((1, DIM), dtype=np.float32))
+    data, new = clustered(rng, n, centers), clustered(rng, n, centers)
+
+    raw = hnswlib.Index(space="cosine", dim=DIM)
+    raw.init_index(max_elements=n, ef_construction=EF_CONSTRUCTION, M=HNSW_M, random_seed=100)
+    t0 = time.perf_counter()
+    raw.add_items(data, np.arange(n), num_threads=-1)
+    insert_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for lo in range(0, n, BATCH):
+        hi = min(lo + BATCH, n)
+        raw.add_items(new[lo:hi], np.arange(lo, hi), num_threads=-1)
+    update_s = time.perf_counter() - t0
+
+    vp = VectorProjection(tmp_path / "v", DIM, "bench")
+    apply_range(vp, data, 0, n)
+    t0 = time.perf_counter()
+    for lo in range(0, n, BATCH):
+        hi = min(lo + BATCH, n)
+        vp.apply(G, "gen", n + hi, ops_for(lo, hi), {f"t{i}": new[i] for i in range(lo, hi)})
+    ours_s = time.perf_counter() - t0
+    misses = sum(
+        vp.search(G, FIELD, new[i], 1)[0][0] != f"u{i:06d}" for i in range(0, n, max(1, n // 500))
+    )
+    print(f"\nreplacing {n:,} of {n:,} vectors ({DIM} dims), batches of {BATCH}")
+    print(f"raw hnswlib insert        {n / insert_s:>8,.0f} vectors/s")
+    print(f"raw hnswlib update        {n / update_s:>8,.0f} vectors/s (in place)")
+    print(f"lcg replace               {n / ours_s:>8,.0f} vectors/s (retire + insert, rebuilds)")
+    print(f"lcg replace / raw update: {update_s / ours_s:.1f}x; self-hits missed {misses}")
+    assert misses <= 5

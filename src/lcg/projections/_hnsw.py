@@ -1,22 +1,23 @@
 """The vectors of one (group, field): raw rows by label, a uuid↔label map, an hnswlib graph.
 
-Labels are dense ints owned by this module. A removed uuid's label goes to a free list and
-is reused by the next new uuid, so the raw array and the hnswlib graph stay as large as the
-peak live count, not as large as the history. Reusing a label that hnswlib holds as deleted
-is an ``add_items`` on that label: with ``allow_replace_deleted`` off, hnswlib unmarks it and
-updates the point in place (the documented path for re-adding and replacing).
-
+Labels are dense ints owned by this module, indexes into the raw arrays and hnswlib's labels.
 The hnswlib graph is built only once the field holds ``exact_below`` live vectors: below that
 an exact numpy scan is as fast as a graph search and gives exact results, and small groups
-(the common case) never pay hnswlib's insertion cost. Once built, the graph is kept up to
-date with every change, with two exceptions that make large changes cheap:
+(the common case) never pay hnswlib's insertion cost.
 
-* hnswlib replaces a vector by repairing the neighbourhood around it, measured at 6-7x the
-  cost of an insert (``bench/test_vectors_bench.py``); an upsert that replaces more than
-  ``1/REPLACE_COST`` of the live vectors builds the graph anew instead.
-* ``suspend_graph`` drops the graph and keeps only the raw rows (searches are exact) until
-  ``resume_graph`` builds it once from the final vectors: a full replay inserts each live
-  vector once instead of replaying every revision into the graph.
+Once the graph exists it holds every live label and some *dead* ones. hnswlib can replace a
+point in place, but it does so by repairing the neighbourhood around it, measured at about
+7x the cost of an insert (``test_replace_cost`` in ``bench/test_vectors_bench.py``). So a
+changed vector retires its old label (``mark_deleted``: it stays in the graph as a
+navigation point, dead) and is inserted under a free label; a removed vector's label is
+retired the same way. When dead labels outnumber live ones, the graph is built anew from the
+live vectors and every dead label becomes free. A changed vector thus costs one insert plus,
+amortised, at most one more (the rebuild), and the arrays and the graph stay within about
+twice the live count. Free labels are never in the graph: reusing one is a plain insert.
+
+``suspend_graph`` drops the graph and keeps only the raw rows (searches are exact) until
+``resume_graph`` builds it once from the final vectors: a full replay inserts each live
+vector once instead of replaying every revision into hnswlib.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ __all__ = [
     "EF_CONSTRUCTION",
     "EXACT_BELOW",
     "HNSW_M",
-    "REPLACE_COST",
     "FieldIndex",
     "FieldMeta",
     "default_ef",
@@ -50,8 +50,6 @@ HNSW_M: Final = 16
 EF_CONSTRUCTION: Final = 200
 #: Below this many live vectors a field is searched exactly (and has no hnswlib graph yet).
 EXACT_BELOW: Final = 2000
-#: An upsert replacing more than ``count / REPLACE_COST`` vectors rebuilds the graph.
-REPLACE_COST: Final = 6
 #: hnswlib's level generator seed, fixed so that single-threaded builds are repeatable.
 _SEED: Final = 100
 _MIN_CAPACITY: Final = 64
@@ -96,7 +94,9 @@ class FieldIndex:
         self._live: npt.NDArray[np.bool_] = np.zeros(0, dtype=np.bool_)
         self._uuids: list[str] = []
         self._labels: dict[str, int] = {}
+        #: Labels in no graph, for reuse. ``_dead``: retired labels still in the graph.
         self._free: list[int] = []
+        self._dead: list[int] = []
         self._n_slots = 0
         self._hnsw: hnswlib.Index | None = None
         self._suspended = False
@@ -135,52 +135,63 @@ class FieldIndex:
         """Remove the vectors of ``uuids`` (unknown uuids are ignored)."""
         for uuid in uuids:
             label = self._labels.pop(uuid, None)
-            if label is None:
-                continue
-            self._uuids[label] = ""
-            self._live[label] = False
+            if label is not None:
+                self._retire(label)
+        if self._hnsw is not None and len(self._dead) > self.count:
+            if self.count >= self._exact_below:
+                self._build_graph()
+            else:
+                self._drop_graph()
+
+    def _retire(self, label: int) -> None:
+        self._uuids[label] = ""
+        self._live[label] = False
+        if self._hnsw is not None:
+            self._hnsw.mark_deleted(label)
+            self._dead.append(label)
+        else:
             self._free.append(label)
-            # Every live label is in the graph once it exists (it is built from all of them).
-            if self._hnsw is not None:
-                self._hnsw.mark_deleted(label)
 
     def upsert(self, uuids: list[str], vecs: F32) -> None:
         """Set the vectors of distinct ``uuids`` to the rows of ``vecs`` (add or replace)."""
         if not uuids:
             return
         labels = np.empty(len(uuids), dtype=np.int64)
-        replaced = 0
         for i, uuid in enumerate(uuids):
             label = self._labels.get(uuid)
+            if label is not None and self._hnsw is not None:
+                self._retire(label)  # a new label: an insert, not an in-place repair
+                label = None
             if label is None:
                 label = self._alloc()
                 self._labels[uuid] = label
                 self._uuids[label] = uuid
                 self._live[label] = True
-            else:
-                replaced += 1
             labels[i] = label
         self._vecs[labels] = vecs
         self._norms[labels] = np.linalg.norm(vecs, axis=1)
         if self._suspended:
             return
-        if self._hnsw is not None and replaced * REPLACE_COST <= self.count:
+        if self._hnsw is not None and len(self._dead) <= self.count:
             self._add_to_graph(vecs, labels)
         elif self.count >= self._exact_below:
             self._build_graph()
-        else:
-            self._hnsw = None
 
     def suspend_graph(self) -> None:
         """Stop maintaining the hnswlib graph (and drop it): searches are exact meanwhile."""
         self._suspended = True
-        self._hnsw = None
+        self._drop_graph()
 
     def resume_graph(self) -> None:
         """Maintain the graph again, building it from the live vectors if they are enough."""
         self._suspended = False
         if self._hnsw is None and self.count >= self._exact_below:
             self._build_graph()
+
+    def _drop_graph(self) -> None:
+        self._hnsw = None
+        self._free.extend(self._dead)
+        self._dead = []
 
     def _alloc(self) -> int:
         if self._free:
@@ -219,6 +230,7 @@ class FieldIndex:
             M=HNSW_M,
             random_seed=_SEED,
         )
+        self._drop_graph()  # the new graph holds only live labels: the dead become free
         self._hnsw = index
         labels = np.flatnonzero(self._live[: self._n_slots]).astype(np.int64)
         self._add_to_graph(self._vecs[labels], labels)
@@ -353,4 +365,11 @@ class FieldIndex:
                     f"{n}; {remedy}"
                 )
             field._hnsw = index
+            in_graph = set(index.get_ids_list())
+            if not in_graph.issuperset(field._labels.values()):
+                raise ProjectionError(
+                    f"hnswlib index {hpath} lacks labels the snapshot holds live; {remedy}"
+                )
+            field._dead = [label for label in field._free if label in in_graph]
+            field._free = [label for label in field._free if label not in in_graph]
         return field

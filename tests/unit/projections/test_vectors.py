@@ -259,19 +259,42 @@ def test_graph_built_when_threshold_crossed(root: Path) -> None:
     assert [s for _, s in approx] == pytest.approx([s for _, s in exact], abs=1e-5)
 
 
-def test_large_replace_rebuilds_graph_and_finds_new_vectors(root: Path) -> None:
+def test_replaced_vectors_retire_labels_until_a_rebuild(root: Path) -> None:
     vp = VectorProjection(root, DIM, MODEL, exact_below=10)
-    apply(vp, 1, [ent(f"e{i}", name=f"old {i}") for i in range(60)])
+    apply(vp, 1, [ent(f"e{i}", name=f"v0 {i}") for i in range(60)])
     field = vp._groups[G].fields["entity.name"]
-    graph_before = field._hnsw
-    # A small replace updates hnswlib in place; a large one builds a new graph.
-    apply(vp, 2, [ent("e0", name="new 0")])
-    assert field._hnsw is graph_before
-    apply(vp, 3, [ent(f"e{i}", name=f"new {i}") for i in range(30)])
-    assert field._hnsw is not graph_before and field.has_graph
-    for i in (0, 17, 29):
-        assert vp.search(G, "entity.name", fake_embed(f"new {i}"), 1)[0][0] == f"e{i}"
-    assert vp.search(G, "entity.name", fake_embed("old 45"), 1)[0][0] == "e45"
+    graph = field._hnsw
+    # Each change is an insert under a new label; the old label stays in the graph, dead.
+    apply(vp, 2, [ent(f"e{i}", name=f"v1 {i}") for i in range(40)])
+    assert field._hnsw is graph and len(field._dead) == 40
+    for i in (0, 39):
+        assert vp.search(G, "entity.name", fake_embed(f"v1 {i}"), 1)[0][0] == f"e{i}"
+    # Once dead labels outnumber live ones the graph is built anew and they become free.
+    apply(vp, 3, [ent(f"e{i}", name=f"v2 {i}") for i in range(30)])
+    assert field._hnsw is not graph and field._dead == [] and len(field._free) == 70
+    slots = field._n_slots
+    apply(vp, 4, [ent(f"e{i}", name=f"v3 {i}") for i in range(30)])
+    assert field._n_slots == slots  # free labels are reused
+    for i, v in ((0, 3), (29, 3), (35, 1), (59, 0)):
+        assert vp.search(G, "entity.name", fake_embed(f"v{v} {i}"), 1)[0][0] == f"e{i}"
+    # Dead labels survive a snapshot as dead (reusing one would be an hnswlib update).
+    digest = vp.digest(G)
+    dead = sorted(field._dead)
+    vp.close()
+    again = VectorProjection(root, DIM, MODEL, exact_below=10)
+    reloaded = again._groups[G].fields["entity.name"]
+    assert sorted(reloaded._dead) == dead and again.digest(G) == digest
+    assert again.search(G, "entity.name", fake_embed("v3 7"), 1)[0][0] == "e7"
+
+
+def test_removals_past_the_threshold_drop_the_graph(root: Path) -> None:
+    vp = VectorProjection(root, DIM, MODEL, exact_below=20)
+    apply(vp, 1, [ent(f"e{i}", name=f"n{i}") for i in range(30)])
+    field = vp._groups[G].fields["entity.name"]
+    assert field.has_graph
+    apply(vp, 2, [Delete(kind="entity", group_id=G, uuid=f"e{i}") for i in range(16)])
+    assert not field.has_graph and field._dead == [] and field.count == 14
+    assert vp.search(G, "entity.name", fake_embed("n20"), 1)[0][0] == "e20"
 
 
 def test_suspended_graphs_build_once_on_resume(root: Path) -> None:
