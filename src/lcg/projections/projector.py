@@ -125,6 +125,7 @@ class Projector:
         batch_size: int = 64,
         failure_samples: int = 10,
         fidelity_threshold: float = 0.10,
+        bulk_load: bool = True,
     ) -> None:
         self.store = store
         self.graph = graph
@@ -134,6 +135,9 @@ class Projector:
         self.batch_size = max(1, batch_size)
         self.failure_samples = failure_samples
         self.fidelity_threshold = fidelity_threshold
+        #: Replay into an empty group by the graph's bulk path (False: always batch by batch,
+        #: the baseline the replay bench compares it with).
+        self.bulk_load = bulk_load
         self._since_save = 0
         self._last_save = time.monotonic()
         #: Groups whose vector projection could not embed; they lag until the embedder works.
@@ -351,7 +355,12 @@ class Projector:
         def note(batch: list[Event]) -> None:
             stage(f"applied through seq {batch[-1].seq}", "apply")
 
-        bulk = positions[0] is None and start == 0 and self.graph.counts(group_id).entities == 0
+        bulk = (
+            self.bulk_load
+            and positions[0] is None
+            and start == 0
+            and self.graph.counts(group_id).entities == 0
+        )
         if bulk and self._bulk_load(
             group_id, generation, reader, to_seq, report, result, note, stage
         ):
