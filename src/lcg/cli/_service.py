@@ -10,14 +10,18 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from lcg.config import Config
 from lcg.rpc.client import Client
 
-__all__ = ["ProgressBar", "config_of", "live_client", "print_json"]
+if TYPE_CHECKING:
+    from lcg.projections.projector import ReplayProgress
+    from lcg.projections.workspace import Workspace
+
+__all__ = ["ProgressBar", "config_of", "live_client", "open_direct", "print_json", "show_replay"]
 
 
 def config_of(args: argparse.Namespace) -> Config:
@@ -73,3 +77,31 @@ class ProgressBar:
         if self.enabled and self._last:
             sys.stderr.write("\n")
             sys.stderr.flush()
+
+
+def show_replay(bar: ProgressBar, p: ReplayProgress, *, name_group: bool = False) -> None:
+    """Draw one replay progress report: events applied of the stream, and the phase."""
+    total = p.max_seq + 1 if p.max_seq is not None else None
+    extra = "" if p.phase == "apply" else p.message
+    if name_group:
+        extra = f"{p.group_id} {extra}".rstrip()
+    bar.update((p.last_seq or 0) + 1, total, extra)
+
+
+def open_direct(config: Config, *, catch_up: bool = True) -> Workspace:
+    """Open the workspace's files in this process; catching up shows a progress bar.
+
+    Opening applies whatever the streams hold past the projections (after a crash, an
+    upgrade or a deleted ``.lcg/db``), which on a large workspace takes minutes.
+    """
+    from lcg.projections.workspace import Workspace
+
+    bar = ProgressBar("catching up")
+    try:
+        return Workspace.open(
+            config,
+            catch_up=catch_up,
+            progress=lambda p: show_replay(bar, p, name_group=True),
+        )
+    finally:
+        bar.done()

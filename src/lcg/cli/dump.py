@@ -7,7 +7,7 @@ from pathlib import Path
 
 import msgspec
 
-from lcg.cli._service import config_of, live_client, print_json
+from lcg.cli._service import config_of, live_client, open_direct, print_json
 
 __all__ = ["register"]
 
@@ -30,9 +30,8 @@ def _run(args: argparse.Namespace) -> int:
             result = client.call("knowledge_dump_wal", params)
     else:
         from lcg.projections.dump import dump_groups
-        from lcg.projections.workspace import Workspace
 
-        with Workspace.open(config) as ws:
+        with open_direct(config) as ws:
             groups = [args.group] if args.group else None
             result = msgspec.to_builtins(dump_groups(ws, target, groups))
     if args.json:

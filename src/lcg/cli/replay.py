@@ -7,7 +7,14 @@ from typing import Any
 
 import msgspec
 
-from lcg.cli._service import ProgressBar, config_of, live_client, print_json
+from lcg.cli._service import (
+    ProgressBar,
+    config_of,
+    live_client,
+    open_direct,
+    print_json,
+    show_replay,
+)
 from lcg.events.layout import DEFAULT_GROUP
 
 __all__ = ["register"]
@@ -67,20 +74,14 @@ def _run(args: argparse.Namespace) -> int:
                 ),
             )
     else:
-        from lcg.projections.workspace import Workspace
-
-        with Workspace.open(config) as ws:
+        with open_direct(config, catch_up=False) as ws:
             res = ws.projector.rebuild(
                 args.group,
                 from_seq=args.from_seq,
                 to_seq=args.to_seq,
                 dry_run=args.dry_run,
                 force_clear=args.force_clear,
-                progress=lambda p: bar.update(
-                    (p.last_seq or 0) + 1,
-                    (p.max_seq + 1) if p.max_seq is not None else None,
-                    "" if p.phase == "apply" else p.message,
-                ),
+                progress=lambda p: show_replay(bar, p),
             )
             result = msgspec.to_builtins(res)
     bar.done()

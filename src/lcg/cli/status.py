@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from lcg.cli._service import config_of, live_client, print_json
+from lcg.cli._service import config_of, live_client, open_direct, print_json
 
 __all__ = ["register"]
 
@@ -30,9 +30,8 @@ def _fetch(args: argparse.Namespace) -> dict[str, Any]:
         result["served_by"] = "service"
         return dict(result)
     from lcg.projections.status import build_status
-    from lcg.projections.workspace import Workspace
 
-    with Workspace.open(config) as ws:
+    with open_direct(config) as ws:
         data = msgspec.to_builtins(build_status(ws))
     data["served_by"] = "direct"
     return dict(data)

@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from lcg.cli._service import config_of, live_client, print_json
+from lcg.cli._service import config_of, live_client, open_direct, print_json
 
 __all__ = ["register"]
 
@@ -31,9 +31,8 @@ def _run(args: argparse.Namespace) -> int:
             report = client.call("knowledge_verify", params)
     else:
         from lcg.projections.verify import verify_workspace
-        from lcg.projections.workspace import Workspace
 
-        with Workspace.open(config) as ws:
+        with open_direct(config) as ws:
             groups = [args.group] if args.group else None
             report = msgspec.to_builtins(verify_workspace(ws, groups))
     if args.json:
