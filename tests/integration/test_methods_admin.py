@@ -407,3 +407,39 @@ def test_rebuild_busy_refusal_and_one_job_at_a_time() -> None:
             status = b.result("knowledge_rebuild_status", {"job_id": first["job_id"]})
         assert status["status"] == "completed", status
         assert b.result("knowledge_get_nodes_by_group", {})["count"] == 2
+
+
+def test_health_reason_tells_how_far_the_catch_up_on_open_is() -> None:
+    import asyncio
+    import shutil
+
+    from lcg.config import Config
+    from lcg.ingest import assertion
+    from lcg.projections.projector import ReplayProgress
+    from lcg.projections.workspace import Workspace
+    from lcg.rpc.app import build_app
+
+    with sf.temp_workspace() as root:
+        config = Config.from_env(root, env=sf.HASH_ENV)
+        with Workspace.open(config) as ws:
+            for i in range(6):
+                assertion.assert_entity(ws, name=f"thing {i}", group_id="g")
+        for sub in ("db", "text", "vectors"):
+            shutil.rmtree(root / ".lcg" / sub)
+        app = build_app(config)
+        seen: list[tuple[str, str | None]] = []
+        note = app._note_catch_up
+
+        def spy(p: ReplayProgress) -> None:
+            note(p)
+            seen.append(app.state())
+
+        app._note_catch_up = spy  # type: ignore[method-assign]
+        asyncio.run(app.open())
+        try:
+            assert seen and all(state == "initializing" for state, _ in seen)
+            assert seen[-1][1] is not None
+            assert seen[-1][1].startswith("catching up group 'g': 6 of 6 events")
+            assert app.state() == ("healthy", None)
+        finally:
+            asyncio.run(app.close())

@@ -15,7 +15,8 @@ __all__ = ["register"]
 _HELP = """Run the workspace's JSON-RPC 2.0 service on .lcg/service.sock.
 
 The socket is bound first; health_check answers "initializing" until the projections have
-caught up with the streams, then "healthy". Stop it with Ctrl-C, SIGTERM or knowledge_close.
+caught up with the streams (its reason says how far: group, events, phase), then "healthy".
+Stop it with Ctrl-C, SIGTERM or knowledge_close.
 
 Example:
   lcg serve                                  # embedded embedder, no extractor (lite mode)

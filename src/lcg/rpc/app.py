@@ -24,7 +24,7 @@ from lcg.config import Config
 from lcg.errors import DegradedError, LcgError, ProjectionError
 from lcg.extract.embedders import Embedder
 from lcg.ingest.extraction import ExtractionService
-from lcg.projections.projector import ReplayResult
+from lcg.projections.projector import ReplayProgress, ReplayResult
 from lcg.projections.search import Searcher
 from lcg.projections.status import OntologyStatus
 from lcg.projections.workspace import Workspace
@@ -115,8 +115,15 @@ class ServiceApp:
                 self.config, make_extractor(self.config)
             )
         embedder = self.embedder_factory() if self.embedder_factory else None
-        ws = Workspace.open(self.config, embedder)
+        ws = Workspace.open(self.config, embedder, progress=self._note_catch_up)
         self._attach(ws)
+
+    def _note_catch_up(self, p: ReplayProgress) -> None:
+        # While initializing, health_check's reason says how far the catch-up on open is.
+        total = "?" if p.max_seq is None else f"{p.max_seq + 1:,}"
+        done = 0 if p.last_seq is None else p.last_seq + 1
+        phase = "" if p.phase == "apply" else f"; {p.message}"
+        self._reason = f"catching up group {p.group_id!r}: {done:,} of {total} events{phase}"
 
     def _attach(self, ws: Workspace) -> None:
         self._ws = ws
