@@ -10,8 +10,9 @@ point in place, but it does so by repairing the neighbourhood around it, measure
 7x the cost of an insert (``test_replace_cost`` in ``bench/test_vectors_bench.py``). So a
 changed vector retires its old label (``mark_deleted``: it stays in the graph as a
 navigation point, dead) and is inserted under a free label; a removed vector's label is
-retired the same way. When dead labels outnumber live ones, the graph is built anew from the
-live vectors and every dead label becomes free. A changed vector thus costs one insert plus,
+retired the same way. When a change would leave more dead labels than live ones, the graph
+is built anew from the live vectors instead (the batch's vectors change in place, every dead
+label becomes free). A changed vector thus costs one insert plus,
 amortised, at most one more (the rebuild), and the arrays and the graph stay within about
 twice the live count. Free labels are never in the graph: reusing one is a plain insert.
 
@@ -156,6 +157,12 @@ class FieldIndex:
         """Set the vectors of distinct ``uuids`` to the rows of ``vecs`` (add or replace)."""
         if not uuids:
             return
+        if self._hnsw is not None:
+            replaced = sum(1 for u in uuids if u in self._labels)
+            if len(self._dead) + replaced > self.count:
+                # The graph would be rebuilt after these inserts anyway: drop it first, so
+                # the vectors change in place and the rebuild below inserts each once.
+                self._drop_graph()
         labels = np.empty(len(uuids), dtype=np.int64)
         for i, uuid in enumerate(uuids):
             label = self._labels.get(uuid)
@@ -172,7 +179,7 @@ class FieldIndex:
         self._norms[labels] = np.linalg.norm(vecs, axis=1)
         if self._suspended:
             return
-        if self._hnsw is not None and len(self._dead) <= self.count:
+        if self._hnsw is not None:
             self._add_to_graph(vecs, labels)
         elif self.count >= self._exact_below:
             self._build_graph()

@@ -269,10 +269,12 @@ def test_replaced_vectors_retire_labels_until_a_rebuild(root: Path) -> None:
     assert field._hnsw is graph and len(field._dead) == 40
     for i in (0, 39):
         assert vp.search(G, "entity.name", fake_embed(f"v1 {i}"), 1)[0][0] == f"e{i}"
-    # Once dead labels outnumber live ones the graph is built anew and they become free.
-    apply(vp, 3, [ent(f"e{i}", name=f"v2 {i}") for i in range(30)])
-    assert field._hnsw is not graph and field._dead == [] and len(field._free) == 70
+    # A batch that would make dead labels outnumber live ones rebuilds the graph instead:
+    # its vectors change in place, the dead labels become free.
     slots = field._n_slots
+    apply(vp, 3, [ent(f"e{i}", name=f"v2 {i}") for i in range(30)])
+    assert field._hnsw is not graph and field._dead == [] and len(field._free) == 40
+    assert field._n_slots == slots == 100
     apply(vp, 4, [ent(f"e{i}", name=f"v3 {i}") for i in range(30)])
     assert field._n_slots == slots  # free labels are reused
     for i, v in ((0, 3), (29, 3), (35, 1), (59, 0)):

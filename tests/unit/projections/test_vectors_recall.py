@@ -64,3 +64,34 @@ def test_hnsw_recall_at_10_vs_exact(tmp_path: Path) -> None:
     vp.apply(G, "gen", 101, ups, {f"u{i}": fresh[j] for j, i in enumerate(back)})
     assert vp.count(G, "episode.content") == N - len(gone) + len(back)
     assert recall_at_10(vp, queries) >= 0.98
+
+
+def test_recall_under_churn_with_retired_labels(tmp_path: Path) -> None:
+    """Revisions retire labels (dead points stay in the graph): recall holds, size stays bounded."""
+    n = 6_000
+    rng = np.random.default_rng(7)
+    centers = rng.standard_normal((128, DIM)).astype(np.float32)
+    queries = clustered_unit_vectors(rng, 100, centers)
+    vp = VectorProjection(tmp_path / "vectors", DIM, "fake-clustered-64", exact_below=500)
+    data = clustered_unit_vectors(rng, n, centers)
+    ops: list[Op] = [
+        Upsert(kind="episode", group_id=G, uuid=f"p{i}", parts={"content": f"r0-{i}"})
+        for i in range(n)
+    ]
+    vp.apply(G, "gen", 1, ops, {f"r0-{i}": data[i] for i in range(n)})
+    field = vp._groups[G].fields["episode.content"]
+    worst = 1.0
+    # Ten rounds revising a random 40 % each: dead labels pass the live count several times.
+    for r in range(1, 11):
+        pick = rng.choice(n, int(n * 0.4), replace=False)
+        fresh = clustered_unit_vectors(rng, len(pick), centers)
+        ups: list[Op] = [
+            Upsert(kind="episode", group_id=G, uuid=f"p{i}", parts={"content": f"r{r}-{i}"})
+            for i in pick
+        ]
+        vp.apply(G, "gen", r + 1, ups, {f"r{r}-{i}": fresh[j] for j, i in enumerate(pick)})
+        assert field.has_graph and len(field._dead) <= field.count
+        worst = min(worst, recall_at_10(vp, queries))
+    assert vp.count(G, "episode.content") == n
+    assert field._n_slots <= 2 * n
+    assert worst >= 0.98
