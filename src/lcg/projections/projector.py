@@ -425,8 +425,10 @@ class Projector:
         load = getattr(self.graph, "load_group", None)
         if load is None:
             return False
-        # Each live vector enters hnswlib once, at the end, not once per revision.
-        self.vectors.suspend_graphs(group_id)
+        # Upkeep that a full replay would redo many times runs once, at the end: each live
+        # vector enters hnswlib once (not once per revision), BM25 compacts once.
+        self.text.begin_bulk(group_id)
+        self.vectors.begin_bulk(group_id)
         try:
             load(group_id, generation, feed())
             stage("building the vector indexes", "vectors")
@@ -436,7 +438,8 @@ class Projector:
             result.last_committed_seq = None
             return False
         finally:
-            self.vectors.resume_graphs(group_id)
+            self.text.end_bulk(group_id)
+            self.vectors.end_bulk(group_id)
         result.transactions_committed += 1
         # What the bulk pass read is folded in once, after the (empty) incremental pass.
         self._fold_report(result, report)

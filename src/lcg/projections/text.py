@@ -147,6 +147,8 @@ class TextProjection:
         self._root = root
         self._groups: dict[str, _Group] = {}
         self._lock = threading.RLock()
+        #: Groups being replayed in bulk: compaction waits for ``end_bulk``.
+        self._bulk: set[str] = set()
         self._closed = False
         if root.is_dir():
             self._load_all()
@@ -257,17 +259,41 @@ class TextProjection:
                     group.delete(op)
                 elif isinstance(op, ClearGroup):
                     group.clear()
-            for index in group.indexes.values():
-                index.maybe_compact()
+            if group_id not in self._bulk:
+                for index in group.indexes.values():
+                    index.maybe_compact()
             group.generation = generation
             group.seq = last_seq
             group.dirty = True
+
+    def begin_bulk(self, group_id: str) -> None:
+        """A full replay of ``group_id`` begins: no compaction until ``end_bulk``.
+
+        Tombstones pile up meanwhile (a replay revises summaries and facts many times); one
+        compaction at the end replaces the dozens the threshold would run on the way.
+        """
+        with self._lock:
+            self._check_open()
+            self._bulk.add(group_id)
+
+    def end_bulk(self, group_id: str) -> None:
+        """Compact ``group_id``'s indexes that passed the threshold; compaction resumes."""
+        with self._lock:
+            self._check_open()
+            self._bulk.discard(group_id)
+            group = self._groups.get(group_id)
+            if group is None:
+                return
+            for index in group.indexes.values():
+                if index.maybe_compact():
+                    group.dirty = True
 
     def purge_group(self, group_id: str) -> None:
         """Drop the group's data, position and snapshot file."""
         with self._lock:
             self._check_open()
             self._groups.pop(group_id, None)
+            self._bulk.discard(group_id)
             path = self._path(group_id)
             try:
                 path.unlink()

@@ -270,8 +270,8 @@ class VectorProjection:
             group.seq, group.generation = last_seq, generation
             self._dirty.add(group_id)
 
-    def suspend_graphs(self, group_id: str) -> None:
-        """Keep only raw vectors for ``group_id`` until ``resume_graphs`` (for a full replay).
+    def begin_bulk(self, group_id: str) -> None:
+        """A full replay of ``group_id`` begins: keep only raw vectors until ``end_bulk``.
 
         Searches of the group are exact meanwhile; a snapshot taken meanwhile has no hnswlib
         files, and loading it builds nothing until the field next changes.
@@ -283,7 +283,7 @@ class VectorProjection:
             for index in () if group is None else group.fields.values():
                 index.suspend_graph()
 
-    def resume_graphs(self, group_id: str) -> None:
+    def end_bulk(self, group_id: str) -> None:
         """Build the hnswlib graphs of ``group_id`` once from its live vectors."""
         with self._lock:
             self._check_open()

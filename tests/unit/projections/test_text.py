@@ -333,3 +333,25 @@ def test_inconsistent_snapshot_is_refused(root: Path) -> None:
     path.write_bytes(msgspec.msgpack.encode(msgspec.structs.replace(snap, group_id="b")))
     with pytest.raises(ProjectionError, match="holds group 'b'"):
         TextProjection(root)
+
+
+def test_bulk_defers_compaction_to_its_end(root: Path) -> None:
+    plain, bulk = TextProjection(root / "plain"), TextProjection(root / "bulk")
+    bulk.begin_bulk("g")
+    for rev in range(6):  # every doc revised six times: tombstones far past the threshold
+        ops: list[Op] = [ep(f"p{i}", f"revision {rev} of note {i}") for i in range(200)]
+        for p in (plain, bulk):
+            p.apply("g", "gen", rev, ops)
+    index = bulk._groups["g"].indexes["episode"]
+    assert index.tombstones == 5 * 200
+    assert plain._groups["g"].indexes["episode"].tombstones < 200
+    assert bulk.search("g", "episode", "revision 5 note 7", 3) == plain.search(
+        "g", "episode", "revision 5 note 7", 3
+    )
+    bulk.end_bulk("g")
+    assert index.tombstones == 0
+    assert bulk.digest("g") == plain.digest("g")
+    # Compaction runs inline again after the bulk.
+    for rev in range(6, 9):
+        bulk.apply("g", "gen", rev, [ep(f"p{i}", f"again {rev} {i}") for i in range(200)])
+    assert index.tombstones < 200

@@ -301,7 +301,7 @@ def test_removals_past_the_threshold_drop_the_graph(root: Path) -> None:
 
 def test_suspended_graphs_build_once_on_resume(root: Path) -> None:
     vp = VectorProjection(root, DIM, MODEL, exact_below=20)
-    vp.suspend_graphs(G)
+    vp.begin_bulk(G)
     for b in range(4):
         apply(vp, b + 1, [ent(f"e{i}", name=f"n{b}-{i}") for i in range(40)])
     field = vp._groups[G].fields["entity.name"]
@@ -309,7 +309,7 @@ def test_suspended_graphs_build_once_on_resume(root: Path) -> None:
     # Searches stay right (exact) while suspended; a snapshot then has no hnswlib file.
     assert vp.search(G, "entity.name", fake_embed("n3-5"), 1)[0][0] == "e5"
     digest = vp.digest(G)
-    vp.resume_graphs(G)
+    vp.end_bulk(G)
     assert field.has_graph and not field.suspended
     assert vp.digest(G) == digest
     assert vp.search(G, "entity.name", fake_embed("n3-9"), 1)[0][0] == "e9"
