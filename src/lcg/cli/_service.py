@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from lcg import telemetry
 from lcg.config import Config
 from lcg.rpc.client import Client
 
@@ -96,6 +97,7 @@ def open_direct(config: Config, *, catch_up: bool = True) -> Workspace:
     """
     from lcg.projections.workspace import Workspace
 
+    telemetry.set_sink(None, enabled=config.telemetry)  # LCG_TELEMETRY=off: no JSON lines
     bar = ProgressBar("catching up")
     try:
         return Workspace.open(
