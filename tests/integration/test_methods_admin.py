@@ -230,6 +230,10 @@ def test_rebuild_streaming_dry_and_background(svc: Svc) -> None:
     for f in frames:
         assert {"message", "mutations_replayed_so_far", "files_processed_so_far", "files_total",
                 "failed_lines_so_far", "legacy_skipped_lines_so_far"} <= set(f)  # fmt: skip
+    # A force-cleared group replays by the bulk path: its last frames name the phases after
+    # the events are read (additive fields, docs/compatibility.md).
+    assert [f["phase"] for f in frames][-2:] == ["graph", "vectors"]
+    assert {f["phase"] for f in frames[:-2]} == {"apply"}
     assert svc.ok("knowledge_get_nodes_by_group", {})["count"] == 2
     # background job: {success, job_id, status: running}; then rebuild_status completes
     job = svc.ok("knowledge_rebuild_from_wal", {"force_clear": True})
