@@ -274,14 +274,16 @@ class VectorProjection:
         """A full replay of ``group_id`` begins: keep only raw vectors until ``end_bulk``.
 
         Searches of the group are exact meanwhile; a snapshot taken meanwhile has no hnswlib
-        files, and loading it builds nothing until the field next changes.
+        files, and loading it builds nothing until the field next changes. A group that
+        already holds vectors keeps its graphs (only the graph projection was lost, say):
+        rebuilding them would cost more than the few changes a replay still brings.
         """
         with self._lock:
             self._check_open()
-            self._suspended.add(group_id)
             group = self._groups.get(group_id)
-            for index in () if group is None else group.fields.values():
-                index.suspend_graph()
+            if group is not None and any(index.count for index in group.fields.values()):
+                return
+            self._suspended.add(group_id)
 
     def end_bulk(self, group_id: str) -> None:
         """Build the hnswlib graphs of ``group_id`` once from its live vectors."""

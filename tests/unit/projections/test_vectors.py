@@ -521,3 +521,15 @@ def test_closed_projection_refuses(root: Path) -> None:
 
 def test_fields_constant() -> None:
     assert FIELDS == ("edge.fact", "entity.name", "entity.summary", "episode.content")
+
+
+def test_bulk_keeps_the_graphs_of_a_group_that_holds_vectors(root: Path) -> None:
+    vp = VectorProjection(root, DIM, MODEL, exact_below=10)
+    apply(vp, 1, [ent(f"e{i}", name=f"n{i}") for i in range(30)])
+    field = vp._groups[G].fields["entity.name"]
+    graph = field._hnsw
+    vp.begin_bulk(G)  # e.g. only the graph projection was deleted: nothing to redo here
+    apply(vp, 2, [ent("e30", name="n30")])
+    vp.end_bulk(G)
+    assert field._hnsw is graph and not field.suspended
+    assert vp.search(G, "entity.name", fake_embed("n30"), 1)[0][0] == "e30"
