@@ -23,7 +23,12 @@ from lcg.eval.corpus import Corpus
 from lcg.extract import prompts
 from lcg.extract.cassette import RecordingExtractor, ReplayExtractor
 from lcg.extract.cost import CostTable, load_cost_table
-from lcg.extract.extractor import ExtractionOutput, Extractor, ExtractRequest
+from lcg.extract.extractor import (
+    DelegatingExtractor,
+    ExtractionOutput,
+    Extractor,
+    ExtractRequest,
+)
 from lcg.extract.scripted import ScriptedExtractor, perfect_extractor
 
 __all__ = [
@@ -218,18 +223,13 @@ class Capture(msgspec.Struct, kw_only=True):
     seconds: float = 0.0
 
 
-class CapturingExtractor:
+class CapturingExtractor(DelegatingExtractor):
     """Wraps an extractor and keeps every answer by chunk key (the document id)."""
 
     def __init__(self, inner: Extractor) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.captures: dict[str, Capture] = {}
         self._lock = threading.Lock()
-
-    @property
-    def model_id(self) -> str:
-        """The inner extractor's model."""
-        return self.inner.model_id
 
     def close(self) -> None:
         """Close the inner extractor."""
@@ -256,18 +256,6 @@ class CapturingExtractor:
                 chunk_key=req.chunk_key, output=out, seconds=time.perf_counter() - started
             )
         return out
-
-    def classify_entities(
-        self, items: list[tuple[str, str]], allowed: list[str] | None
-    ) -> list[str]:
-        """Pass through."""
-        return self.inner.classify_entities(items, allowed)
-
-    def classify_relations(
-        self, items: list[tuple[str, str]], allowed: list[tuple[str, str | None]]
-    ) -> list[str]:
-        """Pass through."""
-        return self.inner.classify_relations(items, allowed)
 
 
 # ---- building ------------------------------------------------------------------------------

@@ -32,7 +32,12 @@ from lcg.eval.retrieval import RetrievalScores, score_retrieval
 from lcg.eval.scoring import ExtractionScores, score_extraction
 from lcg.eval.structural import StructuralScores, score_structural
 from lcg.extract.embedders import Embedder
-from lcg.extract.extractor import ExtractionOutput, Extractor, ExtractRequest
+from lcg.extract.extractor import (
+    DelegatingExtractor,
+    ExtractionOutput,
+    Extractor,
+    ExtractRequest,
+)
 from lcg.extract.ontology import OntologyLoader, workspace_ontology_path
 from lcg.ingest import episodes as episode_commands
 from lcg.ingest.deletion import delete_by_source
@@ -78,19 +83,14 @@ class SeedRun(msgspec.Struct, frozen=True, kw_only=True):
     scratch: str | None = None
 
 
-class _Probe:
+class _Probe(DelegatingExtractor):
     """Makes each model call once (``probing``), then serves the kept answers."""
 
     def __init__(self, inner: Extractor) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.probing = True
         self._kept: dict[str, ExtractionOutput | BaseException] = {}
         self._lock = threading.Lock()
-
-    @property
-    def model_id(self) -> str:
-        """The inner extractor's model."""
-        return self.inner.model_id
 
     def extract(self, req: ExtractRequest) -> ExtractionOutput:
         """Probe: call, keep, fail. Serve: the kept answer (or the kept failure)."""
@@ -109,18 +109,6 @@ class _Probe:
         if isinstance(kept, BaseException):
             raise kept
         return kept
-
-    def classify_entities(
-        self, items: list[tuple[str, str]], allowed: list[str] | None
-    ) -> list[str]:
-        """Pass through."""
-        return self.inner.classify_entities(items, allowed)
-
-    def classify_relations(
-        self, items: list[tuple[str, str]], allowed: list[tuple[str, str | None]]
-    ) -> list[str]:
-        """Pass through."""
-        return self.inner.classify_relations(items, allowed)
 
 
 def _scratch_config(base: Config, root: Path) -> Config:

@@ -28,6 +28,7 @@ __all__ = [
     "CallReply",
     "CallSpec",
     "CallType",
+    "DelegatingExtractor",
     "ExtractRequest",
     "ExtractedEdge",
     "ExtractedEntity",
@@ -130,6 +131,34 @@ class Extractor(Protocol):
     ) -> list[str]:
         """One relation type per ``(fact, current_type)`` from ``allowed``, ``""`` to abstain."""
         ...
+
+
+class DelegatingExtractor:
+    """Base of extractors that wrap another: every call goes to ``inner`` unless overridden."""
+
+    def __init__(self, inner: Extractor) -> None:
+        self.inner = inner
+
+    @property
+    def model_id(self) -> str:
+        """The inner extractor's model."""
+        return self.inner.model_id
+
+    def extract(self, req: ExtractRequest) -> ExtractionOutput:
+        """The inner extractor's answer."""
+        return self.inner.extract(req)
+
+    def classify_entities(
+        self, items: list[tuple[str, str]], allowed: list[str] | None
+    ) -> list[str]:
+        """The inner extractor's entity types."""
+        return self.inner.classify_entities(items, allowed)
+
+    def classify_relations(
+        self, items: list[tuple[str, str]], allowed: list[tuple[str, str | None]]
+    ) -> list[str]:
+        """The inner extractor's relation types."""
+        return self.inner.classify_relations(items, allowed)
 
 
 def source_type_from(source: str) -> SourceType:
