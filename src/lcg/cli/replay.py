@@ -16,6 +16,7 @@ from lcg.cli._service import (
     show_replay,
 )
 from lcg.events.layout import DEFAULT_GROUP
+from lcg.projections.projector import ReplayProgress
 
 __all__ = ["register"]
 
@@ -51,6 +52,15 @@ def _summary(result: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def _show_frame(bar: ProgressBar, frame: dict[str, Any]) -> None:
+    """Draw a progress frame of the service like a local report (other frames are skipped)."""
+    try:
+        report = msgspec.convert(frame, ReplayProgress)
+    except msgspec.ValidationError:
+        return
+    show_replay(bar, report)
+
+
 def _run(args: argparse.Namespace) -> int:
     config = config_of(args)
     bar = ProgressBar("replay", silent=args.silent)
@@ -67,11 +77,7 @@ def _run(args: argparse.Namespace) -> int:
             result = client.call(
                 "knowledge_rebuild_from_wal",
                 params,
-                on_progress=lambda f: bar.update(
-                    int(f.get("mutations_replayed_so_far", 0)),
-                    f.get("max_seq"),
-                    "" if f.get("phase", "apply") == "apply" else str(f.get("message", "")),
-                ),
+                on_progress=lambda frame: _show_frame(bar, frame),
             )
     else:
         with open_direct(config, catch_up=False) as ws:
