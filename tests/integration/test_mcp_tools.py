@@ -83,8 +83,8 @@ async def connected(
 @pytest.mark.parametrize(
     ("scope", "expected"),
     [
-        (None, READ + WRITE + ADMIN),
-        ("all", READ + WRITE + ADMIN),
+        (None, READ + WRITE + ADMIN + CYPHER),
+        ("all", READ + WRITE + ADMIN + CYPHER),
         ("read", READ),
         ("write", WRITE),
         ("admin", ADMIN),

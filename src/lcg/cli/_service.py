@@ -16,19 +16,62 @@ import msgspec
 
 from lcg import telemetry
 from lcg.config import Config
+from lcg.errors import ConfigError
 from lcg.rpc.client import Client
 
 if TYPE_CHECKING:
     from lcg.projections.projector import ReplayProgress
     from lcg.projections.workspace import Workspace
+    from lcg.rpc.app import ServiceApp
 
-__all__ = ["ProgressBar", "config_of", "live_client", "open_direct", "print_json", "show_replay"]
+__all__ = [
+    "ProgressBar",
+    "attach_extractor_flags",
+    "config_of",
+    "live_client",
+    "open_direct",
+    "print_json",
+    "show_replay",
+    "with_embedder_flags",
+]
 
 
 def config_of(args: argparse.Namespace) -> Config:
     """The settings for the workspace the command names (``-C DIR``, default CWD)."""
     workspace = getattr(args, "workspace", None)
     return Config.from_env(Path(workspace) if workspace else None)
+
+
+def with_embedder_flags(
+    config: Config, *, http: str | None, uds: str | None, kind: str | None = None
+) -> Config:
+    """``config`` with the embedder chosen by ``--embedder-http/--embedder-uds/--embedder``."""
+    if http and uds:
+        raise ConfigError("--embedder-http and --embedder-uds are exclusive; pass one")
+    if http:
+        if "://" not in http:
+            raise ConfigError(f"--embedder-http {http!r}: give a URL with a scheme")
+        return msgspec.structs.replace(config, embedder="http", embedder_url=http)
+    if uds:
+        return msgspec.structs.replace(config, embedder="uds", embedder_uds=uds)
+    if kind:
+        return msgspec.structs.replace(config, embedder=kind)
+    return config
+
+
+def attach_extractor_flags(
+    app: ServiceApp, config: Config, *, http: str | None, uds: str | None
+) -> None:
+    """Give ``app`` the OpenAI-compatible extractor named by ``--extractor-http/-uds``, if any."""
+    if http and uds:
+        raise ConfigError("--extractor-http and --extractor-uds are exclusive; pass one")
+    if not (http or uds):
+        return
+    from lcg.extract.factory import make_extractor
+    from lcg.ingest.extraction import ExtractionService
+
+    extractor = make_extractor(config, explicit_url=http, explicit_uds=uds)
+    app.extraction = ExtractionService.from_config(config, extractor)
 
 
 def live_client(config: Config) -> Client | None:

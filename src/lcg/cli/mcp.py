@@ -12,11 +12,12 @@ _HELP = """Serve lcg's methods as MCP tools on stdin/stdout.
 
 Standalone (default) opens the workspace in this process; --connect SOCK forwards every
 tool call to a running `lcg serve` instead. --scope picks the tools: read, write, cypher,
-admin or all (default all = read, write and admin; cypher only when named).
+admin or all (default all = every scope, read-only Cypher included; read, write and
+admin never include cypher).
 """
 
 _EXAMPLE = """Example:
-  lcg mcp                                   # standalone, read+write+admin tools
+  lcg mcp                                   # standalone, every tool
   lcg mcp --scope read                      # read-only tools
   lcg mcp --scope read,cypher               # reads plus read-only Cypher
   lcg mcp --connect .lcg/service.sock       # attach to a running `lcg serve`

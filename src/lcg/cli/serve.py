@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-import msgspec
-
 from lcg import telemetry
-from lcg.cli._service import config_of
-from lcg.errors import ConfigError
+from lcg.cli._service import attach_extractor_flags, config_of, with_embedder_flags
 
 __all__ = ["register"]
 
@@ -29,29 +26,12 @@ def _run(args: argparse.Namespace) -> int:
     from lcg.rpc.app import build_app
     from lcg.rpc.server import run_server
 
-    config = config_of(args)
-    if args.embedder_http and args.embedder_uds:
-        raise ConfigError("--embedder-http and --embedder-uds are exclusive; pass one")
-    if args.embedder_http:
-        if "://" not in args.embedder_http:
-            raise ConfigError(f"--embedder-http {args.embedder_http!r}: give a URL with a scheme")
-        config = msgspec.structs.replace(config, embedder="http", embedder_url=args.embedder_http)
-    elif args.embedder_uds:
-        config = msgspec.structs.replace(config, embedder="uds", embedder_uds=args.embedder_uds)
-    elif args.embedder:
-        config = msgspec.structs.replace(config, embedder=args.embedder)
+    config = with_embedder_flags(
+        config_of(args), http=args.embedder_http, uds=args.embedder_uds, kind=args.embedder
+    )
     telemetry.set_sink(None, enabled=config.telemetry)
     app = build_app(config)
-    if args.extractor_http and args.extractor_uds:
-        raise ConfigError("--extractor-http and --extractor-uds are exclusive; pass one")
-    if args.extractor_http or args.extractor_uds:
-        from lcg.extract.factory import make_extractor
-        from lcg.ingest.extraction import ExtractionService
-
-        extractor = make_extractor(
-            config, explicit_url=args.extractor_http, explicit_uds=args.extractor_uds
-        )
-        app.extraction = ExtractionService.from_config(config, extractor)
+    attach_extractor_flags(app, config, http=args.extractor_http, uds=args.extractor_uds)
     return run_server(app, config.socket_path, config.shutdown_timeout_ms)
 
 

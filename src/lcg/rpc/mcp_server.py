@@ -2,7 +2,7 @@
 
 Tool name = method name; ``health_check`` (scope ``none``) is never a tool. ``--scope``
 selects tools by scope: ``read``, ``write``, ``cypher``, ``admin``, ``all`` (default
-``all`` = read, write and admin; ``cypher`` is never implied, it must be named). A hidden or
+``all`` = every scope, ``cypher`` included; no other scope implies ``cypher``). A hidden or
 unknown tool is the protocol error METHOD_NOT_FOUND ``Unknown tool: '<n>'``; a schema
 ``required`` argument that is absent or null is a tool error ``{code: -32602, message}``;
 results are structured content, errors structured tool errors ``{code, message, data?}``;
@@ -74,8 +74,9 @@ __all__ = [
 ]
 
 SERVER_NAME = "liminis-context-graph"
-#: What ``all`` stands for: every scope but ``cypher``.
-_ALL = frozenset({"read", "write", "admin"})
+#: What ``all`` (and no ``--scope``) stands for: every scope, ``cypher`` included, as the
+#: reference's scope table says; ``read``, ``write`` and ``admin`` never imply ``cypher``.
+_ALL = frozenset(MCP_SCOPES)
 #: Hidden from attached MCP unless ``--allow-remote-close``.
 _CLOSE = "knowledge_close"
 
@@ -448,8 +449,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--scope",
         default="all",
-        help="tool scopes: comma-separated read,write,cypher,admin,all (default all; "
-        "cypher only when named)",
+        help="tool scopes: comma-separated read,write,cypher,admin,all (default all = every "
+        "scope; read, write and admin never include cypher)",
     )
     parser.add_argument(
         "--connect",
