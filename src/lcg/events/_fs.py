@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 import uuid
@@ -9,7 +10,18 @@ from pathlib import Path
 
 from lcg.events.layout import TEMP_SUFFIX
 
-__all__ = ["atomic_write", "fsync_dir", "sweep_temps"]
+__all__ = ["atomic_write", "describe_os_error", "fsync_dir", "sweep_temps"]
+
+#: Errors that mean "no room": the write can succeed once space is freed.
+_NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def describe_os_error(exc: OSError, path: Path) -> str:
+    """What failed, in the words health and errors use: ``disk full writing <path>``."""
+    if exc.errno in _NO_SPACE:
+        return f"disk full writing {path}"
+    reason = exc.strerror or type(exc).__name__
+    return f"{reason} writing {path} ([Errno {exc.errno}])"
 
 
 def fsync_dir(path: Path) -> None:

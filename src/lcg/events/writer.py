@@ -34,7 +34,7 @@ import msgspec
 
 from lcg import telemetry
 from lcg.errors import GenerationError, StreamError, StreamLockedError
-from lcg.events._fs import fsync_dir, sweep_temps
+from lcg.events._fs import describe_os_error, fsync_dir, sweep_temps
 from lcg.events.codec import decode_line, encode_events
 from lcg.events.generation import mint_generation, read_generation, write_generation
 from lcg.events.groups import encode_group, guard_case_collision
@@ -119,7 +119,7 @@ class StreamWriter:
         self._synced = 0
         # Group commit (``always``): chunks queued for the leader, the appenders waiting for it,
         # and how many chunks its last round held (it waits briefly for as many again).
-        self._queue: list[tuple[int, int, bytes]] = []
+        self._queue: list[tuple[int, int, int, bytes]] = []
         self._waiters: list[_Waiter] = []
         self._leading = False
         self._last_round = 1
@@ -127,6 +127,9 @@ class StreamWriter:
         self._gather_cond = threading.Condition(self._lock)
         self._gathering = False
         self._broken: str | None = None
+        #: Why the last write failed (``disk full writing <path>``); cleared by the next write
+        #: that succeeds. A failed write that was undone leaves the writer usable.
+        self.fault: str | None = None
         self._closed = False
         self._stop = threading.Event()
         self._syncer: threading.Thread | None = None
@@ -264,16 +267,18 @@ class StreamWriter:
             if self.fsync_policy != "always":
                 with self._io_lock:
                     self._write_chunk(first, len(stamped), data)
+                self.fault = None
                 self.next_seq = first + len(stamped)
                 self._ticket += 1
                 return stamped
-            self._queue.append((first, len(stamped), data))
-            self.next_seq = first + len(stamped)
             self._ticket += 1
-            waiter = self._enlist(self._ticket)
+            ticket = self._ticket
+            self._queue.append((ticket, first, len(stamped), data))
+            self.next_seq = first + len(stamped)
+            waiter = self._enlist(ticket)
             if self._gathering and len(self._queue) >= self._last_round:
                 self._gather_cond.notify()
-        self._await(waiter)
+        self._await(waiter, ticket)
         return stamped
 
     def _stamp(self, events: list[Event]) -> list[Event]:
@@ -315,14 +320,14 @@ class StreamWriter:
         self._waiters.append(waiter)
         return waiter
 
-    def _await(self, waiter: _Waiter | None) -> None:
+    def _await(self, waiter: _Waiter | None, ticket: int) -> None:
         if waiter is not None:
             waiter.gate.acquire()
             if waiter.error is not None:
-                raise StreamError(f"group {self.group_id!r} is not durable: {waiter.error}")
+                raise StreamError(f"group {self.group_id!r}: {waiter.error}")
             if not waiter.lead:
                 return
-        self._lead()
+        self._lead(ticket)
 
     def _gather(self) -> None:
         """Under ``_lock``: wait, at most about one fsync's time, for last round's company."""
@@ -339,62 +344,96 @@ class StreamWriter:
         finally:
             self._gathering = False
 
-    def _lead(self) -> None:
+    def _lead(self, own: int) -> None:
+        """Run group commits until nothing is queued (or hand over); raise if ``own`` failed."""
         rounds = 0
+        own_error: str | None = None
         while True:
             with self._lock:
                 self._gather()
                 batch, self._queue = self._queue, []
                 target = self._ticket
-            error: str | None = None
             started = time.monotonic()
-            failure: BaseException | None = None
-            with self._io_lock:
-                try:
-                    for first, n_events, data in batch:
-                        self._write_chunk(first, n_events, data)
-                    if batch and self._fd is not None:
-                        self._sync_now(self._fd)
-                except BaseException as exc:
-                    # Seqs were handed out for lines that are not on disk: nothing may follow.
-                    # Whatever failed (a full disk, too many open files), the waiters are told.
-                    if self._broken is None:
-                        self._broken = f"a group commit failed: {exc}"
-                    error = self._broken
-                    failure = exc
+            written, failure = self._commit(batch)
             rounds += 1
             handoff: _Waiter | None = None
             with self._lock:
-                if error is None:
-                    self._synced = max(self._synced, target)
+                if failure is None:
+                    ok_below = target + 1
                     self._last_round = max(1, len(batch))
                     self._commit_delay_s = min(_MAX_COMMIT_DELAY_S, time.monotonic() - started)
-                    covered = [w for w in self._waiters if w.ticket <= target]
-                    self._waiters = [w for w in self._waiters if w.ticket > target]
+                elif self._broken is None:
+                    # The failed chunk was taken back, so the file ends on a whole line: the
+                    # chunks before it are durable, it and every later one (queued meanwhile,
+                    # with higher seqs) are refused, and their seqs are handed out again.
+                    ok_below = batch[written][0]
+                    self.next_seq = batch[written][1]
+                    self._queue = []
                 else:
-                    covered, self._waiters = self._waiters, []
-                again = error is None and bool(self._queue)
+                    ok_below = 0
+                error = None if failure is None else str(failure)
+                self._synced = max(self._synced, ok_below - 1)
+                covered = [w for w in self._waiters if w.ticket <= target or failure is not None]
+                self._waiters = [w for w in self._waiters if w not in covered]
+                again = failure is None and bool(self._queue)
                 if again and rounds >= _MAX_LEADER_ROUNDS and self._waiters:
                     handoff = self._waiters.pop(0)
                     handoff.lead = True
                     again = False
                 elif not again:
                     self._leading = False
+            if failure is None:
+                self.fault = None
             for waiter in covered:
-                waiter.error = error
+                waiter.error = None if waiter.ticket < ok_below else error
                 waiter.gate.release()
             if handoff is not None:
                 handoff.gate.release()
-            if failure is not None:
-                if isinstance(failure, StreamError):
-                    raise failure
-                raise StreamError(f"group {self.group_id!r} is not durable: {error}") from failure
+            if failure is not None and own >= ok_below:
+                own_error = error
             if not again:
-                return
+                break
+        if own_error is not None:
+            raise StreamError(f"group {self.group_id!r}: {own_error}")
+
+    def _commit(self, batch: list[tuple[int, int, int, bytes]]) -> tuple[int, StreamError | None]:
+        """Write and sync ``batch``: (chunks written, the error that stopped it, if any)."""
+        written = 0
+        with self._io_lock:
+            try:
+                for _, first, n_events, data in batch:
+                    self._write_chunk(first, n_events, data)
+                    written += 1
+                if written and self._fd is not None:
+                    self._sync_now(self._fd)
+            except BaseException as exc:
+                # Whatever failed (a full disk, too many open files), the waiters are told.
+                if isinstance(exc, StreamError):
+                    return written, exc
+                if self._broken is None and not isinstance(exc, OSError):
+                    self._broken = f"a group commit failed: {exc}"
+                return written, StreamError(f"{self._broken or exc}")
+        return written, None
 
     def _write_chunk(self, first_seq: int, n_events: int, data: bytes) -> None:
-        self._maybe_rotate(first_seq, n_events, len(data))
-        self._write_all(data)
+        try:
+            self._maybe_rotate(first_seq, n_events, len(data))
+            self._write_all(data)
+        except (OSError, StreamError) as exc:
+            cause = exc if isinstance(exc, OSError) else exc.__cause__
+            where = self.group_dir / segment_name(
+                first_seq if self._fd is None else self._file_first_seq
+            )
+            self.fault = describe_os_error(cause, where) if isinstance(cause, OSError) else str(exc)
+            if self._broken is not None:
+                raise StreamError(
+                    f"{self.fault}; the writer stopped ({self._broken}): restart lcg to "
+                    "re-open the stream"
+                ) from exc
+            raise StreamError(
+                f"{self.fault}; nothing was written (the stream is intact): free space or fix "
+                "the file system, then retry"
+            ) from exc
         self._file_events += n_events
         self._file_bytes += len(data)
 
@@ -411,7 +450,7 @@ class StreamWriter:
                 os.ftruncate(self._fd, self._file_bytes)
             except OSError:
                 self._broken = f"write failed and could not be undone: {exc}"
-            raise StreamError(f"cannot append to group {self.group_id!r}: {exc}") from exc
+            raise
 
     def _maybe_rotate(self, first_seq: int, n_events: int, n_bytes: int) -> None:
         if self._fd is not None:
@@ -483,8 +522,9 @@ class StreamWriter:
             with self._lock:
                 if self._synced >= self._ticket:
                     return
-                waiter = self._enlist(self._ticket)
-            self._await(waiter)
+                ticket = self._ticket
+                waiter = self._enlist(ticket)
+            self._await(waiter, ticket)
             return
         with self._lock:
             target = self._ticket

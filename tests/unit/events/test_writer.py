@@ -298,38 +298,47 @@ def _failing(real: Callable[..., object], fail_on: int) -> Callable[..., object]
     return fake
 
 
-@pytest.mark.parametrize("target", ["fsync", "open"])
-def test_a_failed_group_commit_fails_every_waiter_and_breaks_the_writer(
-    gdir: Path, make_episode: Episode, monkeypatch: pytest.MonkeyPatch, target: str
-) -> None:
+def _append_concurrently(
+    writer: StreamWriter, make_episode: Callable[[int], Episode], n: int
+) -> dict[int, str]:
+    """Append episodes 1..n from n threads at once; each one's outcome ("ok" or the error)."""
     import threading
 
-    import lcg.events.writer as writer_module
-
-    writer = StreamWriter(gdir.parent, "g", fsync="always", max_events_per_file=1)
-    writer.append([make_episode(0)])
-    # The next fsync fails, or the next segment cannot be opened (rotation at every append).
-    monkeypatch.setattr(writer_module.os, target, _failing(getattr(os, target), 1))
-    outcomes: list[str] = []
-    barrier = threading.Barrier(6)
+    outcomes: dict[int, str] = {}
+    barrier = threading.Barrier(n)
 
     def append(i: int) -> None:
         barrier.wait()
         try:
             writer.append([make_episode(i)])
-            outcomes.append("ok")
+            outcomes[i] = "ok"
         except StreamError as exc:
-            outcomes.append(str(exc))
+            outcomes[i] = str(exc)
 
-    threads = [threading.Thread(target=append, args=(i,)) for i in range(1, 7)]
+    threads = [threading.Thread(target=append, args=(i,)) for i in range(1, n + 1)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(timeout=30)
     assert not any(t.is_alive() for t in threads), "a waiter was never released"
+    return outcomes
+
+
+def test_a_failed_fsync_fails_every_waiter_and_breaks_the_writer(
+    gdir: Path, make_episode: Episode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import lcg.events.writer as writer_module
+
+    writer = StreamWriter(gdir.parent, "g", fsync="always", max_events_per_file=1)
+    writer.append([make_episode(0)])
+    # After a failed fsync the page cache cannot be trusted: nothing may follow.
+    monkeypatch.setattr(writer_module.os, "fsync", _failing(os.fsync, 1))
+    outcomes = _append_concurrently(writer, make_episode, 6)
     monkeypatch.undo()
-    assert len(outcomes) == 6 and "ok" not in outcomes
-    assert any("Input/output error (injected)" in o or "failed earlier" in o for o in outcomes)
+    assert len(outcomes) == 6 and "ok" not in outcomes.values()
+    assert any(
+        "Input/output error (injected)" in o or "failed earlier" in o for o in outcomes.values()
+    )
     with pytest.raises(StreamError, match="failed earlier"):
         writer.append([make_episode(9)])
     writer.close()
@@ -338,3 +347,30 @@ def test_a_failed_group_commit_fails_every_waiter_and_breaks_the_writer(
         seqs = [e.seq for e in _read(gdir)[0]]
         assert seqs == list(range(len(seqs)))
         assert again.next_seq == len(seqs)
+
+
+@pytest.mark.parametrize("target", ["open", "write"])
+def test_a_write_that_fails_cleanly_refuses_its_round_and_the_writer_goes_on(
+    gdir: Path, make_episode: Episode, monkeypatch: pytest.MonkeyPatch, target: str
+) -> None:
+    import lcg.events.writer as writer_module
+
+    writer = StreamWriter(gdir.parent, "g", fsync="always", max_events_per_file=1)
+    writer.append([make_episode(0)])
+    # The next segment cannot be created, or the next write fails (a full disk): the file
+    # still ends on a whole line, so the writer refuses that round and takes the next.
+    monkeypatch.setattr(writer_module.os, target, _failing(getattr(os, target), 1))
+    outcomes = _append_concurrently(writer, make_episode, 6)
+    assert any(o != "ok" for o in outcomes.values())
+    assert all(o == "ok" or "nothing was written" in o for o in outcomes.values())
+    assert writer.fault is None or "Input/output error" in writer.fault
+    writer.append([make_episode(7)])
+    assert writer.fault is None
+    monkeypatch.undo()
+    writer.close()
+    events = _read(gdir)[0]
+    assert [e.seq for e in events] == list(range(len(events)))
+    # Exactly the acknowledged appends are in the stream, in seq order.
+    on_disk = sorted(e.uuid for e in events)
+    acked = [0, 7] + [i for i, o in outcomes.items() if o == "ok"]
+    assert on_disk == sorted(make_episode(i).uuid for i in acked)
