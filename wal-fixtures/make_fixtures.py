@@ -16,7 +16,7 @@ from typing import Literal
 
 import msgspec
 
-from lcg.events.codec import encode_event
+from lcg.events.codec import CHECKSUM_FIELD, encode_event, seal
 from lcg.events.generation import GenerationFile
 from lcg.events.groups import encode_group
 from lcg.events.layout import GENERATION_FILE, segment_name
@@ -49,6 +49,9 @@ class Expected(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     unrecognised_lines: int = 0
     failed_lines: int = 0
     generation_mismatch_lines: int = 0
+    corrupt_lines: int = 0
+    #: The seqs a read skips, as inclusive ``[first, last]`` ranges.
+    skipped_seqs: list[list[int]] = []
     seq_gaps: int = 0
     seq_regressions: int = 0
     torn_tail: bool = False
@@ -127,6 +130,7 @@ def seq_gap(root: Path) -> None:
         generation=GEN_A,
         seqs=[0, 1, 3, 4],
         seq_gaps=1,
+        skipped_seqs=[[2, 2]],
         files=1,
         next_seq=5,
     )
@@ -134,13 +138,14 @@ def seq_gap(root: Path) -> None:
 
 def unknown_event_type(root: Path) -> None:
     odd = b'{"type":"EpisodeFrobnicated","seq":1,"ts":"' + TS.encode() + b'","gen":"'
-    odd += GEN_A.encode() + b'","v":1,"group_id":"liminis"}\n'
+    odd = seal(odd + GEN_A.encode() + b'","v":1,"group_id":"liminis"}')
     data = lines([episode(0)]) + odd + lines([episode(2)])
     Builder(root, "unknown-event-type").generation().segment(0, data).expect(
         summary="seq 1 has a type this build does not know: 2 events, unrecognised_lines 1",
         generation=GEN_A,
         seqs=[0, 2],
         unrecognised_lines=1,
+        skipped_seqs=[[1, 1]],
         files=1,
         next_seq=3,
     )
@@ -149,12 +154,14 @@ def unknown_event_type(root: Path) -> None:
 def newer_version(root: Path) -> None:
     future = msgspec.json.decode(encode_event(episode(1)))
     future["v"] = 99
-    data = lines([episode(0)]) + msgspec.json.encode(future) + b"\n" + lines([episode(2)])
+    del future[CHECKSUM_FIELD]
+    data = lines([episode(0)]) + seal(msgspec.json.encode(future)) + lines([episode(2)])
     Builder(root, "newer-version").generation().segment(0, data).expect(
         summary="seq 1 is EpisodeAdded v99, newer than this build: 2 events, unrecognised_lines 1",
         generation=GEN_A,
         seqs=[0, 2],
         unrecognised_lines=1,
+        skipped_seqs=[[1, 1]],
         files=1,
         next_seq=3,
     )
@@ -168,6 +175,7 @@ def two_generations(root: Path) -> None:
         generation=GEN_A,
         seqs=[0, 1],
         generation_mismatch_lines=2,
+        skipped_seqs=[[2, 3]],
         files=1,
         writer="refuses",
     )
@@ -224,16 +232,15 @@ def empty_stream(root: Path) -> None:
 
 def bad_lines(root: Path) -> None:
     bad_payload = msgspec.json.decode(encode_event(episode(2)))
-    del bad_payload["content"]
+    del bad_payload["content"], bad_payload[CHECKSUM_FIELD]
     data = (
         lines([episode(0)])
         + b"this is not json\n"
         + b"this is not json\n"
         + b"\n"
         + lines([episode(1)])
-        + b'{"no":"envelope"}\n'
-        + msgspec.json.encode(bad_payload)
-        + b"\n"
+        + seal(b'{"no":"envelope"}')
+        + seal(msgspec.json.encode(bad_payload))
         + lines([episode(3)])
     )
     Builder(root, "bad-lines").generation().segment(0, data).expect(
@@ -243,6 +250,7 @@ def bad_lines(root: Path) -> None:
         seqs=[0, 1, 3],
         unparseable_lines=3,
         failed_lines=1,
+        skipped_seqs=[[2, 2]],
         files=1,
         next_seq=4,
     )
@@ -267,6 +275,47 @@ def v1_episode_added(root: Path) -> None:
     )
 
 
+def corrupt_line(root: Path) -> None:
+    entity = EntityAsserted(
+        group_id="liminis",
+        seq=1,
+        ts=TS,
+        gen=GEN_A,
+        created=True,
+        entity=EntityRecord(uuid="e1", name="Ada Lovelace", labels=["Entity"], created_at=TS),
+    )
+    damaged = lines([entity]).replace(b"Ada Lovelace", b"Ada Lovelacf")
+    data = lines([episode(0)]) + damaged + lines([episode(2)])
+    Builder(root, "corrupt-line").generation().segment(0, data).expect(
+        summary="one letter of the entity name at seq 1 changed on disk: its checksum fails, "
+        "2 events, corrupt_lines 1, seq 1 skipped (seq_gaps 1)",
+        generation=GEN_A,
+        seqs=[0, 2],
+        corrupt_lines=1,
+        seq_gaps=1,
+        skipped_seqs=[[1, 1]],
+        files=1,
+        next_seq=3,
+    )
+
+
+def checksum_dropped(root: Path) -> None:
+    stripped = lines([episode(1, content="Rewritten.")])
+    stripped = stripped[: stripped.rindex(b',"' + CHECKSUM_FIELD.encode())] + b"}\n"
+    data = lines([episode(0)]) + stripped + lines([episode(2)])
+    Builder(root, "checksum-dropped").generation().segment(0, data).expect(
+        summary="seq 1 has no checksum after a line that has one (rewritten by hand): "
+        "2 events, corrupt_lines 1, seq 1 skipped (seq_gaps 1)",
+        generation=GEN_A,
+        seqs=[0, 2],
+        corrupt_lines=1,
+        seq_gaps=1,
+        skipped_seqs=[[1, 1]],
+        files=1,
+        next_seq=3,
+    )
+
+
 FIXTURES: list[Callable[[Path], None]] = [
     torn_tail,
     seq_gap,
@@ -279,6 +328,8 @@ FIXTURES: list[Callable[[Path], None]] = [
     empty_stream,
     bad_lines,
     v1_episode_added,
+    corrupt_line,
+    checksum_dropped,
 ]
 
 

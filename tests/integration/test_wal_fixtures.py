@@ -82,11 +82,13 @@ def test_reader_reports_what_the_fixture_says(name: str) -> None:
         "unrecognised_lines",
         "failed_lines",
         "generation_mismatch_lines",
+        "corrupt_lines",
         "seq_gaps",
         "seq_regressions",
         "torn_tail",
     ):
         assert getattr(report, counter) == getattr(exp, counter), counter
+    assert [list(r) for r in report.skipped_seqs] == exp.skipped_seqs  # type: ignore[attr-defined]
     assert report.events_read == len(exp.seqs)  # type: ignore[attr-defined]
     assert report.files_read == exp.files  # type: ignore[attr-defined]
     assert all(e.group_id == exp.group_id for e in events)  # type: ignore[attr-defined]

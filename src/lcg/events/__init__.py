@@ -6,7 +6,14 @@ This package imports nothing of lcg's but the leaf modules ``lcg.errors`` and ``
 from __future__ import annotations
 
 from lcg.events.bounds import Bounds, read_bounds
-from lcg.events.codec import Decoded, decode_line, encode_event, encode_events
+from lcg.events.codec import (
+    Decoded,
+    decode_line,
+    encode_event,
+    encode_events,
+    seal,
+    verify_checksum,
+)
 from lcg.events.generation import mint_generation, read_generation
 from lcg.events.groups import decode_group, encode_group, list_groups
 from lcg.events.marks import MarkInfo, create_mark, delete_mark, list_marks
@@ -90,5 +97,7 @@ __all__ = [
     "mint_generation",
     "read_bounds",
     "read_generation",
+    "seal",
     "utc_now",
+    "verify_checksum",
 ]

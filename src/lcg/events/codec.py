@@ -5,7 +5,14 @@ returns a ``Decoded`` whose ``event`` is set, or whose ``problem`` names the cla
 
 * ``unparseable`` – not a JSON object, or missing the envelope (``seq``, ``type``);
 * ``unrecognised`` – an unknown ``type``, or a ``v`` newer than this build knows;
-* ``failed`` – a known type and version whose payload does not validate.
+* ``failed`` – a known type and version whose payload does not validate;
+* ``corrupt`` – the line's checksum does not match its bytes (damage on disk).
+
+Every line ends with ``"crc32":"<8 hex digits>"``, the CRC-32 (``zlib.crc32``) of the line as
+encoded without that field: the encoder writes the event, checksums those bytes and closes the
+object with the field; the decoder checks the bytes on disk before it decodes them (ADR 0075).
+A line without the field was written before checksums existed and is accepted as legacy
+(``Decoded.checksummed`` is False); the reader decides whether that is suspicious.
 
 An older version is upcast by a pure function ``raw dict → raw dict`` before the typed
 decode; lines on disk are never rewritten.
@@ -13,6 +20,7 @@ decode; lines on disk are never rewritten.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -21,16 +29,27 @@ import msgspec
 from lcg.events.model import CURRENT_VERSIONS, Event
 
 __all__ = [
+    "CHECKSUM_FIELD",
     "UPCASTERS",
     "Decoded",
     "Problem",
     "decode_line",
     "encode_event",
     "encode_events",
+    "seal",
     "upcast_EpisodeAdded_v1_v2",
+    "verify_checksum",
 ]
 
-Problem = Literal["unparseable", "unrecognised", "failed"]
+Problem = Literal["unparseable", "unrecognised", "failed", "corrupt"]
+
+#: The envelope field holding a line's checksum; always the line's last field.
+CHECKSUM_FIELD = "crc32"
+# ``,"crc32":"`` + 8 hex digits + ``"}``: the fixed-width tail the encoder writes.
+_CRC_OPEN = b',"' + CHECKSUM_FIELD.encode() + b'":"'
+_CRC_TAIL_LEN = len(_CRC_OPEN) + 8 + 2
+_CLOSE = b"}"
+_HEX = frozenset(b"0123456789abcdef")
 
 _encoder = msgspec.json.Encoder()
 _typed_decoder: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)
@@ -44,6 +63,8 @@ class Decoded(msgspec.Struct, frozen=True):
     problem: Problem | None = None
     detail: str = ""
     seq: int | None = None
+    #: True when the line carried a checksum (and it matched); False for a legacy line.
+    checksummed: bool = False
 
 
 def upcast_EpisodeAdded_v1_v2(raw: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
@@ -62,33 +83,89 @@ UPCASTERS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {
 }
 
 
+def _seal(buf: bytearray, start: int) -> None:
+    """Close the object encoded at ``buf[start:]`` with its checksum field and a newline."""
+    # The encoded object ends with ``}``: checksum it, then reopen it for the field.
+    with memoryview(buf) as view:
+        crc = zlib.crc32(view[start:])
+    del buf[-1]
+    buf += b'%s%08x"}\n' % (_CRC_OPEN, crc)
+
+
+def seal(obj: bytes) -> bytes:
+    """A line from one encoded JSON object: its checksum field and newline added."""
+    buf = bytearray(obj.rstrip(b"\n"))
+    _seal(buf, 0)
+    return bytes(buf)
+
+
 def encode_event(event: Event) -> bytes:
-    """One event as its line, newline included."""
-    return _encoder.encode(event) + b"\n"
+    """One event as its line (checksum and newline included)."""
+    buf = bytearray()
+    _encoder.encode_into(event, buf, -1)
+    _seal(buf, 0)
+    return bytes(buf)
 
 
 def encode_events(events: list[Event]) -> bytes:
     """Several events as consecutive lines."""
     buf = bytearray()
     for event in events:
+        start = len(buf)
         _encoder.encode_into(event, buf, -1)
-        buf.extend(b"\n")
+        _seal(buf, start)
     return bytes(buf)
+
+
+def verify_checksum(line: bytes) -> bool | None:
+    """``True`` if the line's checksum matches, ``False`` if not, ``None`` if it has none."""
+    end = len(line) - 1 if line.endswith(b"\n") else len(line)
+    cut = end - _CRC_TAIL_LEN
+    if cut < 1 or not line.startswith(_CRC_OPEN, cut) or not line.endswith(b'"}', 0, end):
+        return None
+    digits = line[cut + len(_CRC_OPEN) : end - 2]
+    if not _HEX.issuperset(digits):
+        return False
+    with memoryview(line) as view:
+        crc = zlib.crc32(_CLOSE, zlib.crc32(view[:cut]))
+    return crc == int(digits, 16)
 
 
 def decode_line(line: bytes) -> Decoded:
     """Decode one line (with or without its newline) into an event or a classified defect."""
+    checked = verify_checksum(line)
+    if checked is False:
+        return _corrupt(line)
     try:
         event = _typed_decoder.decode(line)
     except ValueError:  # msgspec.DecodeError, or UnicodeDecodeError for invalid UTF-8
-        return _decode_slow(line)
+        return _decode_slow(line, checked is True)
     current = CURRENT_VERSIONS[event.__struct_config__.tag]  # type: ignore[index]
     if event.v == current:
-        return Decoded(event=event, seq=event.seq)
-    return _decode_slow(line)
+        return Decoded(event=event, seq=event.seq, checksummed=checked is True)
+    return _decode_slow(line, checked is True)
 
 
-def _decode_slow(line: bytes) -> Decoded:
+def _corrupt(line: bytes) -> Decoded:
+    # The seq is read for the report only: damaged bytes may be the seq itself.
+    claimed: int | None = None
+    try:
+        raw = _raw_decoder.decode(line)
+    except ValueError:  # msgspec.DecodeError or UnicodeDecodeError
+        raw = None
+    if isinstance(raw, dict):
+        value = raw.get("seq")
+        if isinstance(value, int) and not isinstance(value, bool):
+            claimed = value
+    return Decoded(
+        problem="corrupt",
+        detail="checksum mismatch: the line's bytes changed after it was written",
+        seq=claimed,
+        checksummed=True,
+    )
+
+
+def _decode_slow(line: bytes, checksummed: bool) -> Decoded:
     try:
         raw = _raw_decoder.decode(line)
     except ValueError as exc:  # msgspec.DecodeError or UnicodeDecodeError
@@ -101,24 +178,40 @@ def _decode_slow(line: bytes) -> Decoded:
         return Decoded(problem="unparseable", detail="line lacks an integer seq or a type")
     current = CURRENT_VERSIONS.get(kind)
     if current is None:
-        return Decoded(problem="unrecognised", detail=f"unknown event type {kind!r}", seq=seq)
+        return Decoded(
+            problem="unrecognised",
+            detail=f"unknown event type {kind!r}",
+            seq=seq,
+            checksummed=checksummed,
+        )
     version = raw.get("v", 1)
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        return Decoded(problem="failed", detail=f"{kind}: invalid version {version!r}", seq=seq)
+        return Decoded(
+            problem="failed",
+            detail=f"{kind}: invalid version {version!r}",
+            seq=seq,
+            checksummed=checksummed,
+        )
     if version > current:
         return Decoded(
             problem="unrecognised",
             detail=f"{kind} v{version} is newer than this build (v{current}); upgrade lcg",
             seq=seq,
+            checksummed=checksummed,
         )
     while version < current:
         upcaster = UPCASTERS.get((kind, version))
         if upcaster is None:
-            return Decoded(problem="failed", detail=f"{kind}: no upcast from v{version}", seq=seq)
+            return Decoded(
+                problem="failed",
+                detail=f"{kind}: no upcast from v{version}",
+                seq=seq,
+                checksummed=checksummed,
+            )
         raw = upcaster(raw)
         version += 1
     try:
         event = msgspec.convert(raw, Event)
     except msgspec.ValidationError as exc:
-        return Decoded(problem="failed", detail=f"{kind}: {exc}", seq=seq)
-    return Decoded(event=event, seq=seq)
+        return Decoded(problem="failed", detail=f"{kind}: {exc}", seq=seq, checksummed=checksummed)
+    return Decoded(event=event, seq=seq, checksummed=checksummed)

@@ -7,8 +7,14 @@ is counted by class in a ``ReadReport`` with de-duplicated samples:
 * ``unrecognised_lines`` – unknown event type, or a version newer than this build;
 * ``failed_lines`` – a known type whose payload does not validate;
 * ``generation_mismatch_lines`` – a line stamped with another generation than the stream's;
+* ``corrupt_lines`` – a line whose checksum does not match its bytes, or a line without a
+  checksum after lines that carry one (only lines written before checksums may lack it);
 * ``torn_tail`` – the last line of the last file has no newline (a write that never happened);
-* ``seq_gaps`` / ``seq_regressions`` – a line whose seq is not the previous one + 1.
+* ``seq_gaps`` / ``seq_regressions`` – a line whose seq is not the previous one + 1 (a read
+  from ``from_seq`` expects its first line to be ``from_seq``).
+
+``skipped_seqs`` lists, as inclusive ranges, the seqs the read did not yield: the seqs of bad
+lines whose seq can be trusted, and the holes that gaps (and lost lines) leave.
 """
 
 from __future__ import annotations
@@ -18,13 +24,15 @@ from pathlib import Path
 
 import msgspec
 
-from lcg.events.codec import decode_line
+from lcg.events.codec import Decoded, decode_line
 from lcg.events.model import Event
 from lcg.events.segments import list_segments, read_tail, segments_from
 
 __all__ = ["LineSample", "ReadReport", "StreamReader", "generation_from_lines"]
 
 _MAX_SAMPLES = 10
+#: The most ranges ``skipped_seqs`` keeps; ``seqs_skipped`` still counts every seq.
+_MAX_SKIPPED_RANGES = 100
 _raw = msgspec.json.Decoder()
 
 
@@ -36,6 +44,8 @@ class LineSample(msgspec.Struct, kw_only=True):
     file: str
     line_no: int
     count: int = 1
+    #: The seq the line claims (``None`` when it has none that could be read).
+    seq: int | None = None
 
 
 class ReadReport(msgspec.Struct, kw_only=True):
@@ -46,6 +56,7 @@ class ReadReport(msgspec.Struct, kw_only=True):
     unrecognised_lines: int = 0
     failed_lines: int = 0
     generation_mismatch_lines: int = 0
+    corrupt_lines: int = 0
     seq_gaps: int = 0
     seq_regressions: int = 0
     torn_tail: bool = False
@@ -53,6 +64,10 @@ class ReadReport(msgspec.Struct, kw_only=True):
     generations_seen: list[str] = []
     samples: list[LineSample] = []
     samples_dropped: int = 0
+    #: Inclusive ``(first, last)`` ranges of seqs not yielded (bad lines, gaps), in order.
+    skipped_seqs: list[tuple[int, int]] = []
+    #: How many seqs ``skipped_seqs`` covers (ranges past the cap included).
+    seqs_skipped: int = 0
 
     @property
     def bad_lines(self) -> int:
@@ -62,9 +77,28 @@ class ReadReport(msgspec.Struct, kw_only=True):
             + self.unrecognised_lines
             + self.failed_lines
             + self.generation_mismatch_lines
+            + self.corrupt_lines
         )
 
-    def note(self, problem: str, detail: str, file: str, line_no: int) -> None:
+    @property
+    def damaged(self) -> bool:
+        """True if the read skipped anything: a bad line, a gap or a regression."""
+        return bool(self.bad_lines or self.seq_gaps or self.seq_regressions or self.seqs_skipped)
+
+    def skip(self, first: int, last: int) -> None:
+        """Record that seqs ``first..last`` (inclusive) were not yielded."""
+        if last < first:
+            return
+        self.seqs_skipped += last - first + 1
+        if self.skipped_seqs and self.skipped_seqs[-1][1] + 1 >= first:
+            prev = self.skipped_seqs[-1]
+            self.skipped_seqs[-1] = (prev[0], max(prev[1], last))
+        elif len(self.skipped_seqs) < _MAX_SKIPPED_RANGES:
+            self.skipped_seqs.append((first, last))
+
+    def note(
+        self, problem: str, detail: str, file: str, line_no: int, seq: int | None = None
+    ) -> None:
         """Count one bad line of class ``problem`` and keep a sample of it."""
         key = detail[:200]
         for sample in self.samples:
@@ -72,7 +106,9 @@ class ReadReport(msgspec.Struct, kw_only=True):
                 sample.count += 1
                 return
         if len(self.samples) < _MAX_SAMPLES:
-            self.samples.append(LineSample(problem=problem, detail=key, file=file, line_no=line_no))
+            self.samples.append(
+                LineSample(problem=problem, detail=key, file=file, line_no=line_no, seq=seq)
+            )
         else:
             self.samples_dropped += 1
 
@@ -124,7 +160,12 @@ class StreamReader:
         segments = list_segments(self.group_dir)
         selected = segments_from(segments, from_seq)
         last_path = segments[-1].path if segments else None
-        expected_next: int | None = None
+        # The first line read must be ``from_seq``: a stream that starts later lost its head.
+        expected_next: int = from_seq
+        # Lines whose seq cannot be trusted (unparseable, corrupt) since the last good one:
+        # the gap before the next good line covers them; at the end they are a lost tail.
+        untrusted = 0
+        checksummed = False
         batch: list[Event] = []
         for seg in selected:
             if to_seq is not None and seg.first_seq > to_seq:
@@ -141,59 +182,86 @@ class StreamReader:
                     rep.torn_tail = True
                 else:
                     lines.append(tail)
+            name = seg.path.name
             for line_no, line in enumerate(lines, start=1):
                 if not line.strip():
                     continue
                 decoded = decode_line(line)
+                if decoded.event is not None and decoded.checksummed:
+                    checksummed = True
+                elif decoded.event is not None and checksummed:
+                    # Only lines written before checksums existed lack one, and those all
+                    # come before the first line that has one: this line was rewritten.
+                    decoded = Decoded(
+                        problem="corrupt",
+                        detail="line has no checksum after lines that carry one",
+                        seq=decoded.seq,
+                    )
                 seq = decoded.seq
                 if seq is not None and seq < from_seq:
                     continue
                 if seq is not None and to_seq is not None and seq > to_seq:
+                    self._close_tail(rep, expected_next, untrusted, to_seq)
                     if batch:
                         yield batch
                     return
-                name = seg.path.name
                 if decoded.event is None:
                     problem = decoded.problem or "unparseable"
                     setattr(rep, f"{problem}_lines", getattr(rep, f"{problem}_lines") + 1)
-                    rep.note(problem, decoded.detail, name, line_no)
-                    if seq is not None:
-                        expected_next = seq + 1
+                    where = "" if seq is None else f"seq {seq}: "
+                    rep.note(problem, where + decoded.detail, name, line_no, seq)
+                    if seq is None or problem == "corrupt":
+                        untrusted += 1
+                    else:
+                        self._advance(rep, expected_next, seq, name, line_no)
+                        rep.skip(seq, seq)
+                        expected_next = max(expected_next, seq + 1)
+                        untrusted = 0
                     continue
                 event = decoded.event
-                if expected_next is not None and event.seq != expected_next:
-                    if event.seq < expected_next:
-                        rep.seq_regressions += 1
-                        rep.note(
-                            "seq_regression",
-                            f"seq {event.seq} after {expected_next - 1}",
-                            name,
-                            line_no,
-                        )
-                    else:
-                        rep.seq_gaps += 1
-                        rep.note(
-                            "seq_gap", f"seq {event.seq} after {expected_next - 1}", name, line_no
-                        )
+                self._advance(rep, expected_next, event.seq, name, line_no)
                 expected_next = event.seq + 1
+                untrusted = 0
                 if event.gen not in rep.generations_seen:
                     rep.generations_seen.append(event.gen)
                 if self.generation is not None and event.gen != self.generation:
                     rep.generation_mismatch_lines += 1
                     rep.note(
                         "generation_mismatch",
-                        f"line generation {event.gen!r}, stream {self.generation!r}",
+                        f"seq {event.seq}: line generation {event.gen!r}, "
+                        f"stream {self.generation!r}",
                         name,
                         line_no,
+                        event.seq,
                     )
+                    rep.skip(event.seq, event.seq)
                     continue
                 rep.events_read += 1
                 batch.append(event)
                 if len(batch) >= batch_size:
                     yield batch
                     batch = []
+        self._close_tail(rep, expected_next, untrusted, to_seq)
         if batch:
             yield batch
+
+    @staticmethod
+    def _advance(rep: ReadReport, expected: int, seq: int, file: str, line_no: int) -> None:
+        """Count a gap (and skip its seqs) or a regression before a line of ``seq``."""
+        if seq > expected:
+            rep.seq_gaps += 1
+            rep.note("seq_gap", f"seq {seq} after {expected - 1}", file, line_no, seq)
+            rep.skip(expected, seq - 1)
+        elif seq < expected:
+            rep.seq_regressions += 1
+            rep.note("seq_regression", f"seq {seq} after {expected - 1}", file, line_no, seq)
+
+    @staticmethod
+    def _close_tail(rep: ReadReport, expected: int, untrusted: int, to_seq: int | None) -> None:
+        """Bad lines after the last good one each stood for a seq: count them as skipped."""
+        if untrusted:
+            last = expected + untrusted - 1
+            rep.skip(expected, last if to_seq is None else min(last, to_seq))
 
     def last_seq(self) -> int | None:
         """The seq of the last complete line of the stream, or ``None`` if it has none."""

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import msgspec
+
+from lcg.events.codec import decode_line, encode_event
 from lcg.events.layout import GENERATION_FILE
 from lcg.events.model import EpisodeAdded
 from lcg.events.store import WalStore
@@ -51,10 +54,10 @@ def test_reader_skips_other_generations_unless_asked(wal_root: Path, make_episod
     store.append("g", [make_episode(0)])
     store.close()
     seg = wal_root / "g" / "000000000000.jsonl"
-    seg.write_bytes(
-        seg.read_bytes()
-        + seg.read_bytes().replace(b'"seq":0', b'"seq":1').replace(b'"gen":"', b'"gen":"x')
-    )
+    first = decode_line(seg.read_bytes()).event
+    assert first is not None
+    other = msgspec.structs.replace(first, seq=1, gen="x" + first.gen)
+    seg.write_bytes(seg.read_bytes() + encode_event(other))
     store = WalStore(wal_root, fsync="off")
     try:
         assert [e.seq for e in store.reader("g").events()] == [0]
