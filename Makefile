@@ -1,12 +1,20 @@
 # lcg developer commands. `make install` is implied by every other target.
+# `make demo DEMO_ARGS="--limit 5"` passes options to the demo (see `lcg demo --help`).
+# VENV=DIR NO_INSTALL=1 runs with an existing environment as it is (the clone test uses it).
 PY ?= python3
-VENV := .venv
+VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_ARGS ?=
 
 .PHONY: install test bench lint demo clean
 
+ifdef NO_INSTALL
+install:
+	@test -x $(BIN)/python || { echo "NO_INSTALL is set but $(BIN)/python does not exist" >&2; exit 1; }
+else
 install: $(STAMP)
+endif
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -27,7 +35,7 @@ bench: install
 	$(BIN)/python -m pytest bench -o addopts='' --import-mode=importlib -p no:cacheprovider --benchmark-enable -q -s
 
 demo: install
-	$(BIN)/python -m lcg.cli.demo
+	$(BIN)/python -m lcg.cli.demo $(DEMO_ARGS)
 
 clean:
 	rm -rf $(VENV) .lcg build src/*.egg-info

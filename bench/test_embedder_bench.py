@@ -1,7 +1,7 @@
 """Embedders and the embedding cache: texts/s, and what a warm cache saves.
 
 Run by ``make bench``. Texts: Apollo-corpus article titles (short names) and ~150-word
-(~190-token) windows of its prose (passages), from ``../shared/data/apollo/``; synthetic
+(~190-token) windows of its prose (passages), from ``examples/apollo/``; synthetic
 entity names for the hash embedder and the cache at scale. Baselines measured in the same
 run: the local model one text per call (the reference's one-text-per-request path) for the
 batching speed-up, and recomputing with each embedder for the cache's lookup speed-up.
@@ -22,7 +22,7 @@ import pytest
 from lcg.extract.embedders import HashEmbedder, LocalEmbedder
 from lcg.projections.cache import EmbeddingCache, embed_with_cache
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "apollo" / "corpus_prose.jsonl"
+CORPUS = Path(__file__).resolve().parents[1] / "examples" / "apollo" / "corpus_prose.jsonl"
 N_NAMES = 200
 N_PASSAGES = 24
 N_SINGLE = 40

@@ -32,7 +32,7 @@ from lcg.projections.workspace import Workspace
 
 pytestmark = pytest.mark.bench
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared/data/apollo/corpus_prose.jsonl"
+CORPUS = Path(__file__).resolve().parents[1] / "examples/apollo/corpus_prose.jsonl"
 CHUNKS = int(os.environ.get("LCG_BENCH_INGEST_CHUNKS", "200"))
 CALL_LATENCY_S = 0.15
 _NAME = re.compile(r"\b[A-Z][a-zA-Z0-9]+(?:\s+[A-Z0-9][a-zA-Z0-9]+){0,3}\b")

@@ -29,7 +29,7 @@ from lcg.extract.extractor import ExtractionOutput, Extractor, ExtractRequest
 from lcg.extract.ontology import load_ontology_file
 from lcg.extract.openai_extractor import OpenAICompatExtractor
 
-APOLLO_ONTOLOGY = Path(__file__).resolve().parents[2].parent / "shared/data/apollo/ontology.yaml"
+APOLLO_ONTOLOGY = Path(__file__).resolve().parents[2] / "examples/apollo/ontology.yaml"
 
 Reply = tuple[int, Any]  # (HTTP status, JSON body)
 Responder = Callable[[str, dict[str, Any]], Reply]

@@ -151,7 +151,7 @@ class ServiceProcess:
             )
         client = Client(self.sock)
         try:
-            client.wait_ready(timeout=90)
+            client.wait_ready(timeout=90, starting=True)
         finally:
             client.close()
         return self

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from lcg import errors as E
+from lcg.rpc import client as client_module
 from lcg.rpc.client import AsyncClient, Client
 from lcg.rpc.errors import RemoteError, TransportError
 
@@ -100,12 +101,40 @@ def test_typed_wrappers_and_progress(served: tuple[Any, Any, Path]) -> None:
         assert frames[-1] == {"type": "progress", "message": "done"}
 
 
+def test_wait_ready_fails_at_once_on_a_missing_or_dead_socket(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_waiting(seconds: float) -> None:
+        raise AssertionError(f"wait_ready slept {seconds} s for a socket that cannot answer")
+
+    # Failing "at once" means before the first pause between polls.
+    monkeypatch.setattr(client_module.time, "sleep", no_waiting)
+    monkeypatch.setattr(client_module.asyncio, "sleep", no_waiting)
+    with T.short_tmpdir() as d:
+        missing = d / "missing.sock"
+        with pytest.raises(TransportError, match=f"no such file: {missing}"):
+            Client(missing).wait_ready(timeout=3)
+        with pytest.raises(TransportError, match="no such file"):
+            asyncio.run(AsyncClient(missing).wait_ready(timeout=3))
+        # A file that is no socket, and a socket nobody listens on (a stopped service's).
+        plain = d / "plain.sock"
+        plain.write_text("")
+        with pytest.raises(TransportError, match="is not a socket"):
+            Client(plain).wait_ready(timeout=3)
+        stale = d / "stale.sock"
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(stale))
+        listener.close()  # bound, never listening: connecting is refused
+        with pytest.raises(TransportError, match="nothing listens on"):
+            Client(stale).wait_ready(timeout=3)
+
+
 def test_wait_ready_polls_until_healthy() -> None:
     with T.short_tmpdir() as d:
         path = d / "s.sock"
-        # Nothing listens yet: a short wait fails with TransportError.
+        # Nothing listens yet: a short wait for a service being started times out.
         with pytest.raises(TransportError, match="not ready"):
-            Client(path).wait_ready(timeout=0.05)
+            Client(path).wait_ready(timeout=0.05, starting=True)
         app = T.TestApp(gate=asyncio.Event())
         srv = T.ThreadedServer(app, path).start()
         try:

@@ -42,7 +42,7 @@ def start(workdir: Path, *extra: str) -> tuple[subprocess.Popen[bytes], Path, Pa
         )
     client = Client(sock)
     try:
-        client.wait_ready(timeout=90)
+        client.wait_ready(timeout=90, starting=True)
     finally:
         client.close()
     return proc, sock, log

@@ -42,7 +42,7 @@ def client(tmp_path: Path) -> Iterator[Client]:
     thread = threading.Thread(target=lambda: asyncio.run(serve(app, cfg.socket_path, 2000)))
     thread.start()
     c = Client(cfg.socket_path)
-    c.wait_ready(30)
+    c.wait_ready(30, starting=True)
     try:
         yield c
     finally:

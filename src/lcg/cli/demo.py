@@ -1,7 +1,7 @@
 """``make demo`` / ``lcg demo``: a service on the embedded defaults, fed with the Apollo corpus.
 
 Starts ``lcg serve`` in a demo workspace (unless one already answers there), ingests the
-Apollo articles of ``../shared/data/apollo/`` as chunks (lite mode unless an extraction
+Apollo articles of the repository's ``examples/apollo/`` as chunks (lite mode unless an extraction
 provider is configured), asserts a few entities and relationships, prints some searches and
 the status, and leaves the service running.
 """
@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -21,13 +24,14 @@ import msgspec
 from lcg.cli._service import ProgressBar, live_client
 from lcg.config import Config
 from lcg.rpc.client import Client
+from lcg.rpc.errors import TransportError
 
 __all__ = ["main", "register"]
 
 _HELP = """Start a demo service on the embedded defaults and fill it with the Apollo corpus.
 
 Example:
-  lcg demo                          # workspace ./demo-workspace, data from ../shared/data/apollo
+  lcg demo                          # workspace ./demo-workspace, data from examples/apollo
   lcg demo --workspace /tmp/demo --limit 50
 """
 
@@ -37,19 +41,23 @@ class _Article(msgspec.Struct):
     prose: str
 
 
+#: The corpus shipped in the repository (``examples/apollo/``, CC BY-SA 4.0; see its README).
+EXAMPLE_CORPUS = Path(__file__).resolve().parents[3] / "examples" / "apollo"
+
+
 def _find_corpus(explicit: str | None) -> Path:
-    candidates = [Path(explicit)] if explicit else []
-    here = Path.cwd()
-    candidates += [
-        here / ".." / "shared" / "data" / "apollo",
-        Path(__file__).resolve().parents[4] / ".." / "shared" / "data" / "apollo",
-    ]
-    for c in candidates:
-        if (c / "corpus_prose.jsonl").is_file():
-            return c.resolve()
+    """The folder holding ``corpus_prose.jsonl``: ``--data DIR``, else the repository's copy."""
+    where = Path(explicit) if explicit else EXAMPLE_CORPUS
+    if (where / "corpus_prose.jsonl").is_file():
+        return where.resolve()
+    if explicit:
+        raise SystemExit(
+            f"Error: {where} holds no corpus_prose.jsonl; pass --data DIR (a folder holding one)"
+        )
     raise SystemExit(
-        "Error: the Apollo corpus was not found; pass --data DIR (the folder holding "
-        "corpus_prose.jsonl)"
+        f"Error: the Apollo corpus is not at {where} (it ships in the repository's "
+        "examples/apollo/; an installed package has no copy): pass --data DIR, the folder "
+        "holding corpus_prose.jsonl"
     )
 
 
@@ -78,10 +86,11 @@ def _chunks(text: str, size: int = 4000) -> list[str]:
     return chunks or [text]
 
 
-def _start_service(workspace: Path) -> int:
+def _start_service(workspace: Path) -> subprocess.Popen[bytes]:
     workspace.mkdir(parents=True, exist_ok=True)
     log = open(workspace / "serve.log", "ab")  # noqa: SIM115 - handed to the child
-    proc = subprocess.Popen(
+    # ``python -m lcg.cli.main`` runs in the child itself, so its pid is the service's.
+    return subprocess.Popen(
         [sys.executable, "-m", "lcg.cli.main", "-C", str(workspace), "serve"],
         stdout=log,
         stderr=log,
@@ -89,7 +98,52 @@ def _start_service(workspace: Path) -> int:
         start_new_session=True,
         env={**os.environ},
     )
-    return proc.pid
+
+
+def _wait_started(proc: subprocess.Popen[bytes], client: Client, log: Path) -> None:
+    """Wait until the started service is healthy; stop at once if it exits instead."""
+    deadline = time.monotonic() + 600
+    while True:
+        try:
+            client.wait_ready(timeout=1.0, starting=True)
+            return
+        except TransportError:
+            if proc.poll() is not None:
+                raise SystemExit(
+                    f"Error: lcg serve exited with status {proc.returncode} before it was "
+                    f"ready; its log is {log}"
+                ) from None
+            if time.monotonic() > deadline:
+                raise
+
+
+def service_pid(socket_path: Path) -> int | None:
+    """The pid of the process listening on ``socket_path`` (Linux ``SO_PEERCRED``), or None."""
+    peercred = getattr(socket, "SO_PEERCRED", None)
+    if peercred is None:
+        return None  # not Linux: the kernel offers no peer pid this way
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        try:
+            sock.connect(str(socket_path))
+            raw = sock.getsockopt(socket.SOL_SOCKET, peercred, struct.calcsize("3i"))
+        except OSError:
+            return None
+    pid: int = struct.unpack("3i", raw)[0]
+    return pid or None
+
+
+def lcg_command() -> str:
+    """How to run ``lcg`` from here: bare ``lcg`` only when that is this installation's."""
+    script = Path(sys.executable).parent / "lcg"
+    on_path = shutil.which("lcg")
+    if on_path and script.exists() and Path(on_path).resolve() == script.resolve():
+        return "lcg"
+    if not script.exists():
+        return f"{sys.executable} -m lcg.cli.main"
+    try:
+        return str(script.relative_to(Path.cwd()))
+    except ValueError:
+        return str(script)
 
 
 def _show(title: str, rows: list[dict[str, Any]], fields: tuple[str, ...]) -> None:
@@ -120,9 +174,9 @@ _RELATIONSHIPS = [
 ]
 
 
-def _print_status(workspace: Path) -> None:
+def _print_status(workspace: Path, lcg: str) -> None:
     """Print what ``lcg status`` prints (the real command, against the running service)."""
-    print(f"\n$ lcg -C {workspace} status")
+    print(f"\n$ {lcg} -C {workspace} status")
     done = subprocess.run(
         [sys.executable, "-m", "lcg.cli.main", "-C", str(workspace), "status"],
         capture_output=True,
@@ -134,22 +188,50 @@ def _print_status(workspace: Path) -> None:
         sys.stdout.write(done.stderr)
 
 
+def _assert_missing(client: Client) -> tuple[int, int]:
+    """Assert the demo's entities and relationships that the group does not hold yet.
+
+    A rerun finds them all and appends nothing (asserting again would append an event
+    each, even with nothing changed). Returns how many of each were asserted.
+    """
+    nodes = client.call("knowledge_get_nodes_by_group", {"group_ids": ["apollo"]})["nodes"]
+    have = {(n.get("name"), n.get("summary")) for n in nodes}
+    entities = 0
+    for name, label, summary in _ENTITIES:
+        if (name, summary) not in have:
+            client.assert_entity(name=name, labels=[label], summary=summary, group_id="apollo")
+            entities += 1
+    edges = client.call("knowledge_get_edges_by_group", {"group_ids": ["apollo"]})["edges"]
+    facts = {e.get("fact") for e in edges}
+    relationships = 0
+    for src, pred, dst, fact in _RELATIONSHIPS:
+        if fact not in facts:
+            client.assert_relationship(
+                source_name=src, target_name=dst, predicate=pred, fact=fact, group_id="apollo"
+            )
+            relationships += 1
+    return entities, relationships
+
+
 def run(workspace: Path, data: str | None, limit: int | None, silent: bool) -> int:
     """Run the demo; returns the exit status."""
     corpus = _find_corpus(data)
     config = Config.from_env(workspace)
+    lcg = lcg_command()
     print(f"lcg demo: workspace {workspace}, corpus {corpus}")
     client = live_client(config)
-    pid: int | None = None
     if client is None:
-        print(f"starting lcg serve (log: {workspace / 'serve.log'}) ...")
+        log = workspace / "serve.log"
+        print(f"starting lcg serve (log: {log}) ...")
         started = time.monotonic()
-        pid = _start_service(workspace)
+        proc = _start_service(workspace)
         client = Client(config.socket_path, timeout=None)
-        client.wait_ready(timeout=600)
+        _wait_started(proc, client, log)
+        pid: int | None = proc.pid
         print(f"service healthy after {time.monotonic() - started:.1f} s (pid {pid})")
     else:
-        print("using the service already running in this workspace")
+        pid = service_pid(config.socket_path)
+        print(f"using the service already running in this workspace (pid {pid or 'unknown'})")
     articles = _articles(corpus, limit)
     work = [(a, i, c) for a in articles for i, c in enumerate(_chunks(a.prose))]
     print(f"ingesting {len(work)} chunks from {len(articles)} articles into group 'apollo' ...")
@@ -175,22 +257,22 @@ def run(workspace: Path, data: str | None, limit: int | None, silent: bool) -> i
     bar.done()
     took = time.monotonic() - started
     rate = len(work) / took if took > 0 else 0.0
-    mode = (
-        "extracted"
-        if status == "extracted"
-        else "lite mode: stored and passage-searchable, extraction pending (no LLM configured)"
-    )
+    if status == "extracted":
+        mode = "extracted"
+    elif new == 0:
+        mode = "nothing new to store"
+    else:
+        mode = "lite mode: stored and passage-searchable, extraction pending (no LLM configured)"
     print(
         f"ingested {len(work)} chunks in {took:.1f} s ({rate:.1f} chunks/s): {new} new, "
         f"{duplicate} already there; {mode}"
     )
-    for name, label, summary in _ENTITIES:
-        client.assert_entity(name=name, labels=[label], summary=summary, group_id="apollo")
-    for src, pred, dst, fact in _RELATIONSHIPS:
-        client.assert_relationship(
-            source_name=src, target_name=dst, predicate=pred, fact=fact, group_id="apollo"
-        )
-    print(f"asserted {len(_ENTITIES)} entities and {len(_RELATIONSHIPS)} relationships")
+    entities, relationships = _assert_missing(client)
+    kept = (len(_ENTITIES) - entities, len(_RELATIONSHIPS) - relationships)
+    print(
+        f"asserted {entities} entities and {relationships} relationships"
+        + (f" ({kept[0]} and {kept[1]} were already there)" if any(kept) else "")
+    )
     ents = client.find_entities(query="first man on the moon", group_ids=["apollo"], num_results=3)
     _show('find_entities "first man on the moon"', ents["nodes"], ("name", "summary"))
     facts_found = client.find_relationships(
@@ -206,13 +288,19 @@ def run(workspace: Path, data: str | None, limit: int | None, silent: bool) -> i
         ("name", "score", "content"),
     )
     client.close()
-    _print_status(workspace)
-    where = f" (pid {pid})" if pid else ""
+    _print_status(workspace, lcg)
+    stop = f"kill {pid}   (or call knowledge_close)" if pid else "call knowledge_close"
     print(
-        f"\nThe service keeps running{where} on {config.socket_path}.\n"
-        f"  connect an MCP client:  lcg mcp --connect {config.socket_path}\n"
-        f"  stop it:                kill {pid if pid else '<pid>'}   (or call knowledge_close)"
+        f"\nThe service keeps running (pid {pid or 'unknown'}) on {config.socket_path}.\n"
+        f"  see what it holds:      {lcg} -C {workspace} status\n"
+        f"  connect an MCP client:  {lcg} mcp --connect {config.socket_path}\n"
+        f"  stop it:                {stop}"
     )
+    if lcg != "lcg" and " " not in lcg:
+        print(
+            f"  (`lcg` is not on your PATH: run it as {lcg}, or first "
+            f"`. {Path(lcg).parent / 'activate'}` to use plain `lcg`)"
+        )
     return 0
 
 

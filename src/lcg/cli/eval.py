@@ -338,14 +338,28 @@ def _check(args: argparse.Namespace) -> int:
     return 0 if report.slots_ok else 1
 
 
+#: The files ``lcg eval longmemeval --data DIR`` reads.
+_LME_FILES = ("sessions.jsonl", "questions-dev.jsonl")
+
+
 def _longmemeval(args: argparse.Namespace) -> int:
     from lcg.eval.longmemeval import run_longmemeval
 
     config = config_from(args)
+    data = Path(args.data).expanduser()
+    missing = [name for name in _LME_FILES if not (data / name).is_file()]
+    if missing:
+        # The dataset is large and not in the repository: say what is missing and where.
+        raise ConfigError(
+            f"the LongMemEval dev data is incomplete: {', '.join(missing)} not found in "
+            f"{data.resolve()}; pass --data DIR, the folder holding {' and '.join(_LME_FILES)} "
+            "(LongMemEval's dev split; this project keeps it outside the repository, "
+            "e.g. in ../shared/data/longmemeval-dev)"
+        )
     workspace = Path(args.scratch) if args.scratch else config.workspace / ".lcg" / "eval" / "lme"
     embedder = _embedder(config)
     try:
-        report = run_longmemeval(Path(args.data), workspace, embedder)
+        report = run_longmemeval(data, workspace, embedder)
     finally:
         embedder.close()
     if args.json:

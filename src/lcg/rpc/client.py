@@ -13,6 +13,7 @@ import asyncio
 import itertools
 import os
 import socket
+import stat
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
@@ -30,7 +31,7 @@ from lcg.rpc.errors import (
     from_wire,
 )
 
-__all__ = ["AsyncClient", "Client", "ProgressCallback"]
+__all__ = ["AsyncClient", "Client", "ProgressCallback", "check_socket"]
 
 #: Called with each progress frame (a dict with ``type: "progress"``).
 ProgressCallback = Callable[[dict[str, Any]], Any]
@@ -84,6 +85,42 @@ def _health_verdict(result: Any) -> bool:
         reason = result.get("reason")
         raise RemoteDegradedError(DEGRADED, DEGRADED_MESSAGE, {"reason": reason})
     return False
+
+
+def check_socket(path: Path) -> None:
+    """Raise ``TransportError`` saying why ``path`` is no service socket (nothing if it is one).
+
+    Only the path's kind is examined (no connection is made): missing → "no such file", not a
+    socket → "not a socket". Callers use it to fail at once instead of waiting for a service
+    that cannot be there.
+    """
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise TransportError(
+            f"no such file: {path} (no service socket there; start one with `lcg serve` in "
+            "its workspace, or pass the socket of a running one)"
+        ) from None
+    except OSError as exc:
+        raise TransportError(f"cannot reach {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISSOCK(mode):
+        raise TransportError(f"{path} is not a socket (a service socket is .lcg/service.sock)")
+
+
+def _check_listening(path: Path) -> None:
+    """Raise at once when ``path`` cannot be a service: missing, no socket, or nobody listens."""
+    check_socket(path)
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(str(path))
+    except ConnectionRefusedError:
+        raise TransportError(
+            f"nothing listens on {path} (a service that stopped left it; start `lcg serve`)"
+        ) from None
+    except OSError:
+        pass  # busy or slow: keep polling until the timeout
+    finally:
+        probe.close()
 
 
 def _params(**kw: Any) -> dict[str, Any]:
@@ -320,8 +357,12 @@ class Client(_Surface[Any]):
                 raise
             raise TransportError(f"call {method} to {self.socket_path} failed: {exc}") from exc
 
-    def wait_ready(self, timeout: float = 30.0) -> dict[str, Any]:
-        """Poll ``health_check`` until healthy (returns it); raises if degraded or on timeout."""
+    def wait_ready(self, timeout: float = 30.0, *, starting: bool = False) -> dict[str, Any]:
+        """Poll ``health_check`` until healthy (returns it); raises if degraded or on timeout.
+
+        A socket that does not exist, or that nothing listens on, fails at once unless
+        ``starting`` (the caller has just started the service, which binds it soon).
+        """
         deadline = time.monotonic() + timeout
         delay = 0.01
         while True:
@@ -330,7 +371,8 @@ class Client(_Surface[Any]):
                 if _health_verdict(result):
                     return dict(result)
             except TransportError:
-                pass
+                if not starting:
+                    _check_listening(self.socket_path)
             if time.monotonic() >= deadline:
                 raise TransportError(
                     f"the service at {self.socket_path} is not ready after {timeout:g} s"
@@ -424,8 +466,12 @@ class AsyncClient(_Surface[Awaitable[Any]]):
                     f"call {method} to {self.socket_path} failed: {exc!r}"
                 ) from exc
 
-    async def wait_ready(self, timeout: float = 30.0) -> dict[str, Any]:
-        """Poll ``health_check`` until healthy (returns it); raises if degraded or on timeout."""
+    async def wait_ready(self, timeout: float = 30.0, *, starting: bool = False) -> dict[str, Any]:
+        """Poll ``health_check`` until healthy (returns it); raises if degraded or on timeout.
+
+        A socket that does not exist, or that nothing listens on, fails at once unless
+        ``starting`` (the caller has just started the service, which binds it soon).
+        """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         delay = 0.01
@@ -435,7 +481,8 @@ class AsyncClient(_Surface[Awaitable[Any]]):
                 if _health_verdict(result):
                     return dict(result)
             except TransportError:
-                pass
+                if not starting:
+                    _check_listening(self.socket_path)
             if loop.time() >= deadline:
                 raise TransportError(
                     f"the service at {self.socket_path} is not ready after {timeout:g} s"

@@ -10,7 +10,7 @@ import pytest
 from lcg.extract import prompts
 from lcg.extract.ontology import load_ontology_file, parse_ontology
 
-APOLLO = Path(__file__).resolve().parents[3].parent / "shared/data/apollo/ontology.yaml"
+APOLLO = Path(__file__).resolve().parents[3] / "examples/apollo/ontology.yaml"
 TEMPLATES = Path(prompts.__file__).with_name("prompts")
 
 
@@ -26,6 +26,7 @@ def test_every_template_exists_and_is_used_placeholders_are_filled() -> None:
         "json_mode.txt",
     ]
     onto = load_ontology_file(APOLLO)
+    assert onto is not None, f"the example ontology {APOLLO} is missing"
     rendered = [
         prompts.entity_system_prompt(src, o, "be brief")  # type: ignore[arg-type]
         for src in ("Text", "Message", "Json")

@@ -24,7 +24,7 @@ from lcg.extract.ontology import (
     write_hash_file,
 )
 
-APOLLO = Path(__file__).resolve().parents[3].parent / "shared/data/apollo/ontology.yaml"
+APOLLO = Path(__file__).resolve().parents[3] / "examples/apollo/ontology.yaml"
 
 
 @pytest.mark.parametrize(
