@@ -11,20 +11,39 @@ words would have been indexed under. Steps, in order:
    and ``t``, and ``e-mail`` gives ``e`` and ``mail``;
 4. tokens longer than ``MAX_TOKEN_CHARS`` are dropped (hashes, base64 blobs), as are tokens in
    ``STOPWORDS``: a small list of English function words, plus the contraction tails the
-   tokenizer leaves behind (``s``, ``t``, ``ll``, ...).
+   tokenizer leaves behind (``s``, ``t``, ``ll``, ...);
+5. each remaining token is reduced to its Snowball English stem (PyStemmer), so ``rivers``
+   and ``river`` are one term and ``cooking`` finds ``cooked`` (ADR 0090). Stopwords are
+   matched before stemming, on the surface form.
 
-There is no stemming: on the LongMemEval dev questions, Porter stemming moves bm25s' session
-recall@10 from 0.760 to 0.768 only, which does not pay for an in-house stemmer (ADR 0012).
+``ANALYZER_VERSION`` names this definition; a text snapshot made under another version is
+rebuilt by replay, since its terms would not match the queries' (``lcg.projections.text``).
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections import Counter
 from typing import Final
 
-__all__ = ["MAX_TOKEN_CHARS", "STOPWORDS", "analyze", "query_terms", "term_counts", "words"]
+import Stemmer
+
+__all__ = [
+    "ANALYZER_VERSION",
+    "MAX_TOKEN_CHARS",
+    "STOPWORDS",
+    "analyze",
+    "query_terms",
+    "stem",
+    "term_counts",
+    "words",
+]
+
+#: The analyzer's identity, stored in every text snapshot: change it whenever the terms a
+#: text becomes change, so older snapshots are replayed instead of silently mismatching.
+ANALYZER_VERSION: Final = "words-nfkc-casefold/stop-v1/snowball-english"
 
 #: Longer tokens are dropped: they are identifiers or encoded blobs, not words.
 MAX_TOKEN_CHARS: Final = 40
@@ -54,6 +73,23 @@ _ASCII_SPLIT: Final = bytes(
 )
 
 
+# PyStemmer's Stemmer objects are not thread-safe (and keep a per-object cache of stems):
+# one per thread. Queries analyze outside the projection's lock.
+_LOCAL: Final = threading.local()
+
+
+def _stemmer() -> Stemmer.Stemmer:
+    st: Stemmer.Stemmer | None = getattr(_LOCAL, "stemmer", None)
+    if st is None:
+        st = _LOCAL.stemmer = Stemmer.Stemmer("english", 100_000)
+    return st
+
+
+def stem(tokens: list[str]) -> list[str]:
+    """Step 5: the Snowball English stem of each token, in order."""
+    return _stemmer().stemWords(tokens) if tokens else []
+
+
 def words(text: str) -> list[str]:
     """Steps 1-3: the normalized, case-folded word tokens of ``text``, stopwords included."""
     if text.isascii():
@@ -68,19 +104,25 @@ def analyze(text: str) -> list[str]:
     """The terms of ``text`` in order, repeats kept (the analyzer described above)."""
     stop = STOPWORDS
     limit = MAX_TOKEN_CHARS
-    return [t for t in words(text) if t not in stop and len(t) <= limit]
+    return stem([t for t in words(text) if t not in stop and len(t) <= limit])
 
 
 def term_counts(text: str) -> dict[str, int]:
     """Each distinct term of ``text`` with its frequency (``analyze``, counted)."""
-    # Counted in C; stopwords and long tokens removed after (from a plain dict: Counter's
-    # __delitem__ is Python code).
+    # Counted in C over surface words; stopwords and long tokens removed after (from a plain
+    # dict: Counter's __delitem__ is Python code); then each distinct word is stemmed once
+    # and words sharing a stem are summed.
     counts = dict(Counter(words(text)))
     for term in STOPWORDS.intersection(counts):
         del counts[term]
     for term in [t for t in counts if len(t) > MAX_TOKEN_CHARS]:
         del counts[term]
-    return counts
+    surface = list(counts)
+    stems = stem(surface)
+    out: dict[str, int] = {}
+    for word, root in zip(surface, stems, strict=True):
+        out[root] = out.get(root, 0) + counts[word]
+    return out
 
 
 def query_terms(text: str) -> list[str]:

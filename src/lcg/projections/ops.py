@@ -8,7 +8,8 @@ Kinds and parts:
 
 * ``entity`` – parts ``name`` and ``summary`` (vector fields ``entity.name``, ``entity.summary``);
 * ``edge`` – parts ``name`` and ``fact`` (vector field ``edge.fact``);
-* ``episode`` – part ``content`` (vector field ``episode.content``).
+* ``episode`` – part ``content`` (vector field ``episode.content``), and for a chunk of a
+  source file the ``source`` part (not text: the file, which search ranks as a unit too).
 
 An ``Upsert`` replaces only the parts it carries. Merged (tombstoned) entities and deleted
 episodes are removed. Invalidated edges stay searchable; reads filter them on request.
@@ -37,6 +38,7 @@ from lcg.events.model import (
 
 __all__ = [
     "MERGED_LABEL",
+    "SOURCE_PART",
     "TEXT_PARTS",
     "VECTOR_FIELDS",
     "ClearGroup",
@@ -45,6 +47,7 @@ __all__ = [
     "Op",
     "Upsert",
     "derive_ops",
+    "source_of",
     "texts_to_embed",
 ]
 
@@ -59,6 +62,9 @@ TEXT_PARTS: Final[dict[str, tuple[str, ...]]] = {
     "edge": ("name", "fact"),
     "episode": ("content",),
 }
+#: An episode ``Upsert`` part that is not text: the source file its chunk came from, which
+#: the text projection groups passages by (search ranks sources as well as passages).
+SOURCE_PART: Final = "source"
 #: The (kind, part) pairs that the vector projection embeds.
 VECTOR_FIELDS: Final[frozenset[tuple[str, str]]] = frozenset(
     {("entity", "name"), ("entity", "summary"), ("edge", "fact"), ("episode", "content")}
@@ -112,13 +118,26 @@ def _merge(group_id: str, merge: MergeOutcome) -> list[Op]:
     return ops
 
 
+def source_of(name: str, source_description: str) -> str | None:
+    """The source file of a chunk episode (``<source_file>:<chunk_id>``, named ``chunk_id``).
+
+    Episodes added without a source file (``knowledge_add_episode``) have none: each is its
+    own source for search.
+    """
+    if not name or not source_description.endswith(":" + name):
+        return None
+    return source_description[: -len(name) - 1] or None
+
+
 def derive_ops(event: Event) -> list[Op]:
     """The text/vector ops of one event (empty for events that change no searchable text)."""
     g = event.group_id
     if isinstance(event, EpisodeAdded):
-        return [
-            Upsert(kind="episode", group_id=g, uuid=event.uuid, parts={"content": event.content})
-        ]
+        parts = {"content": event.content}
+        source = source_of(event.name, event.source_description)
+        if source is not None:
+            parts[SOURCE_PART] = source
+        return [Upsert(kind="episode", group_id=g, uuid=event.uuid, parts=parts)]
     if isinstance(event, EpisodeExtracted):
         ops: list[Op] = [
             Upsert(

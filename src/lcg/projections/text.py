@@ -6,11 +6,20 @@ parts keeps the others. A document's indexed text is the ``TEXT_PARTS`` of its k
 has, in that order, joined with one space. The analyzer is ``lcg.projections._analyzer``; the
 index and the exact BM25 formula are in ``lcg.projections._bm25`` (ADR 0012).
 
+Sources: an episode that is a chunk of a source file (its ``source`` part, see
+``lcg.projections.ops``) also counts toward one document of the group's *source index*: a
+BM25 index whose documents are whole sources, each the sum of its chunks' terms. A change to a
+chunk updates its source's term counts at once and marks the source stale; stale sources are
+re-indexed together before the next source search or snapshot, so a file ingested one chunk
+per call costs one re-index per search or save, not one per chunk (ADR 0091).
+
 Durability: ``save()`` writes each changed group to ``<root>/<encode_group(g)>.bm25`` (write
 ``.tmp``, fsync, ``os.replace``, fsync the directory), data and applied position together, so
 a reopened projection is always at a position it really reached. Opening sweeps stale
 temporaries and loads every snapshot; an unreadable snapshot is a ``ProjectionError`` naming
-the file (remedy: delete it and replay the group).
+the file (remedy: delete it and replay the group). A snapshot of an older format or made
+under another analyzer (``ANALYZER_VERSION``) is deleted on open and its group listed in
+``discarded_groups``: with no position, the projector replays it.
 
 All methods take one lock, so queries may run on other threads while the projector applies.
 """
@@ -29,17 +38,22 @@ import msgspec
 from lcg.errors import ProjectionError
 from lcg.events.groups import decode_group, encode_group
 from lcg.events.layout import TEMP_SUFFIX, TEXT_SNAPSHOT_SUFFIX
-from lcg.projections._analyzer import query_terms, term_counts
+from lcg.projections._analyzer import ANALYZER_VERSION, query_terms, term_counts
 from lcg.projections._bm25 import Bm25Index, IndexSnapshot
-from lcg.projections.ops import TEXT_PARTS, ClearGroup, Delete, Op, Upsert
+from lcg.projections.ops import SOURCE_PART, TEXT_PARTS, ClearGroup, Delete, Op, Upsert
 
 __all__ = ["SNAPSHOT_SUFFIX", "TextProjection", "indexed_text"]
 
 #: Suffix of a group's snapshot file inside the projection root.
 # Belongs in lcg.events.layout with the other on-disk names (requested there).
 SNAPSHOT_SUFFIX: Final = TEXT_SNAPSHOT_SUFFIX
-_FORMAT: Final = 1
+#: 2: the analyzer stems, episodes keep their ``source`` part, the source index is saved.
+_FORMAT: Final = 2
 _KINDS: Final = tuple(TEXT_PARTS)
+#: The parts each kind keeps: its text parts, and an episode's source.
+_KEPT: Final = {
+    k: (*parts, SOURCE_PART) if k == "episode" else parts for k, parts in TEXT_PARTS.items()
+}
 
 
 class _KindState(msgspec.Struct, kw_only=True):
@@ -57,10 +71,23 @@ class _GroupSnapshot(msgspec.Struct, kw_only=True):
     generation: str
     seq: int
     kinds: dict[str, _KindState]
+    #: ``ANALYZER_VERSION`` of the analyzer that made the terms (absent before format 2).
+    analyzer: str = ""
+    #: The source index: one document per source file, keyed by the source (format 2).
+    sources: IndexSnapshot | None = None
+
+
+class _Header(msgspec.Struct):
+    """The leading fields of a snapshot: enough to decide whether to read the rest."""
+
+    format: int
+    group_id: str
+    analyzer: str = ""
 
 
 _ENCODER: Final = msgspec.msgpack.Encoder()
 _DECODER: Final = msgspec.msgpack.Decoder(_GroupSnapshot)
+_HEADER: Final = msgspec.msgpack.Decoder(_Header)
 
 
 def indexed_text(kind: str, parts: dict[str, str]) -> str:
@@ -71,39 +98,123 @@ def indexed_text(kind: str, parts: dict[str, str]) -> str:
 class _Group:
     """One group's indexes, documents and applied position."""
 
-    __slots__ = ("dirty", "docs", "generation", "indexes", "seq")
+    __slots__ = (
+        "dirty",
+        "docs",
+        "generation",
+        "indexes",
+        "members",
+        "seq",
+        "source_counts",
+        "sources",
+        "stale",
+    )
 
     def __init__(self) -> None:
         self.generation: str | None = None
         self.seq: int | None = None
         self.docs: dict[str, dict[str, dict[str, str]]] = {k: {} for k in _KINDS}
         self.indexes: dict[str, Bm25Index] = {k: Bm25Index() for k in _KINDS}
+        #: One document per source: the sum of its chunks' terms.
+        self.sources = Bm25Index()
+        #: Source -> the episodes (chunks) in it.
+        self.members: dict[str, set[str]] = {}
+        #: Source -> its summed term counts, for the sources changed since the group was
+        #: loaded (built from the chunks on first change, then kept up to date).
+        self.source_counts: dict[str, dict[str, int]] = {}
+        #: Sources whose document in ``sources`` is out of date.
+        self.stale: set[str] = set()
         self.dirty = True
 
     def clear(self) -> None:
         for kind in _KINDS:
             self.docs[kind].clear()
             self.indexes[kind].clear()
+        self.sources.clear()
+        self.members.clear()
+        self.source_counts.clear()
+        self.stale.clear()
+
+    def _counts_of(self, source: str) -> dict[str, int]:
+        """The live summed term counts of ``source`` (built from its chunks once)."""
+        counts = self.source_counts.get(source)
+        if counts is None:
+            counts = {}
+            episodes = self.docs["episode"]
+            for uuid in self.members.get(source, ()):
+                _add_counts(counts, term_counts(indexed_text("episode", episodes[uuid])), 1)
+            self.source_counts[source] = counts
+        return counts
+
+    def _leave_source(self, uuid: str, parts: dict[str, str]) -> None:
+        """Take episode ``uuid`` (with its old ``parts``) out of its source, if any."""
+        source = parts.get(SOURCE_PART)
+        if source is None:
+            return
+        counts = self._counts_of(source)
+        _add_counts(counts, term_counts(indexed_text("episode", parts)), -1)
+        members = self.members[source]
+        members.discard(uuid)
+        if not members:
+            del self.members[source]
+            del self.source_counts[source]
+        self.stale.add(source)
+
+    def _join_source(self, uuid: str, parts: dict[str, str], counts: dict[str, int]) -> None:
+        source = parts.get(SOURCE_PART)
+        if source is None:
+            return
+        total = self._counts_of(source)  # before joining: built from the other chunks
+        self.members.setdefault(source, set()).add(uuid)
+        _add_counts(total, counts, 1)
+        self.stale.add(source)
 
     def upsert(self, op: Upsert) -> None:
         docs = self.docs[op.kind]
         old = docs.get(op.uuid)
-        known = TEXT_PARTS[op.kind]
+        known = _KEPT[op.kind]
         new = dict(old) if old is not None else {}
         for name, text in op.parts.items():
             if name in known:
                 new[name] = text
         if old is not None and new == old:
             return
+        if op.kind == "episode" and old is not None:
+            self._leave_source(op.uuid, old)
         docs[op.uuid] = new
-        self.indexes[op.kind].add(op.uuid, term_counts(indexed_text(op.kind, new)))
+        counts = term_counts(indexed_text(op.kind, new))
+        self.indexes[op.kind].add(op.uuid, counts)
+        if op.kind == "episode":
+            self._join_source(op.uuid, new, counts)
 
     def delete(self, op: Delete) -> None:
-        if self.docs[op.kind].pop(op.uuid, None) is not None:
-            self.indexes[op.kind].delete(op.uuid)
+        old = self.docs[op.kind].get(op.uuid)
+        if old is None:
+            return
+        if op.kind == "episode":
+            # While the doc is still there: the source's counts may be built from its chunks.
+            self._leave_source(op.uuid, old)
+        del self.docs[op.kind][op.uuid]
+        self.indexes[op.kind].delete(op.uuid)
+
+    def refresh_sources(self) -> bool:
+        """Re-index the stale sources; whether anything changed."""
+        if not self.stale:
+            return False
+        for source in sorted(self.stale):
+            counts = self.source_counts.get(source)
+            if counts is None or source not in self.members:
+                self.sources.delete(source)
+            else:
+                self.sources.add(source, dict(counts))
+        self.stale.clear()
+        # Each re-index leaves a tombstone; the usual threshold bounds them.
+        self.sources.maybe_compact()
+        return True
 
     def snapshot(self, group_id: str) -> _GroupSnapshot:
         assert self.generation is not None and self.seq is not None
+        self.refresh_sources()
         return _GroupSnapshot(
             format=_FORMAT,
             group_id=group_id,
@@ -112,6 +223,8 @@ class _Group:
             kinds={
                 k: _KindState(parts=self.docs[k], index=self.indexes[k].snapshot()) for k in _KINDS
             },
+            analyzer=ANALYZER_VERSION,
+            sources=self.sources.snapshot(),
         )
 
     @classmethod
@@ -127,8 +240,29 @@ class _Group:
                 raise ValueError(f"the {kind} documents and their index disagree")
             group.docs[kind] = state.parts
             group.indexes[kind] = index
+        for uuid, parts in group.docs["episode"].items():
+            source = parts.get(SOURCE_PART)
+            if source is not None:
+                group.members.setdefault(source, set()).add(uuid)
+        if snap.sources is None:
+            raise ValueError("the source index is missing")
+        group.sources = Bm25Index.from_snapshot(snap.sources)
+        if len(group.sources) != len(group.members) or any(
+            s not in group.sources for s in group.members
+        ):
+            raise ValueError("the sources of the episodes and the source index disagree")
         group.dirty = False
         return group
+
+
+def _add_counts(total: dict[str, int], counts: dict[str, int], sign: int) -> None:
+    """``total += sign * counts``, dropping terms that reach zero."""
+    for term, n in counts.items():
+        left = total.get(term, 0) + sign * n
+        if left:
+            total[term] = left
+        else:
+            total.pop(term, None)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -150,6 +284,8 @@ class TextProjection:
         #: Groups being replayed in bulk: compaction waits for ``end_bulk``.
         self._bulk: set[str] = set()
         self._closed = False
+        #: Groups whose snapshot was of an older format or analyzer, deleted on open.
+        self.discarded_groups: list[str] = []
         if root.is_dir():
             self._load_all()
 
@@ -170,16 +306,26 @@ class TextProjection:
             group_id = decode_group(name[: -len(SNAPSHOT_SUFFIX)])
             if group_id is None:
                 continue
-            self._groups[group_id] = self._load(entry, group_id)
+            group = self._load(entry, group_id)
+            if group is None:
+                # Made by an older lcg or analyzer: its terms are not this analyzer's. With
+                # no position the projector replays the group.
+                entry.unlink()
+                self.discarded_groups.append(group_id)
+                continue
+            self._groups[group_id] = group
 
-    def _load(self, path: Path, group_id: str) -> _Group:
+    def _load(self, path: Path, group_id: str) -> _Group | None:
         try:
-            snap = _DECODER.decode(path.read_bytes())
-            if snap.format != _FORMAT:
-                raise ValueError(f"format {snap.format}, this lcg reads {_FORMAT}")
-            if snap.group_id != group_id:
-                raise ValueError(f"it holds group {snap.group_id!r}")
-            return _Group.from_snapshot(snap)
+            data = path.read_bytes()
+            head = _HEADER.decode(data)
+            if head.format > _FORMAT:
+                raise ValueError(f"format {head.format}, this lcg reads up to {_FORMAT}")
+            if head.group_id != group_id:
+                raise ValueError(f"it holds group {head.group_id!r}")
+            if head.format < _FORMAT or head.analyzer != ANALYZER_VERSION:
+                return None
+            return _Group.from_snapshot(_DECODER.decode(data))
         except (OSError, ValueError, msgspec.DecodeError) as exc:
             raise ProjectionError(
                 f"text snapshot {path} is unreadable ({exc}); delete it and replay group "
@@ -284,7 +430,8 @@ class TextProjection:
             group = self._groups.get(group_id)
             if group is None:
                 return
-            for index in group.indexes.values():
+            group.refresh_sources()
+            for index in (*group.indexes.values(), group.sources):
                 if index.maybe_compact():
                     group.dirty = True
 
@@ -353,6 +500,55 @@ class TextProjection:
                     hits.extend((u, s, g) for u, s in group.indexes[kind].search(terms, k))
         hits.sort(key=lambda h: (-h[1], h[0], h[2]))
         return hits[:k]
+
+    def search_sources(
+        self, group_ids: list[str] | None, query: str, k: int
+    ) -> list[tuple[str, float, str]]:
+        """The ``k`` best sources ``(source, score, group_id)`` for ``query`` (``None``: all).
+
+        A source is scored as one document: the text of all its chunks. Ties break by source,
+        then group id.
+        """
+        terms = query_terms(query)
+        with self._lock:
+            self._check_open()
+            if not terms or k <= 0:
+                return []
+            names = sorted(self._groups) if group_ids is None else sorted(set(group_ids))
+            hits: list[tuple[str, float, str]] = []
+            for g in names:
+                group = self._groups.get(g)
+                if group is not None:
+                    if group.refresh_sources():
+                        group.dirty = True
+                    hits.extend((src, sc, g) for src, sc in group.sources.search(terms, k))
+        hits.sort(key=lambda h: (-h[1], h[0], h[2]))
+        return hits[:k]
+
+    def sources_of(self, group_id: str, uuids: list[str]) -> dict[str, str]:
+        """The source of each of ``uuids`` (episodes of ``group_id``) that has one."""
+        with self._lock:
+            self._check_open()
+            group = self._groups.get(group_id)
+            if group is None:
+                return {}
+            docs = group.docs["episode"]
+            out: dict[str, str] = {}
+            for uuid in uuids:
+                parts = docs.get(uuid)
+                source = None if parts is None else parts.get(SOURCE_PART)
+                if source is not None:
+                    out[uuid] = source
+            return out
+
+    def members_of(self, group_id: str, source: str) -> list[str]:
+        """The episodes of ``source`` in ``group_id``, sorted (``[]`` if unknown)."""
+        with self._lock:
+            self._check_open()
+            group = self._groups.get(group_id)
+            if group is None:
+                return []
+            return sorted(group.members.get(source, ()))
 
     def digest(self, group_id: str) -> str:
         """sha256 (hex) over the group's sorted ``(kind, uuid, indexed text)``; history-free."""

@@ -355,3 +355,125 @@ def test_bulk_defers_compaction_to_its_end(root: Path) -> None:
     for rev in range(6, 9):
         bulk.apply("g", "gen", rev, [ep(f"p{i}", f"again {rev} {i}") for i in range(200)])
     assert index.tombstones < 200
+
+
+def chunk(uuid: str, content: str, source: str, group: str = "g") -> Upsert:
+    return Upsert(
+        kind="episode", group_id=group, uuid=uuid, parts={"content": content, "source": source}
+    )
+
+
+def test_rivers_finds_river(proj: TextProjection) -> None:
+    # Issue 14 item 4: before the stemmer this query found nothing.
+    proj.apply("g", "gen", 1, [ep("e1", "We kayaked down the river at dawn"), ep("e2", "bread")])
+    assert [u for u, _ in proj.search("g", "episode", "rivers", 5)] == ["e1"]
+    assert [u for u, _ in proj.search("g", "episode", "kayaking", 5)] == ["e1"]
+
+
+def _source_reference(chunks: dict[str, tuple[str, str]]) -> TextProjection:
+    """A projection built in one batch from the final chunks (the replay of the end state)."""
+    ref = TextProjection(Path("/nonexistent-never-saved"))
+    ref.apply("g", "gen", 1, [chunk(u, text, src) for u, (text, src) in sorted(chunks.items())])
+    return ref
+
+
+def test_sources_are_ranked_as_whole_texts(proj: TextProjection) -> None:
+    # Neither chunk of s1 holds both words; the source as a whole does, and wins.
+    proj.apply(
+        "g",
+        "gen",
+        1,
+        [
+            chunk("a#0", "I adopted a puppy last spring", "s1"),
+            chunk("a#1", "we walk along the river every morning", "s1"),
+            chunk("b#0", "the puppy chewed my shoes", "s2"),
+            chunk("c#0", "a boat trip on the river", "s3"),
+            ep("loose", "puppy river puppy river"),  # no source: not in the source index
+        ],
+    )
+    hits = proj.search_sources(["g"], "puppy rivers", 10)
+    assert [s for s, _, _ in hits][0] == "s1"
+    assert {s for s, _, _ in hits} == {"s1", "s2", "s3"}
+    assert proj.sources_of("g", ["a#1", "b#0", "loose", "nope"]) == {"a#1": "s1", "b#0": "s2"}
+    assert proj.members_of("g", "s1") == ["a#0", "a#1"]
+    assert proj.search_sources(["other"], "puppy", 10) == []
+
+
+def test_source_index_follows_chunk_edits_and_deletes(root: Path) -> None:
+    proj = TextProjection(root)
+    final: dict[str, tuple[str, str]] = {}
+    seq = 0
+    # Chunks arrive one per batch (as process_chunk sends them), some are rewritten, some
+    # moved to another source, some deleted; a search between batches forces re-indexing.
+    script: list[tuple[str, str, str | None]] = [
+        ("x#0", "alpha beta", "sx"),
+        ("x#1", "gamma delta", "sx"),
+        ("y#0", "alpha alpha", "sy"),
+        ("x#1", "gamma epsilon", "sx"),  # rewritten
+        ("z#0", "beta zeta", "sz"),
+        ("z#0", "beta zeta", "sy"),  # moved to another source
+        ("y#0", "", None),  # deleted
+        ("w#0", "omega", "sw"),
+        ("w#0", "", None),  # sw loses its only chunk
+    ]
+    for uuid, text, source in script:
+        seq += 1
+        op: Op
+        if source is None:
+            op = Delete(kind="episode", group_id="g", uuid=uuid)
+            final.pop(uuid)
+        else:
+            op = chunk(uuid, text, source)
+            final[uuid] = (text, source)
+        proj.apply("g", "gen", seq, [op])
+        proj.search_sources(["g"], "alpha", 5)
+    ref = _source_reference(final)
+    for q in ["alpha", "beta", "gamma epsilon", "delta", "zeta", "omega", "alpha beta zeta"]:
+        assert proj.search_sources(["g"], q, 10) == ref.search_sources(["g"], q, 10), q
+    assert proj.members_of("g", "sw") == [] and proj.members_of("g", "sy") == ["z#0"]
+    proj.close()
+    # The snapshot keeps the source index; the reopened projection keeps it up to date.
+    again = TextProjection(root)
+    assert again.search_sources(["g"], "beta", 10) == ref.search_sources(["g"], "beta", 10)
+    again.apply("g", "gen", seq + 1, [chunk("y#1", "beta beta beta", "sy")])
+    final["y#1"] = ("beta beta beta", "sy")
+    ref = _source_reference(final)
+    assert again.search_sources(["g"], "beta", 10) == ref.search_sources(["g"], "beta", 10)
+    again.close()
+
+
+def test_snapshot_of_another_analyzer_is_discarded_for_replay(root: Path) -> None:
+    proj = TextProjection(root)
+    proj.apply("a", "gen", 7, [ep("x", "rivers and lakes", group="a")])
+    proj.apply("b", "gen", 3, [ep("y", "mountains", group="b")])
+    proj.close()
+    path = root / ("a" + SNAPSHOT_SUFFIX)
+    snap = msgspec.msgpack.decode(path.read_bytes(), type=text_module._GroupSnapshot)
+    # What lcg wrote before the stemmer: format 1, no analyzer, no source index.
+    old = msgspec.msgpack.encode(
+        {
+            "format": 1,
+            "group_id": "a",
+            "generation": snap.generation,
+            "seq": snap.seq,
+            "kinds": snap.kinds,
+        }
+    )
+    path.write_bytes(old)
+    again = TextProjection(root)
+    # No position: the projector replays the group through the new analyzer.
+    assert again.position("a") == (None, None) and not path.exists()
+    assert again.discarded_groups == ["a"]
+    assert again.position("b") == (3, "gen")
+    again.close()
+    # Same format, another analyzer: also replayed.
+    path_b = root / ("b" + SNAPSHOT_SUFFIX)
+    snap_b = msgspec.msgpack.decode(path_b.read_bytes(), type=text_module._GroupSnapshot)
+    path_b.write_bytes(msgspec.msgpack.encode(msgspec.structs.replace(snap_b, analyzer="other")))
+    third = TextProjection(root)
+    assert third.discarded_groups == ["b"] and third.groups() == []
+    # A snapshot from a newer lcg is refused, not deleted.
+    path_b.write_bytes(msgspec.msgpack.encode(msgspec.structs.replace(snap_b, format=99)))
+    with pytest.raises(ProjectionError, match="format 99"):
+        TextProjection(root)
+    assert path_b.exists()

@@ -1,4 +1,4 @@
-"""The BM25 analyzer: normalization, case folding, word tokens, stopwords, long tokens."""
+"""The BM25 analyzer: normalization, case folding, word tokens, stopwords, long tokens, stems."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from lcg.projections._analyzer import (
     STOPWORDS,
     analyze,
     query_terms,
+    stem,
     term_counts,
     words,
 )
@@ -23,7 +24,7 @@ def test_lowercase_word_tokens_without_stopwords() -> None:
         "quick",
         "brown",
         "fox",
-        "jumped",
+        "jump",
         "lazy_dog",
     ]
 
@@ -40,17 +41,36 @@ def test_contractions_split_and_tails_dropped() -> None:
 
 
 def test_unicode_scripts_casefold_and_nfkc() -> None:
-    assert analyze("Straße STRASSE") == ["strasse", "strasse"]
+    # Steps 1-3 (before stopwords and stems).
+    assert words("Straße STRASSE") == ["strasse", "strasse"]
     # Decomposed e + combining acute and the composed é index alike.
-    assert analyze("Cafe\u0301") == analyze("Café") == ["café"]
-    assert analyze("ｆｕｌｌ－ｗｉｄｔｈ") == ["full", "width"]
-    assert analyze("東京 Москва Αθήνα") == ["東京", "москва", "αθήνα"]
-    assert analyze("version 2.0 costs $30") == ["version", "2", "0", "costs", "30"]
+    assert words("Cafe\u0301") == words("Café") == ["café"]
+    assert words("ｆｕｌｌ－ｗｉｄｔｈ") == ["full", "width"]
+    assert words("東京 Москва Αθήνα") == ["東京", "москва", "αθήνα"]
+    assert words("version 2.0 costs $30") == ["version", "2", "0", "costs", "30"]
 
 
 def test_long_tokens_are_dropped() -> None:
     ok = "x" * MAX_TOKEN_CHARS
     assert analyze(f"{ok} {ok}y short") == [ok, "short"]
+
+
+def test_english_words_are_reduced_to_their_snowball_stems() -> None:
+    # Issue 14: "rivers" must find "river"; inflections of one word are one term.
+    assert analyze("rivers River") == ["river", "river"]
+    assert query_terms("cooking cooked cooks") == ["cook"]
+    assert analyze("preferences running studies") == ["prefer", "run", "studi"]
+    # Stopwords are matched on the surface form, before stemming ("does" is one, "doe" is
+    # not; "having" is one, "have" stems to itself).
+    assert analyze("does doe having") == ["doe"]
+    # Reference outputs of the Snowball English stemmer (snowballstem.org's vocabulary).
+    assert stem(["consign", "consigned", "consigning", "consignment"]) == ["consign"] * 4
+    assert stem(["generously", "knightly", "skies", "dying"]) == [
+        "generous",
+        "knight",
+        "sky",
+        "die",
+    ]
 
 
 def test_counts_and_query_terms() -> None:
@@ -76,6 +96,8 @@ def test_words_and_counts_agree_with_the_definition(text: str) -> None:
     expected: dict[str, int] = {}
     for t in _slow_words(text):
         if t not in STOPWORDS and len(t) <= MAX_TOKEN_CHARS:
-            expected[t] = expected.get(t, 0) + 1
+            root = stem([t])[0]
+            expected[root] = expected.get(root, 0) + 1
     assert dict(term_counts(text)) == expected
     assert query_terms(text) == sorted(expected)
+    assert sorted(analyze(text)) == sorted(t for t, c in expected.items() for _ in range(c))
