@@ -28,6 +28,7 @@ import functools
 
 # kuzu's Arrow scan calls importlib.util without importing it (kuzu 0.11.3).
 import importlib.util  # noqa: F401
+import threading
 import uuid as uuidlib
 import weakref
 from collections.abc import Iterable, Iterator
@@ -72,6 +73,7 @@ __all__ = [
     "forget_prepared",
     "mention_uuid",
     "norm_ts",
+    "prepared_count",
     "purge",
     "ts_text",
 ]
@@ -345,26 +347,46 @@ def _each(
 
 #: Prepared statements per connection: planning costs ≈ 1 ms for a single-row statement and
 #: tens of ms for an ``UNWIND`` join (more under load); a cached plan is re-executed with new
-#: parameters (their types may differ between calls; Kuzu binds them per execution).
+#: parameters (their types may differ between calls; Kuzu binds them per execution). The
+#: cache is also what keeps memory flat: Kuzu 0.11.3 never frees a prepared statement
+#: (``execute(text, params)`` prepares one per call and leaks ≈ 8.8 KB, a dropped
+#: ``PreparedStatement`` ≈ 6 KB; see ADR 0085), so every parameterised statement of the
+#: projection, reads included, goes through here. Our statement texts are a fixed set; the
+#: bound only stops a caller that builds texts from data from growing the cache forever.
 _PREPARED: weakref.WeakKeyDictionary[kuzu.Connection, dict[str, kuzu.PreparedStatement]] = (
     weakref.WeakKeyDictionary()
 )
+_PREPARED_LOCK = threading.Lock()
+#: Statements kept per connection (oldest evicted first).
+PREPARED_PER_CONNECTION: Final = 512
 
 
 def execute(conn: kuzu.Connection, query: str, params: dict[str, Any]) -> kuzu.QueryResult:
-    """Run ``query`` with ``params`` on ``conn`` through a prepared statement cached per conn."""
-    cache = _PREPARED.get(conn)
-    if cache is None:
-        cache = _PREPARED[conn] = {}
+    """Run ``query`` with ``params`` on ``conn`` through a prepared statement cached per conn.
+
+    A connection is used by one thread at a time; the lock only guards the map of caches.
+    """
+    with _PREPARED_LOCK:
+        cache = _PREPARED.get(conn)
+        if cache is None:
+            cache = _PREPARED[conn] = {}
     statement = cache.get(query)
     if statement is None:
         statement = kuzu.PreparedStatement(conn, query)
         if not statement.is_success():
             raise RuntimeError(statement.get_error_message())
+        if len(cache) >= PREPARED_PER_CONNECTION:
+            del cache[next(iter(cache))]
         cache[query] = statement
     result = conn.execute(statement, params)
     assert isinstance(result, kuzu.QueryResult)
     return result
+
+
+def prepared_count(conn: kuzu.Connection) -> int:
+    """How many statements ``conn`` has cached (for tests and diagnostics)."""
+    with _PREPARED_LOCK:
+        return len(_PREPARED.get(conn, {}))
 
 
 def forget_prepared(conn: kuzu.Connection) -> None:
@@ -373,7 +395,8 @@ def forget_prepared(conn: kuzu.Connection) -> None:
     Needed because each ``PreparedStatement`` holds its connection, so the weak key alone
     would never let the entry go.
     """
-    _PREPARED.pop(conn, None)
+    with _PREPARED_LOCK:
+        _PREPARED.pop(conn, None)
 
 
 def _rows(conn: kuzu.Connection, query: str, params: dict[str, Any]) -> list[list[Any]]:

@@ -96,11 +96,21 @@ class GraphProjection:
             self._readers.put(conn)
 
     def query(self, cypher: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
-        """All rows of a read query; Kuzu errors become ``ProjectionError``."""
+        """All rows of a read query; Kuzu errors become ``ProjectionError``.
+
+        A query with parameters runs through the connection's prepared-statement cache:
+        Kuzu 0.11.3 never frees the statement it prepares for ``execute(text, params)``
+        (≈ 8.8 KB per call, ADR 0085), while re-executing a cached one allocates nothing.
+        A query without parameters goes through Kuzu's plain query path, which frees it.
+        """
         with self.reader() as conn:
             try:
-                result = conn.execute(cypher, params or {})
-                assert isinstance(result, kuzu.QueryResult)
+                if params:
+                    result = execute(conn, cypher, params)
+                else:
+                    plain = conn.execute(cypher)
+                    assert isinstance(plain, kuzu.QueryResult)
+                    result = plain
                 return cast(list[list[Any]], result.get_all())
             except Exception as exc:
                 raise ProjectionError(f"graph query failed: {exc}") from exc
@@ -219,7 +229,7 @@ class GraphProjection:
         """Delete every row of ``group_id`` and its position (one transaction)."""
         with self._transaction(f"purge of {group_id!r}") as (c, delta):
             purge(c, group_id, delta)
-            c.execute("MATCH (p:Position {group_id: $g}) DELETE p", {"g": group_id})
+            execute(c, "MATCH (p:Position {group_id: $g}) DELETE p", {"g": group_id})
 
     # ---- digest and counts -------------------------------------------------------------
 
@@ -307,9 +317,11 @@ class GraphProjection:
             self._closed = True
             while True:
                 try:
-                    self._readers.get_nowait().close()
+                    reader = self._readers.get_nowait()
                 except queue.Empty:
                     break
+                forget_prepared(reader)
+                reader.close()
             forget_prepared(self._writer)
             self._writer.close()
             self._db.close()
