@@ -8,6 +8,8 @@ __all__ = [
     "BOUNDS_FILE",
     "CACHE_DIR",
     "CHECKPOINTS_DIR",
+    "CLEARED_FILE",
+    "DAMAGE_FILE",
     "DB_DIR",
     "DEFAULT_GROUP",
     "EMBEDDINGS_CACHE_DIR",
@@ -73,6 +75,10 @@ LOCK_FILE: Final = ".writer.lock"
 #: Suffix of files written before an atomic rename.
 TEMP_SUFFIX: Final = ".tmp"
 
+#: Groups whose projections lack events the stream lost (``Projector``), inside ``LCG_DIR``.
+DAMAGE_FILE: Final = "damaged-groups.json"
+#: Groups cleared by ``knowledge_clear_all`` with their streams kept, inside ``DB_DIR``.
+CLEARED_FILE: Final = "cleared.json"
 #: The exclusive lock of an open workspace, inside ``LCG_DIR``.
 WORKSPACE_LOCK_FILE: Final = "workspace.lock"
 #: The embedding cache, inside ``LCG_DIR/CACHE_DIR``; then ``<model>-<dim>/``.

@@ -68,6 +68,8 @@ class ReadReport(msgspec.Struct, kw_only=True):
     skipped_seqs: list[tuple[int, int]] = []
     #: How many seqs ``skipped_seqs`` covers (ranges past the cap included).
     seqs_skipped: int = 0
+    #: Where a read continuing this one starts: past every line read, bad ones included.
+    resume_seq: int = 0
 
     @property
     def bad_lines(self) -> int:
@@ -259,6 +261,7 @@ class StreamReader:
     @staticmethod
     def _close_tail(rep: ReadReport, expected: int, untrusted: int, to_seq: int | None) -> None:
         """Bad lines after the last good one each stood for a seq: count them as skipped."""
+        rep.resume_seq = max(rep.resume_seq, expected + untrusted)
         if untrusted:
             last = expected + untrusted - 1
             rep.skip(expected, last if to_seq is None else min(last, to_seq))
