@@ -20,13 +20,14 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
+from msgspec import Meta
 
 from lcg import errors as E
 from lcg.rpc.progress import MessageFrame, PassFrame
-from lcg.rpc.registry import CallContext, MethodSpec, ParamSpec, Registry
+from lcg.rpc.registry import CallContext, MethodSpec, NoParams, Params, Registry
 from lcg.rpc.server import Server, State, serve
 
 
@@ -90,98 +91,131 @@ class TestApp:
         self._state, self._reason = state, reason
 
 
+class FindParams(Params):
+    query: Annotated[str, Meta(description="search text")]
+    group_ids: list[Any] | str | None = None
+    num_results: int = 10
+
+
+class EpisodeParams(Params):
+    name: str
+    episode_body: str
+    group_id: str = "liminis"
+
+
+class SlowParams(Params):
+    seconds: float = 0.5
+
+
+class TicksParams(Params):
+    count: int = 3
+    interval: float = 0.1
+
+
+class CountParams(Params):
+    count: int = 3
+
+
+class FailParams(Params):
+    kind: str = "boom"
+    message: str | None = None
+
+
+class StateParams(Params):
+    state: str
+    reason: str | None = None
+
+
+class CypherParams(Params):
+    query: str = ""
+
+
 def build_registry(app: TestApp) -> Registry:
     """The test methods, bound to ``app``."""
 
-    async def health_check(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+    async def health_check(ctx: CallContext, p: NoParams) -> dict[str, Any]:
         st, reason = app.state()
         out: dict[str, Any] = {"ok": st == "healthy", "healthy": st == "healthy", "state": st}
         if reason is not None:
             out["reason"] = reason
         return out
 
-    async def status(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+    async def status(ctx: CallContext, p: NoParams) -> dict[str, Any]:
         st, reason = app.state()
         return {"running": True, "state": st, "reason": reason, "is_mcp": ctx.is_mcp}
 
     async def echo(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
         return {"params": p, "request_id": ctx.request_id}
 
-    async def find_entities(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
-        return {"nodes": [], "count": 0, "query": p.get("query", "")}
+    async def find_entities(ctx: CallContext, p: FindParams) -> dict[str, Any]:
+        return {"nodes": [], "count": 0, "query": p.query}
 
-    async def add_episode(ctx: CallContext, p: dict[str, Any]) -> EpisodeResult:
-        return EpisodeResult(episode_uuid="uuid-" + str(p.get("name", "")), name=p.get("name", ""))
+    async def add_episode(ctx: CallContext, p: EpisodeParams) -> EpisodeResult:
+        return EpisodeResult(episode_uuid="uuid-" + p.name, name=p.name)
 
-    async def slow(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+    async def slow(ctx: CallContext, p: SlowParams) -> dict[str, Any]:
         await ctx.progress(MessageFrame(message="started"))
-        await asyncio.sleep(float(p.get("seconds", 0.5)))
+        await asyncio.sleep(p.seconds)
         app.slow_finished += 1
-        return {"slept": p.get("seconds", 0.5)}
+        return {"slept": p.seconds}
 
-    async def block(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+    async def block(ctx: CallContext, p: NoParams) -> dict[str, Any]:
         await ctx.progress(MessageFrame(message="blocked"))
         await app.release.wait()
         await ctx.progress(MessageFrame(message="released"))
         app.block_finished += 1
         return {"released": True}
 
-    async def ticks(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
-        count = int(p.get("count", 3))
+    async def ticks(ctx: CallContext, p: TicksParams) -> dict[str, Any]:
+        count = p.count
         for i in range(count):
-            await asyncio.sleep(float(p.get("interval", 0.1)))
+            await asyncio.sleep(p.interval)
             await ctx.progress(PassFrame(phase="tick", processed=i + 1, total=count))
         return {"ticks": count}
 
-    async def stream(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
-        count = int(p.get("count", 3))
+    async def stream(ctx: CallContext, p: CountParams) -> dict[str, Any]:
+        count = p.count
         for i in range(count):
             await ctx.progress(PassFrame(phase="scan", processed=i + 1, total=count))
         await ctx.progress(MessageFrame(message="done"))
         return {"frames": count + 1, "progress_enabled": ctx.progress_enabled}
 
-    async def fail(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
-        kind = str(p.get("kind", "boom"))
-        raise _ERRORS.get(kind, RuntimeError)(str(p.get("message", f"failure of kind {kind}")))
+    async def fail(ctx: CallContext, p: FailParams) -> dict[str, Any]:
+        kind = p.kind
+        raise _ERRORS.get(kind, RuntimeError)(p.message or f"failure of kind {kind}")
 
-    async def cypher(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+    async def cypher(ctx: CallContext, p: CypherParams) -> dict[str, Any]:
         return {"rows": []}
 
-    async def close(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+    async def close(ctx: CallContext, p: NoParams) -> dict[str, Any]:
         ctx.request_shutdown()
         return {"status": "closed"}
 
-    async def set_state(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
-        app.set_state(p["state"], p.get("reason"))
-        return {"state": p["state"]}
+    async def set_state(ctx: CallContext, p: StateParams) -> dict[str, Any]:
+        app.set_state(p.state, p.reason)  # type: ignore[arg-type]
+        return {"state": p.state}
 
-    async def bad_result(ctx: CallContext, p: dict[str, Any]) -> dict[str, Any]:
+    async def bad_result(ctx: CallContext, p: NoParams) -> dict[str, Any]:
         return {"value": object()}
 
-    q = ParamSpec("query", "string", required=True, default="", description="search text")
-    gids = ParamSpec("group_ids", ("array", "string", "null"), items="string")
     return Registry(
         [
             MethodSpec("health_check", "none", health_check, "Readiness probe.", exempt=True),
             MethodSpec("knowledge_status", "read", status, "Service status.", exempt=True),
-            MethodSpec("knowledge_echo", "read", echo, "Echo the params."),
+            MethodSpec("knowledge_echo", "read", echo, "Echo the params.", params=None),
             MethodSpec(
                 "knowledge_find_entities",
                 "read",
                 find_entities,
                 "Find entities.",
-                params=(q, gids, ParamSpec("num_results", "integer", default=10)),
+                params=FindParams,
             ),
             MethodSpec(
                 "knowledge_add_episode",
                 "write",
                 add_episode,
                 "Add an episode.",
-                params=(
-                    ParamSpec("name", "string", required=True),
-                    ParamSpec("episode_body", "string", required=True),
-                    ParamSpec("group_id", "string", default="liminis"),
-                ),
+                params=EpisodeParams,
                 writes=True,
             ),
             MethodSpec(
@@ -189,7 +223,7 @@ def build_registry(app: TestApp) -> Registry:
                 "write",
                 slow,
                 "Sleep, after one progress frame.",
-                params=(ParamSpec("seconds", "number"),),
+                params=SlowParams,
                 streaming=True,
             ),
             MethodSpec(
@@ -204,7 +238,7 @@ def build_registry(app: TestApp) -> Registry:
                 "admin",
                 ticks,
                 "Emit a progress frame every interval seconds.",
-                params=(ParamSpec("count", "integer"), ParamSpec("interval", "number")),
+                params=TicksParams,
                 streaming=True,
             ),
             MethodSpec(
@@ -212,7 +246,7 @@ def build_registry(app: TestApp) -> Registry:
                 "admin",
                 stream,
                 "Emit progress frames.",
-                params=(ParamSpec("count", "integer", default=3),),
+                params=CountParams,
                 streaming=True,
             ),
             MethodSpec(
@@ -220,16 +254,18 @@ def build_registry(app: TestApp) -> Registry:
                 "read",
                 fail,
                 "Raise an error of a kind.",
-                params=(ParamSpec("kind", "string"), ParamSpec("message", "string")),
+                params=FailParams,
             ),
-            MethodSpec("knowledge_query_cypher", "cypher", cypher, "Read-only Cypher."),
+            MethodSpec(
+                "knowledge_query_cypher", "cypher", cypher, "Read-only Cypher.", params=CypherParams
+            ),
             MethodSpec("knowledge_close", "admin", close, "Shut the service down.", exempt=True),
             MethodSpec(
                 "knowledge_set_state",
                 "admin",
                 set_state,
                 "Set the test state.",
-                params=(ParamSpec("state", "string", required=True), ParamSpec("reason", "string")),
+                params=StateParams,
                 exempt=True,
             ),
             MethodSpec("knowledge_bad_result", "read", bad_result, "Return an unencodable value."),

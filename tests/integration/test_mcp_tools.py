@@ -127,8 +127,8 @@ def test_tool_semantics() -> None:
             assert listing["knowledge_find_entities"].input_schema == {
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "description": "search text", "default": ""},
-                    "group_ids": {"type": ["array", "string", "null"], "items": {"type": "string"}},
+                    "query": {"type": "string", "description": "search text"},
+                    "group_ids": {"type": ["array", "string"]},
                     "num_results": {"type": "integer", "default": 10},
                 },
                 "required": ["query"],

@@ -150,7 +150,9 @@ def _count(n: int, inner: Callable[[Any], None]) -> Callable[[Any], None]:
 CASES = [
     # searches (§3.4)
     Case("knowledge_find_entities", {"query": "Moon"}, _rows_have("nodes", ENTITY_KEYS)),
-    Case("knowledge_find_entities", {}, _rows_have("nodes", ENTITY_KEYS)),  # query="" default
+    # query is required everywhere, as the MCP schema says (issue 15 item 5); "" is allowed
+    Case("knowledge_find_entities", {}, error=(-32602, "query is required")),
+    Case("knowledge_find_entities", {"query": ""}, _rows_have("nodes", ENTITY_KEYS)),
     Case("knowledge_find_entities", {"query": "Moon", "num_results": 1},
          _count(1, _rows_have("nodes", ENTITY_KEYS))),
     Case("knowledge_find_relationships", {"query": "commanded"}, _rows_have("facts", EDGE_KEYS)),
@@ -176,8 +178,9 @@ CASES = [
     Case("knowledge_get_edges_by_group", {}, _count(2, _rows_have("edges", EDGE_KEYS))),
     Case("knowledge_get_edges_by_uuids", {}, _count(0, _rows_have("edges", EDGE_KEYS))),
     Case("knowledge_get_edges_by_uuids", {"uuids": []}, _count(0, _rows_have("edges", EDGE_KEYS))),
+    # a wrong type is refused, not read as [] (issue 15 item 5)
     Case("knowledge_get_edges_by_uuids", {"uuids": "not-a-list"},
-         _count(0, _rows_have("edges", EDGE_KEYS))),
+         error=(-32602, 'uuids must be an array (got "not-a-list")')),
     Case("knowledge_list_entities", {}, _count(4, _rows_have("nodes", ENTITY_KEYS))),
     Case("knowledge_list_entities", {"num_results": 2},
          _count(2, _rows_have("nodes", ENTITY_KEYS))),

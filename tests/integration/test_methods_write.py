@@ -67,7 +67,15 @@ ERRORS: list[tuple[str, dict[str, Any], int, str]] = [
     ("knowledge_process_chunk",
      {"chunk_text": "t", "chunk_id": "c", "source_file": "f", "reference_time": "yesterday"},
      -32602, "reference_time is not valid ISO 8601: yesterday"),
-    ("knowledge_add_episode", {"reference_time": "soon"}, -32602, "reference_time 'soon'"),
+    ("knowledge_add_episode", {"name": "n", "episode_body": "b", "reference_time": "soon"},
+     -32602, "reference_time 'soon'"),
+    # required everywhere, as the MCP schema always said (issue 15 item 5)
+    ("knowledge_add_episode", {"group_id": "eps"}, -32602, "name is required"),
+    ("knowledge_add_episode", {"name": "n"}, -32602, "episode_body is required"),
+    ("knowledge_delete_episode", {}, -32602, "episode_uuid is required"),
+    # a wrong type is refused, not replaced by "{}" (issue 15 item 5)
+    ("knowledge_assert_entity", {"name": "X", "attributes": [1]}, -32602,
+     "attributes must be an object (got [1])"),
     ("knowledge_assert_entity", {}, -32602, "name is required"),
     ("knowledge_assert_entity", {"name": "   "}, -32602, "name is required"),
     ("knowledge_assert_entity", {"name": "X", "entity_uuid": "missing"}, -32000,
@@ -169,7 +177,7 @@ def test_process_chunk_oversized_warning(svc: Svc) -> None:
 
 
 def test_add_episode_defaults_and_sources(svc: Svc) -> None:
-    r = svc.ok("knowledge_add_episode", {"group_id": "eps"})
+    r = svc.ok("knowledge_add_episode", {"name": "", "episode_body": "", "group_id": "eps"})
     assert set(r) == {"episode_uuid", "extraction"}
     for src in ("JSON", "Message", "weird"):
         svc.ok(
@@ -200,10 +208,10 @@ def test_assert_entity_create_update_and_rules(svc: Svc) -> None:
     assert node["labels"] == ["Entity", "Person"]
     assert json.loads(node["attributes"]) == {"born": 1815}
     assert node["summary"] == ""  # full replace: an omitted summary is empty
-    # labels always start with Entity; non-object attributes → "{}"
+    # labels always start with Entity; no attributes → "{}" (a non-object is refused: ERRORS)
     c = svc.ok(
         "knowledge_assert_entity",
-        {"name": "Charles Babbage", "labels": ["Person", "Entity"], "attributes": [1], **g},
+        {"name": "Charles Babbage", "labels": ["Person", "Entity"], **g},
     )
     nodes = {n["uuid"]: n for n in svc.ok("knowledge_get_nodes_by_group",
                                           {"group_ids": ["ents"]})["nodes"]}  # fmt: skip
@@ -224,6 +232,7 @@ def test_assert_entity_create_update_and_rules(svc: Svc) -> None:
         "knowledge_assert_entity", {"name": "charles babbage", "entity_uuid": a["entity_uuid"], **g}
     )
     assert f"cannot rename entity '{a['entity_uuid']}' to 'charles babbage'" in e["message"]
+    assert e["code"] == -32000  # the graph's state refuses it, not the parameters
     # the same name in another group is another entity
     other = svc.ok("knowledge_assert_entity", {"name": "Ada King", "group_id": "ents2"})
     assert other["created"] is True and other["entity_uuid"] != a["entity_uuid"]
@@ -282,7 +291,7 @@ def test_deletions(svc: Svc) -> None:
     # delete_episode: always {status: deleted}; an unknown uuid appends nothing
     before = sf.stream_bytes(svc.wal)
     assert svc.ok("knowledge_delete_episode", {"episode_uuid": "nope"}) == {"status": "deleted"}
-    assert svc.ok("knowledge_delete_episode", {}) == {"status": "deleted"}
+    assert svc.ok("knowledge_delete_episode", {"episode_uuid": ""}) == {"status": "deleted"}
     assert sf.stream_bytes(svc.wal) == before
     # delete_by_source: equal or "<source>:" prefix only ("a.txt.bak" stays)
     r = svc.ok(
@@ -448,12 +457,23 @@ def test_clear_all(preserve_wal: bool) -> None:
         assert status["entity_count"] == 0
         streams = sf.stream_events(s.config.wal_dir)
         if preserve_wal:
-            assert streams["liminis"][-1]["type"] == "GroupPurged"
+            # Clearing the projections is not an event: the streams are kept as they were.
+            assert [e["type"] for e in streams["liminis"]] == ["EntityAsserted"]
+            assert [e["type"] for e in streams["g9"]] == ["EntityAsserted"]
         else:
             assert all(not lines for lines in streams.values())
-        # the service keeps working, and a rebuild reproduces the empty graph
+        # the service keeps working; later writes apply on top of the cleared graph
         conn.result("knowledge_assert_entity", {"name": "After"})
-        assert conn.result("knowledge_verify", {})["ok"] is True
+        assert conn.result("knowledge_status", {})["entity_count"] == 1
+        verdict = conn.result("knowledge_verify", {})
+        if preserve_wal:
+            # verify says honestly that the projections lack what the clear removed ...
+            assert verdict["ok"] is False
+            # ... until a rebuild replays the kept stream (ADR 0100)
+            conn.result("knowledge_rebuild_from_wal", {"force_clear": True, "_progress_token": 1})
+            assert conn.result("knowledge_status", {})["entity_count"] == 2
+            verdict = conn.result("knowledge_verify", {})
+        assert verdict["ok"] is True
 
 
 def test_chunk_advisory_maximum_from_the_environment() -> None:

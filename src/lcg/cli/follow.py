@@ -21,9 +21,10 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
+from msgspec import Meta
 
 from lcg import telemetry
 from lcg.cli._common import add_command, config_from
@@ -34,7 +35,7 @@ from lcg.extract.embedders import Embedder
 from lcg.projections.replica import Follower, ReplicaStatus
 from lcg.projections.workspace import Workspace
 from lcg.rpc.app import ServiceApp
-from lcg.rpc.registry import CallContext, MethodSpec, ParamSpec, Registry, Result
+from lcg.rpc.registry import CallContext, MethodSpec, Params, Registry, Result
 
 __all__ = ["ReplicaApp", "ReplicaReport", "register", "replica_config"]
 
@@ -46,6 +47,12 @@ _REFUSED = (
     "knowledge_recover",
     "knowledge_recover_full",
 )
+
+
+class ReplicaStatusParams(Params):
+    """``knowledge_replica_status``."""
+
+    group_id: Annotated[str | None, Meta(description="one group (default: all)")] = None
 
 
 class ReplicaReport(msgspec.Struct, kw_only=True):
@@ -107,8 +114,8 @@ class ReplicaApp(ServiceApp):
         """The method table, with the replica's refusals and additions."""
         return self._replica_registry
 
-    def _refuse(self, name: str) -> Callable[[CallContext, dict[str, Any]], Any]:
-        async def handler(ctx: CallContext, p: dict[str, Any]) -> Result:
+    def _refuse(self, name: str) -> Callable[[CallContext, Any], Any]:
+        async def handler(ctx: CallContext, p: Any) -> Result:
             raise ReadOnlyError(f"{name}: {self.read_only}")
 
         return handler
@@ -129,16 +136,16 @@ class ReplicaApp(ServiceApp):
                 "read",
                 self._replica_status,
                 "Where each followed group stands against its publication (lag, state).",
-                (ParamSpec("group_id", "string", description="one group (default: all)"),),
+                ReplicaStatusParams,
                 exempt=True,
             )
         )
         return Registry(specs)
 
-    def _dry_rebuild_only(self, spec: MethodSpec) -> Callable[[CallContext, dict[str, Any]], Any]:
-        async def handler(ctx: CallContext, p: dict[str, Any]) -> Result:
+    def _dry_rebuild_only(self, spec: MethodSpec) -> Callable[[CallContext, Any], Any]:
+        async def handler(ctx: CallContext, p: Any) -> Result:
             # A real rebuild would apply unverified events behind the follower's back.
-            if p.get("dry_run") is not True:
+            if getattr(p, "dry_run", None) is not True:
                 raise ReadOnlyError(
                     f"knowledge_rebuild_from_wal: {self.read_only} (the replica rebuilds by "
                     "itself on a new generation; dry_run is allowed)"
@@ -147,10 +154,8 @@ class ReplicaApp(ServiceApp):
 
         return handler
 
-    def _status_with_replica(
-        self, spec: MethodSpec
-    ) -> Callable[[CallContext, dict[str, Any]], Any]:
-        async def handler(ctx: CallContext, p: dict[str, Any]) -> Result:
+    def _status_with_replica(self, spec: MethodSpec) -> Callable[[CallContext, Any], Any]:
+        async def handler(ctx: CallContext, p: Any) -> Result:
             result = await spec.handler(ctx, p)
             follower = self.follower
             if follower is None:
@@ -167,12 +172,12 @@ class ReplicaApp(ServiceApp):
 
         return handler
 
-    async def _replica_status(self, ctx: CallContext, p: dict[str, Any]) -> ReplicaReport:
+    async def _replica_status(self, ctx: CallContext, p: ReplicaStatusParams) -> ReplicaReport:
         follower = self.follower
         if follower is None:
             return ReplicaReport(source=self.source_label, groups={})
-        gid = p.get("group_id")
-        if isinstance(gid, str) and gid:
+        gid = p.group_id
+        if gid:
             return ReplicaReport(
                 source=self.source_label, groups={gid: follower.replica_status(gid)}
             )

@@ -6,14 +6,14 @@ from __future__ import annotations
 from lcg.rpc.app import ServiceApp, build_app
 from lcg.rpc.client import AsyncClient, Client
 from lcg.rpc.methods import build_registry
-from lcg.rpc.registry import MethodSpec, ParamSpec, Registry
+from lcg.rpc.registry import MethodSpec, Params, Registry
 from lcg.rpc.server import run_server, serve
 
 __all__ = [
     "AsyncClient",
     "Client",
     "MethodSpec",
-    "ParamSpec",
+    "Params",
     "Registry",
     "ServiceApp",
     "build_app",

@@ -7,9 +7,10 @@ import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import msgspec
+from msgspec import Meta
 
 from lcg.errors import (
     GenerationError,
@@ -17,6 +18,7 @@ from lcg.errors import (
     LcgError,
     MarkError,
     RebuildRefusedError,
+    RequestError,
     StreamError,
 )
 from lcg.events.marks import MarkInfo, create_mark, delete_mark, list_marks
@@ -28,8 +30,8 @@ from lcg.projections.dump import dump_groups
 from lcg.projections.projector import ReplayProgress, ReplayResult
 from lcg.projections.status import build_status, degraded_status
 from lcg.projections.verify import verify_workspace
-from lcg.rpc.params import bool_param, group_id, required_group_ids, str_param
-from lcg.rpc.registry import CallContext, MethodSpec, ParamSpec
+from lcg.rpc.params import GroupId, RequiredGroupIds, SeqInt, unique, write_group
+from lcg.rpc.registry import CallContext, MethodSpec, NoParams, Params
 
 if TYPE_CHECKING:
     from lcg.rpc.app import Job, ServiceApp
@@ -140,21 +142,128 @@ class Closed(msgspec.Struct, kw_only=True):
     status: str = "closed"
 
 
-def _seq_param(params: dict[str, Any], name: str, default: int | None) -> int | None:
-    value = params.get(name)
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        raise InvalidParamsError(f"{name} must be a non-negative integer, not a boolean")
-    if not isinstance(value, int):
-        raise InvalidParamsError(f"{name} must be a non-negative integer")
-    if value < 0:
-        raise InvalidParamsError(f"{name} must be a non-negative integer (got {value})")
-    return value
+def _name(description: str) -> Any:
+    return Meta(min_length=1, description=description)
 
 
-def _with_indices(result: ReplayResult) -> dict[str, Any]:
+class RebuildStatusParams(Params):
+    """``knowledge_rebuild_status``."""
+
+    job_id: Annotated[str, _name("job id (from knowledge_rebuild_from_wal)")]
+
+
+class CypherParams(Params):
+    """``knowledge_query_cypher``."""
+
+    query: Annotated[str, Meta(description="read-only Cypher")]
+    examples: ClassVar[dict[str, Any]] = {"query": "MATCH (e:Entity) RETURN e.name LIMIT 5"}
+
+
+class DeleteByGroupParams(Params):
+    """``knowledge_delete_by_group``."""
+
+    group_ids: RequiredGroupIds
+    confirm: Annotated[bool, Meta(description="must be true to purge")] = False
+    dry_run: Annotated[bool, Meta(description="counts only")] = False
+    examples: ClassVar[dict[str, Any]] = {"group_ids": ["scratch"], "dry_run": True}
+
+
+class RebindParams(Params):
+    """``knowledge_rebind_pointers``."""
+
+    source_group_id: Annotated[str, _name("group whose pointers to re-resolve")]
+
+
+class DumpParams(Params):
+    """``knowledge_dump_wal``."""
+
+    group_id: Annotated[str | None, Meta(description="one group (default all)")] = None
+    target_dir: Annotated[str | None, Meta(description="empty target directory")] = None
+
+
+class MarkCreateParams(Params):
+    """``knowledge_wal_mark_create``."""
+
+    name: Annotated[str, _name("mark name ([A-Za-z0-9_-], at most 200)")]
+    group_id: GroupId = None
+    examples: ClassVar[dict[str, Any]] = {"name": "before-import"}
+
+
+class MarkListParams(Params):
+    """``knowledge_wal_mark_list``."""
+
+    group_id: GroupId = None
+
+
+class MarkDeleteParams(Params):
+    """``knowledge_wal_mark_delete``."""
+
+    name: Annotated[str, _name("mark name")]
+    group_id: GroupId = None
+    examples: ClassVar[dict[str, Any]] = {"name": "before-import"}
+
+
+class RebuildParams(Params):
+    """``knowledge_rebuild_from_wal``."""
+
+    group_id: GroupId = None
+    from_seq: Annotated[SeqInt, Meta(description="first seq (inclusive)")] = 0
+    to_seq: Annotated[SeqInt | None, Meta(description="last seq (inclusive)")] = None
+    dry_run: Annotated[bool, Meta(description="count only")] = False
+    force_clear: Annotated[bool, Meta(description="purge the group first")] = False
+    accept_loss: Annotated[
+        bool, Meta(description="report success even if the replay skipped seqs (damage)")
+    ] = False
+    examples: ClassVar[dict[str, Any]] = {"group_id": "liminis", "dry_run": True}
+
+    def __post_init__(self) -> None:
+        """Refuse an empty range (reference wording)."""
+        if self.to_seq is not None and self.to_seq < self.from_seq:
+            raise InvalidParamsError(
+                f"to_seq ({self.to_seq}) must be >= from_seq ({self.from_seq})"
+            )
+
+
+class RecoverParams(Params):
+    """``knowledge_recover``."""
+
+    strategy: Annotated[
+        str, _name("drop_lbug_wal, rebuild_from_workspace_wal or restore_from_backup")
+    ]
+    examples: ClassVar[dict[str, Any]] = {"strategy": "rebuild_from_workspace_wal"}
+
+
+class VerifyParams(Params):
+    """``knowledge_verify``."""
+
+    group_ids: Annotated[list[str] | None, Meta(description="groups (default all)")] = None
+
+
+class ResetPreview(msgspec.Struct, kw_only=True):
+    """A dry run that found a generation reset: the reference's short answer (§3.9 step 3)."""
+
+    success: bool = True
+    group_id: str
+    dry_run: bool = True
+    reset_detected: bool = True
+    previous_generation: str | None
+    generation: str | None
+    message: str
+
+
+def _with_indices(result: ReplayResult) -> dict[str, Any] | ResetPreview:
     """A rebuild result as sent: a real rebuild adds ``indices_built`` (reference §3.9)."""
+    if result.dry_run and result.reset_detected:
+        return ResetPreview(
+            group_id=result.group_id,
+            previous_generation=result.previous_generation,
+            generation=result.generation,
+            message=(
+                f"WAL stream generation changed from {result.previous_generation} to "
+                f"{result.generation}; a real rebuild purges group {result.group_id!r} and "
+                "replays its stream in full"
+            ),
+        )
     out: dict[str, Any] = msgspec.to_builtins(result)
     if not result.dry_run:
         # The text and vector indices are maintained by every apply, so they are built.
@@ -174,7 +283,8 @@ class JobView(msgspec.Struct, kw_only=True):
     start_time: str
     elapsed_seconds: float
     error: str | None
-    result: ReplayResult | None
+    #: The rebuild result as ``knowledge_rebuild_from_wal`` sends it (``indices_built`` too).
+    result: dict[str, Any] | ResetPreview | None
 
 
 def _job_view(job: Job) -> JobView:
@@ -191,21 +301,21 @@ def _job_view(job: Job) -> JobView:
         start_time=job.start_time,
         elapsed_seconds=elapsed,
         error=job.error,
-        result=job.result,
+        result=None if job.result is None else _with_indices(job.result),
     )
 
 
 def admin_methods(app: ServiceApp) -> list[MethodSpec]:
     """The health, status, Cypher and admin methods of ``app``."""
 
-    async def health_check(ctx: CallContext, p: dict[str, Any]) -> Health:
-        state, reason = app.state()
+    async def health_check(ctx: CallContext, p: NoParams) -> Health:
+        state, reason = app.health()
         if state == "healthy":
             await app.run(lambda: gr.ping(app.ws.graph))
             return Health(ok=True, healthy=True, state="healthy")
         return Health(ok=False, healthy=False, state=state, reason=reason)
 
-    async def status(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
+    async def status(ctx: CallContext, p: NoParams) -> msgspec.Struct:
         state, reason = app.state()
         ws = app.workspace_or_none
         if ws is None:
@@ -217,15 +327,12 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
 
         return await app.run(run)
 
-    async def rebuild_status(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
-        job_id = p.get("job_id")
-        if not isinstance(job_id, str) or not job_id:
-            raise InvalidParamsError("job_id is required and must be a non-empty string")
-        job = app.jobs.get(job_id)
+    async def rebuild_status(ctx: CallContext, p: RebuildStatusParams) -> msgspec.Struct:
+        job = app.jobs.get(p.job_id)
         return JobNotFound() if job is None else _job_view(job)
 
-    async def query_cypher(ctx: CallContext, p: dict[str, Any]) -> CypherRows:
-        query = str_param(p, "query")
+    async def query_cypher(ctx: CallContext, p: CypherParams) -> CypherRows:
+        query = p.query
         check_read_only(query)
         ws = app.ws
 
@@ -235,19 +342,15 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
 
         return CypherRows(rows=await app.run(run))
 
-    async def dump_wal(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
-        gid = p.get("group_id")
-        target = p.get("target_dir")
+    async def dump_wal(ctx: CallContext, p: DumpParams) -> msgspec.Struct:
         ws = app.ws
         target_dir = (
-            Path(target)
-            if isinstance(target, str) and target
-            else ws.config.wal_dir.parent / "wal-compacted"
+            Path(p.target_dir) if p.target_dir else ws.config.wal_dir.parent / "wal-compacted"
         )
-        groups = [gid] if isinstance(gid, str) and gid else None
+        groups = [p.group_id] if p.group_id else None
         return await app.run_write(dump_groups, ws, target_dir, groups)
 
-    async def prepare_checkpoint(ctx: CallContext, p: dict[str, Any]) -> CheckpointResult:
+    async def prepare_checkpoint(ctx: CallContext, p: NoParams) -> CheckpointResult:
         ws = app.ws
 
         def run() -> CheckpointResult:
@@ -260,11 +363,9 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
 
         return await app.run(run)
 
-    async def mark_create(ctx: CallContext, p: dict[str, Any]) -> MarkCreated:
-        name = p.get("name")
-        if not isinstance(name, str) or not name:
-            raise InvalidParamsError("name is required")
-        gid = group_id(p)
+    async def mark_create(ctx: CallContext, p: MarkCreateParams) -> MarkCreated:
+        name = p.name
+        gid = write_group(p.group_id)
         ws = app.ws
 
         def run() -> MarkCreated:
@@ -283,8 +384,8 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
 
         return await app.run(run)
 
-    async def mark_list(ctx: CallContext, p: dict[str, Any]) -> MarkList:
-        gid = group_id(p)
+    async def mark_list(ctx: CallContext, p: MarkListParams) -> MarkList:
+        gid = write_group(p.group_id)
         wal_dir = app.config.wal_dir
 
         def run() -> MarkList:
@@ -304,25 +405,19 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
 
         return await app.run(run)
 
-    async def mark_delete(ctx: CallContext, p: dict[str, Any]) -> MarkDeleted:
-        name = p.get("name")
-        if not isinstance(name, str) or not name:
-            raise InvalidParamsError("name is required")
-        gid = group_id(p)
+    async def mark_delete(ctx: CallContext, p: MarkDeleteParams) -> MarkDeleted:
+        name = p.name
+        gid = write_group(p.group_id)
         from lcg.events.groups import encode_group
 
         gdir = app.config.wal_dir / encode_group(gid)
         await app.run(delete_mark, gdir, name)
         return MarkDeleted(name=name, group_id=gid)
 
-    async def rebuild(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct | dict[str, Any]:
-        gid = group_id(p)
-        from_seq = _seq_param(p, "from_seq", 0) or 0
-        to_seq = _seq_param(p, "to_seq", None)
-        if to_seq is not None and to_seq < from_seq:
-            raise InvalidParamsError(f"to_seq ({to_seq}) must be >= from_seq ({from_seq})")
-        dry_run = bool_param(p, "dry_run", False)
-        force_clear = bool_param(p, "force_clear", False)
+    async def rebuild(ctx: CallContext, p: RebuildParams) -> msgspec.Struct | dict[str, Any]:
+        gid = write_group(p.group_id)
+        from_seq, to_seq = p.from_seq, p.to_seq
+        dry_run, force_clear = p.dry_run, p.force_clear
         ws = app.ws
         if not dry_run and app.active_writes > 0:
             raise RebuildRefusedError(
@@ -339,6 +434,7 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
                 to_seq=to_seq,
                 dry_run=dry_run,
                 force_clear=force_clear,
+                accept_loss=p.accept_loss,
                 progress=progress,
             )
 
@@ -362,7 +458,7 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
 
             return _with_indices(await app.run(work, send))
         if dry_run:
-            return await app.run(work, None)
+            return _with_indices(await app.run(work, None))
 
         def preflight() -> None:
             # The reference refuses these before it starts a job (§3.9 steps 2 and 4), so the
@@ -382,7 +478,7 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
                     from_seq == 0
                     and not force_clear
                     and not reset
-                    and ws.projector.group_has_data(gid)
+                    and ws.projector.group_has_rows(gid)
                 ):
                     raise RebuildRefusedError(
                         f"group {gid!r} already holds data; pass force_clear=true to purge and "
@@ -417,7 +513,7 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
         app.background(background())
         return JobStarted(job_id=job.job_id)
 
-    async def build_indices(ctx: CallContext, p: dict[str, Any]) -> IndicesBuilt:
+    async def build_indices(ctx: CallContext, p: NoParams) -> IndicesBuilt:
         ws = app.ws
 
         def run() -> None:
@@ -427,28 +523,24 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
         await app.run(run)
         return IndicesBuilt()
 
-    async def delete_by_group(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
-        groups = required_group_ids(p)
+    async def delete_by_group(ctx: CallContext, p: DeleteByGroupParams) -> msgspec.Struct:
         return await app.run_write(
             deletion.delete_by_group,
             app.ws,
-            groups,
-            confirm=bool_param(p, "confirm", False),
-            dry_run=bool_param(p, "dry_run", False),
+            unique(p.group_ids),
+            confirm=p.confirm,
+            dry_run=p.dry_run,
         )
 
-    async def rebind(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
-        source = p.get("source_group_id")
-        if not isinstance(source, str) or not source:
-            raise InvalidParamsError("source_group_id is required and must be a non-empty string")
-        return await app.run_write(cross_group.rebind_pointers, app.ws, source)
+    async def rebind(ctx: CallContext, p: RebindParams) -> msgspec.Struct:
+        return await app.run_write(cross_group.rebind_pointers, app.ws, p.source_group_id)
 
-    async def recover(ctx: CallContext, p: dict[str, Any]) -> RecoverResult:
-        strategy = p.get("strategy")
-        if not isinstance(strategy, str) or not strategy:
-            raise InvalidParamsError("strategy is required")
+    async def recover(ctx: CallContext, p: RecoverParams) -> RecoverResult:
+        strategy = p.strategy
         if strategy not in ("drop_lbug_wal", "rebuild_from_workspace_wal", "restore_from_backup"):
-            raise InvalidParamsError(f"Unknown strategy: {strategy}")
+            # A well-formed request naming no known strategy: a state error (-32000), as the
+            # reference, not a parameter error.
+            raise RequestError(f"Unknown strategy: {strategy}")
         try:
             await app.recover(strategy)
         except LcgError as exc:
@@ -457,9 +549,7 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
             )
         return RecoverResult(strategy=strategy, success=True, restart_required=False)
 
-    async def recover_full(
-        ctx: CallContext, p: dict[str, Any]
-    ) -> RecoverFullResult | RecoverFullFailed:
+    async def recover_full(ctx: CallContext, p: NoParams) -> RecoverFullResult | RecoverFullFailed:
         ws = app.workspace_or_none
         if ws is not None:
             n = (await app.run(ws.graph.counts, None)).episodes
@@ -484,16 +574,13 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
             indexes_rebuilt=True,
         )
 
-    async def verify(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
-        raw = p.get("group_ids")
-        groups = [g for g in raw if isinstance(g, str)] if isinstance(raw, list) else None
-        return await app.run(verify_workspace, app.ws, groups or None)
+    async def verify(ctx: CallContext, p: VerifyParams) -> msgspec.Struct:
+        return await app.run(verify_workspace, app.ws, p.group_ids or None)
 
-    async def close(ctx: CallContext, p: dict[str, Any]) -> Closed:
+    async def close(ctx: CallContext, p: NoParams) -> Closed:
         ctx.request_shutdown()
         return Closed()
 
-    group = ParamSpec("group_id", "string", description="group (default liminis)")
     return [
         MethodSpec(
             "health_check",
@@ -514,27 +601,21 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
             "read",
             rebuild_status,
             "The state of a background rebuild job.",
-            (ParamSpec("job_id", "string", required=True, description="job id"),),
+            RebuildStatusParams,
         ),
         MethodSpec(
             "knowledge_query_cypher",
             "cypher",
             query_cypher,
             "Run a read-only Cypher query on the graph; values are returned as strings.",
-            (ParamSpec("query", "string", required=True, description="read-only Cypher"),),
+            CypherParams,
         ),
         MethodSpec(
             "knowledge_delete_by_group",
             "admin",
             delete_by_group,
             "Purge whole groups (confirm, or dry_run to preview).",
-            (
-                ParamSpec(
-                    "group_ids", "array", required=True, items="string", description="groups"
-                ),
-                ParamSpec("confirm", "boolean", description="must be true to purge"),
-                ParamSpec("dry_run", "boolean", description="counts only"),
-            ),
+            DeleteByGroupParams,
             writes=True,
         ),
         MethodSpec(
@@ -542,7 +623,7 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
             "admin",
             rebind,
             "Re-resolve cross-group pointers into a group.",
-            (ParamSpec("source_group_id", "string", required=True, description="group"),),
+            RebindParams,
             writes=True,
         ),
         MethodSpec(
@@ -550,10 +631,7 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
             "admin",
             dump_wal,
             "Compact the current state into a new stream with a fresh generation.",
-            (
-                ParamSpec("group_id", "string", description="one group (default all)"),
-                ParamSpec("target_dir", "string", description="empty target directory"),
-            ),
+            DumpParams,
         ),
         MethodSpec(
             "knowledge_prepare_checkpoint",
@@ -566,14 +644,14 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
             "admin",
             mark_create,
             "Create a named mark at the group's applied seq.",
-            (ParamSpec("name", "string", required=True, description="mark name"), group),
+            MarkCreateParams,
         ),
         MethodSpec(
             "knowledge_wal_mark_list",
             "admin",
             mark_list,
             "List a group's marks with their reachability.",
-            (group,),
+            MarkListParams,
             exempt=True,
         ),
         MethodSpec(
@@ -581,7 +659,7 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
             "admin",
             mark_delete,
             "Delete a named mark.",
-            (ParamSpec("name", "string", required=True, description="mark name"), group),
+            MarkDeleteParams,
             exempt=True,
         ),
         MethodSpec(
@@ -589,13 +667,7 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
             "admin",
             rebuild,
             "Rebuild a group's projections from its stream (background job, or streaming).",
-            (
-                group,
-                ParamSpec("from_seq", "integer", description="first seq (inclusive)"),
-                ParamSpec("to_seq", "integer", description="last seq (inclusive)"),
-                ParamSpec("dry_run", "boolean", description="count only"),
-                ParamSpec("force_clear", "boolean", description="purge the group first"),
-            ),
+            RebuildParams,
             streaming=True,
             writes=True,
         ),
@@ -610,7 +682,7 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
             "admin",
             recover,
             "Recover the projections with a strategy.",
-            (ParamSpec("strategy", "string", required=True, description="strategy"),),
+            RecoverParams,
             exempt=True,
         ),
         MethodSpec(
@@ -625,7 +697,7 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
             "admin",
             verify,
             "Replay the streams into scratch projections and compare digests (lcg verify).",
-            (ParamSpec("group_ids", "array", items="string", description="groups (default all)"),),
+            VerifyParams,
         ),
         MethodSpec(
             "knowledge_close",

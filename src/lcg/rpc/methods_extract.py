@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import msgspec
+from msgspec import Meta
 
-from lcg.errors import InvalidParamsError
 from lcg.ingest import curation
 from lcg.ingest.curation import CurationFrame
 from lcg.ingest.extraction import ExtractionService
-from lcg.rpc.params import bool_param, group_id, int_param, required_group_id, str_param
-from lcg.rpc.registry import CallContext, MethodSpec, ParamSpec, Result
+from lcg.rpc.params import GroupId, PositiveInt, RequiredGroupId, write_group
+from lcg.rpc.registry import CallContext, MethodSpec, NoParams, Params, Result
 
 if TYPE_CHECKING:
     from lcg.rpc.app import ServiceApp
@@ -29,10 +29,45 @@ __all__ = ["extraction_methods", "extraction_service"]
 
 T = TypeVar("T")
 
-_GROUP = ParamSpec("group_id", "string", description="group (default liminis)")
-_GROUP_REQ = ParamSpec("group_id", "string", required=True, description="group (required)")
-_DRY = ParamSpec("dry_run", "boolean", description="plan only, change nothing")
-_SCOPE = ParamSpec("scope", "string", description="untyped (default), off_ontology or all")
+_Dry = Annotated[bool, Meta(description="plan only, change nothing")]
+
+
+class ExtractPendingParams(Params):
+    """``knowledge_extract_pending``."""
+
+    group_id: (
+        Annotated[str, Meta(min_length=1, description="one group (default: every group)")] | None
+    ) = None
+    limit: Annotated[PositiveInt | None, Meta(description="at most this many episodes")] = None
+
+
+class GroupRequiredParams(Params):
+    """``knowledge_backfill_relation_types`` and ``knowledge_backfill_summary_embeddings``."""
+
+    group_id: RequiredGroupId
+    dry_run: _Dry = False
+
+
+class CanonicalizeParams(GroupRequiredParams):
+    """``knowledge_canonicalize_relations``."""
+
+    embedding_threshold: Annotated[
+        float, Meta(ge=0.0, le=1.0, description="fact/type cosine, 0-1 (default 0.7)")
+    ] = 0.7
+
+
+class ReprocessParams(Params):
+    """``knowledge_reprocess_entity_types`` and ``knowledge_reprocess_relation_types``."""
+
+    group_id: GroupId = None
+    scope: Annotated[str, Meta(description="untyped (default), off_ontology or all")] = "untyped"
+    dry_run: _Dry = False
+
+
+class DryRunParams(Params):
+    """``knowledge_apply_corrections``."""
+
+    dry_run: _Dry = False
 
 
 def extraction_service(app: ServiceApp) -> ExtractionService:
@@ -72,26 +107,12 @@ async def _call(
     return await runner(fn, *args, **kwargs)
 
 
-def _threshold(p: dict[str, Any]) -> float:
-    value = p.get("embedding_threshold")
-    if value is None:
-        return 0.7
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidParamsError("embedding_threshold must be a number")
-    if not 0.0 <= float(value) <= 1.0:
-        raise InvalidParamsError("embedding_threshold must be between 0 and 1")
-    return float(value)
-
-
 def extraction_methods(app: ServiceApp) -> list[MethodSpec]:
     """The extraction and curation methods of ``app``."""
 
-    async def extract_pending(ctx: CallContext, p: dict[str, Any]) -> Result:
+    async def extract_pending(ctx: CallContext, p: ExtractPendingParams) -> Result:
         service = extraction_service(app)
-        gid = p.get("group_id")
-        if gid is not None and (not isinstance(gid, str) or not gid):
-            raise InvalidParamsError("group_id must be a non-empty string")
-        limit = None if p.get("limit") is None else int_param(p, "limit", 0, minimum=1)
+        gid, limit = p.group_id, p.limit
         ws = app.ws
 
         def work(progress: Callable[[CurationFrame], None] | None = None) -> msgspec.Struct:
@@ -103,10 +124,8 @@ def extraction_methods(app: ServiceApp) -> list[MethodSpec]:
 
         return await _call(app, ctx, work)
 
-    async def canonicalize(ctx: CallContext, p: dict[str, Any]) -> Result:
-        gid = required_group_id(p)
-        dry = bool_param(p, "dry_run", False)
-        threshold = _threshold(p)
+    async def canonicalize(ctx: CallContext, p: CanonicalizeParams) -> Result:
+        gid, dry, threshold = p.group_id, p.dry_run, p.embedding_threshold
         onto = extraction_service(app).ontologies.for_group(gid)
         return await _call(
             app,
@@ -119,19 +138,18 @@ def extraction_methods(app: ServiceApp) -> list[MethodSpec]:
             embedding_threshold=threshold,
         )
 
-    async def backfill_relation_types(ctx: CallContext, p: dict[str, Any]) -> Result:
-        gid = required_group_id(p)
+    async def backfill_relation_types(ctx: CallContext, p: GroupRequiredParams) -> Result:
         return await _call(
             app,
             ctx,
             curation.backfill_relation_types,
             app.ws,
-            group_id=gid,
-            dry_run=bool_param(p, "dry_run", False),
+            group_id=p.group_id,
+            dry_run=p.dry_run,
         )
 
-    async def reprocess_entity_types(ctx: CallContext, p: dict[str, Any]) -> Result:
-        gid = group_id(p)
+    async def reprocess_entity_types(ctx: CallContext, p: ReprocessParams) -> Result:
+        gid = write_group(p.group_id)
         service = extraction_service(app)
         return await _call(
             app,
@@ -142,12 +160,12 @@ def extraction_methods(app: ServiceApp) -> list[MethodSpec]:
             service.ontologies.for_group(gid),
             workspace_root=app.config.workspace_root,
             group_id=gid,
-            scope=str_param(p, "scope", "untyped"),
-            dry_run=bool_param(p, "dry_run", False),
+            scope=p.scope,
+            dry_run=p.dry_run,
         )
 
-    async def reprocess_relation_types(ctx: CallContext, p: dict[str, Any]) -> Result:
-        gid = group_id(p)
+    async def reprocess_relation_types(ctx: CallContext, p: ReprocessParams) -> Result:
+        gid = write_group(p.group_id)
         service = extraction_service(app)
         return await _call(
             app,
@@ -157,31 +175,30 @@ def extraction_methods(app: ServiceApp) -> list[MethodSpec]:
             service.extractor,
             service.ontologies.for_group(gid),
             group_id=gid,
-            scope=str_param(p, "scope", "untyped"),
-            dry_run=bool_param(p, "dry_run", False),
+            scope=p.scope,
+            dry_run=p.dry_run,
         )
 
-    async def backfill_summary_embeddings(ctx: CallContext, p: dict[str, Any]) -> Result:
-        gid = required_group_id(p)
+    async def backfill_summary_embeddings(ctx: CallContext, p: GroupRequiredParams) -> Result:
         return await _call(
             app,
             ctx,
             curation.backfill_summary_embeddings,
             app.ws,
-            group_id=gid,
-            dry_run=bool_param(p, "dry_run", False),
+            group_id=p.group_id,
+            dry_run=p.dry_run,
             write=False,
         )
 
-    async def validate_corrections(ctx: CallContext, p: dict[str, Any]) -> Result:
+    async def validate_corrections(ctx: CallContext, p: NoParams) -> Result:
         return await app.run(curation.validate_corrections, app.ws, app.config.workspace_root)
 
-    async def apply_corrections(ctx: CallContext, p: dict[str, Any]) -> Result:
+    async def apply_corrections(ctx: CallContext, p: DryRunParams) -> Result:
         return await app.run_write(
             curation.apply_corrections,
             app.ws,
             app.config.workspace_root,
-            dry_run=bool_param(p, "dry_run", False),
+            dry_run=p.dry_run,
         )
 
     return [
@@ -190,10 +207,7 @@ def extraction_methods(app: ServiceApp) -> list[MethodSpec]:
             "write",
             extract_pending,
             "Extract the episodes stored without extraction (lite mode, failures), oldest first.",
-            (
-                ParamSpec("group_id", "string", description="one group (default: every group)"),
-                ParamSpec("limit", "integer", description="at most this many episodes"),
-            ),
+            ExtractPendingParams,
             streaming=True,
             writes=True,
         ),
@@ -202,13 +216,7 @@ def extraction_methods(app: ServiceApp) -> list[MethodSpec]:
             "write",
             canonicalize,
             "Map every relationship of a group onto the ontology's relation types.",
-            (
-                _GROUP_REQ,
-                _DRY,
-                ParamSpec(
-                    "embedding_threshold", "number", description="fact/type cosine (default 0.7)"
-                ),
-            ),
+            CanonicalizeParams,
             streaming=True,
             writes=True,
         ),
@@ -217,7 +225,7 @@ def extraction_methods(app: ServiceApp) -> list[MethodSpec]:
             "write",
             backfill_relation_types,
             "Deprecated: give untyped relationships a type from their name or fact.",
-            (_GROUP_REQ, _DRY),
+            GroupRequiredParams,
             streaming=True,
             writes=True,
         ),
@@ -226,7 +234,7 @@ def extraction_methods(app: ServiceApp) -> list[MethodSpec]:
             "write",
             reprocess_entity_types,
             "Classify a group's entities into the ontology's entity types with the LLM.",
-            (_GROUP, _SCOPE, _DRY),
+            ReprocessParams,
             streaming=True,
             writes=True,
         ),
@@ -235,7 +243,7 @@ def extraction_methods(app: ServiceApp) -> list[MethodSpec]:
             "write",
             reprocess_relation_types,
             "Classify a group's relationships into the ontology's relation types with the LLM.",
-            (_GROUP, _SCOPE, _DRY),
+            ReprocessParams,
             streaming=True,
             writes=True,
         ),
@@ -244,7 +252,7 @@ def extraction_methods(app: ServiceApp) -> list[MethodSpec]:
             "admin",
             backfill_summary_embeddings,
             "Report entity summary vectors (lcg derives them from the text: nothing to redo).",
-            (_GROUP_REQ, _DRY),
+            GroupRequiredParams,
             streaming=True,
         ),
         MethodSpec(
@@ -252,14 +260,14 @@ def extraction_methods(app: ServiceApp) -> list[MethodSpec]:
             "read",
             validate_corrections,
             "Check the workspace corrections file (.liminis/knowledge-corrections.yaml).",
-            (),
+            NoParams,
         ),
         MethodSpec(
             "knowledge_apply_corrections",
             "write",
             apply_corrections,
             "Apply the unapplied entries of the corrections file and stamp them applied_at.",
-            (_DRY,),
+            DryRunParams,
             writes=True,
         ),
     ]

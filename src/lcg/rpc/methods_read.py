@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, TypeVar
 
 import msgspec
+from msgspec import Meta
 
+from lcg.errors import InvalidParamsError
 from lcg.projections import graph_reads
 from lcg.projections.rows import EdgeRow, EntityRow, EpisodeRow
 from lcg.projections.search import PassageRow
 from lcg.rpc.params import (
-    bool_param,
-    group_id,
-    int_param,
+    GroupId,
+    Int,
+    ReadGroupIds,
+    Strings,
+    clamp,
     read_group_ids,
-    str_param,
-    uuid_list,
+    strings,
+    write_group,
 )
-from lcg.rpc.registry import CallContext, MethodSpec, ParamSpec
+from lcg.rpc.registry import CallContext, MethodSpec, Params
 
 if TYPE_CHECKING:
     from lcg.rpc.app import ServiceApp
@@ -85,90 +89,196 @@ class _Box(msgspec.Struct, Generic[R]):
     value: R
 
 
-_GROUP_IDS = ParamSpec(
-    "group_ids", ("array", "string", "null"), items="string", description="groups to read"
-)
-_QUERY = ParamSpec("query", "string", required=True, description="search text")
+_NUM = "maximum number of results"
+
+
+class _Search(Params):
+    """Shared by the two hybrid searches (``num_results`` clamped to 1..500)."""
+
+    # Required as the reference's MCP schema marks it; "" is allowed (it matches nothing).
+    query: Annotated[str, Meta(description="search text")]
+    group_ids: ReadGroupIds = None
+    num_results: Annotated[Int, Meta(description=_NUM + " (1-500)")] = 10
+    examples: ClassVar[dict[str, Any]] = {"query": "Apollo 11"}
+
+    def __post_init__(self) -> None:
+        """Apply the documented clamp."""
+        self.num_results = clamp(self.num_results, 1, 500)
+
+
+class FindEntitiesParams(_Search):
+    """``knowledge_find_entities``."""
+
+
+class FindRelationshipsParams(_Search):
+    """``knowledge_find_relationships``."""
+
+    current_only: Annotated[bool, Meta(description="drop invalidated facts")] = False
+
+
+class SearchPassagesParams(Params):
+    """``knowledge_search_passages`` (``num_results`` clamped 1..100, ``min_score`` 0..1)."""
+
+    query: Annotated[
+        str,
+        Meta(
+            pattern=r"\S",
+            description="search text (non-blank)",
+            extra={"required": "query is required and must be non-empty"},
+        ),
+    ]
+    num_results: Annotated[Int, Meta(description=_NUM + " (1-100)")] = 10
+    min_score: Annotated[float, Meta(description="minimum cosine similarity (0-1)")] = 0.5
+    group_ids: ReadGroupIds = None
+    examples: ClassVar[dict[str, Any]] = {"query": "Moon landing"}
+
+    def __post_init__(self) -> None:
+        """Apply the documented clamps."""
+        self.num_results = clamp(self.num_results, 1, 100)
+        self.min_score = min(1.0, max(0.0, self.min_score))
+
+
+class GetEpisodesParams(Params):
+    """``knowledge_get_episodes``."""
+
+    group_id: GroupId = None
+    last_n: Annotated[Int, Meta(description="how many, newest first (1-100000)")] = 50
+
+    def __post_init__(self) -> None:
+        """Apply the clamp."""
+        self.last_n = clamp(self.last_n, 1, 100_000)
+
+
+class GroupsParams(Params):
+    """``knowledge_get_nodes_by_group`` and ``knowledge_get_edges_by_group``."""
+
+    group_ids: ReadGroupIds = None
+
+
+class EdgesByUuidsParams(Params):
+    """``knowledge_get_edges_by_uuids``."""
+
+    uuids: Annotated[Strings, Meta(description="edge uuids (non-strings are ignored)")] = None
+
+
+class _Listing(Params):
+    """Shared by the two listings: ``num_results`` must be positive."""
+
+    group_ids: ReadGroupIds = None
+
+    def _check(self, n: int) -> None:
+        if n <= 0:
+            raise InvalidParamsError("num_results must be > 0")
+
+
+class ListEntitiesParams(_Listing):
+    """``knowledge_list_entities``."""
+
+    num_results: Annotated[Int, Meta(description=_NUM + " (default 500)")] = 500
+
+    def __post_init__(self) -> None:
+        """Refuse a non-positive count (reference wording)."""
+        self._check(self.num_results)
+
+
+class ListRelationshipsParams(_Listing):
+    """``knowledge_list_relationships``."""
+
+    num_results: Annotated[Int, Meta(description=_NUM + " (default 1000)")] = 1000
+
+    def __post_init__(self) -> None:
+        """Refuse a non-positive count (reference wording)."""
+        self._check(self.num_results)
+
+
+class NeighborsParams(Params):
+    """``knowledge_get_entity_neighbors``."""
+
+    entity_uuid: Annotated[str, Meta(min_length=1, description="center entity")]
+    num_results: Annotated[Int, Meta(description=_NUM + " (1-100000)")] = 50
+    group_ids: ReadGroupIds = None
+    examples: ClassVar[dict[str, Any]] = {"entity_uuid": "8c1f0d2e-…"}
+
+    def __post_init__(self) -> None:
+        """Apply the clamp."""
+        self.num_results = clamp(self.num_results, 1, 100_000)
+
+
+class BySourceParams(Params):
+    """``knowledge_get_entities_by_source``."""
+
+    source: Annotated[str, Meta(min_length=1, description="source file or text (substring)")]
+    num_results: Annotated[Int, Meta(description=_NUM + " (1-100000)")] = 100
+    group_ids: ReadGroupIds = None
+    examples: ClassVar[dict[str, Any]] = {"source": "mission.txt"}
+
+    def __post_init__(self) -> None:
+        """Apply the clamp."""
+        self.num_results = clamp(self.num_results, 1, 100_000)
 
 
 def read_methods(app: ServiceApp) -> list[MethodSpec]:
     """The read methods of ``app``."""
 
-    async def find_entities(ctx: CallContext, p: dict[str, Any]) -> NodesResult:
-        query = str_param(p, "query")
-        groups = read_group_ids(p, preserve_empty=True)
-        n = int_param(p, "num_results", 10, minimum=1, maximum=500, clamp=True)
-        rows = await app.read(app.searcher.find_entities, query, groups, n)
+    async def find_entities(ctx: CallContext, p: FindEntitiesParams) -> NodesResult:
+        groups = read_group_ids(p.group_ids, preserve_empty=True)
+        rows = await app.read(app.searcher.find_entities, p.query, groups, p.num_results)
         return NodesResult(nodes=rows, count=len(rows))
 
-    async def find_relationships(ctx: CallContext, p: dict[str, Any]) -> FactsResult:
-        query = str_param(p, "query")
-        groups = read_group_ids(p, preserve_empty=True)
-        n = int_param(p, "num_results", 10, minimum=1, maximum=500, clamp=True)
-        current = bool_param(p, "current_only", False)
+    async def find_relationships(ctx: CallContext, p: FindRelationshipsParams) -> FactsResult:
+        groups = read_group_ids(p.group_ids, preserve_empty=True)
         rows = await app.read(
-            app.searcher.find_relationships, query, groups, n, current_only=current
+            app.searcher.find_relationships,
+            p.query,
+            groups,
+            p.num_results,
+            current_only=p.current_only,
         )
         return FactsResult(facts=rows, count=len(rows))
 
-    async def search_passages(ctx: CallContext, p: dict[str, Any]) -> PassagesResult:
-        from lcg.errors import InvalidParamsError
-
-        query = p.get("query")
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidParamsError("query is required and must be non-empty")
-        n = int_param(p, "num_results", 10, minimum=1, maximum=100, clamp=True)
-        raw_min = p.get("min_score", 0.5)
-        min_score = float(raw_min) if isinstance(raw_min, int | float) else 0.5
-        min_score = min(1.0, max(0.0, min_score))
-        groups = read_group_ids(p, preserve_empty=False)
-        rows = await app.read(app.searcher.search_passages, query, groups, n, min_score)
+    async def search_passages(ctx: CallContext, p: SearchPassagesParams) -> PassagesResult:
+        groups = read_group_ids(p.group_ids, preserve_empty=False)
+        rows = await app.read(
+            app.searcher.search_passages, p.query, groups, p.num_results, p.min_score
+        )
         return PassagesResult(passages=rows, count=len(rows))
 
-    async def get_episodes(ctx: CallContext, p: dict[str, Any]) -> EpisodesResult:
-        gid = group_id(p)
-        n = int_param(p, "last_n", 50, minimum=1, maximum=100_000, clamp=True)
-        rows = await app.read(graph_reads.get_episodes, app.ws.graph, gid, n)
+    async def get_episodes(ctx: CallContext, p: GetEpisodesParams) -> EpisodesResult:
+        gid = write_group(p.group_id)
+        rows = await app.read(graph_reads.get_episodes, app.ws.graph, gid, p.last_n)
         return EpisodesResult(episodes=rows, count=len(rows))
 
-    async def nodes_by_group(ctx: CallContext, p: dict[str, Any]) -> NodesResult:
-        groups = read_group_ids(p, preserve_empty=True)
+    async def nodes_by_group(ctx: CallContext, p: GroupsParams) -> NodesResult:
+        groups = read_group_ids(p.group_ids, preserve_empty=True)
         rows = await app.read(graph_reads.nodes_by_group, app.ws.graph, groups)
         return NodesResult(nodes=rows, count=len(rows))
 
-    async def edges_by_group(ctx: CallContext, p: dict[str, Any]) -> EdgesResult:
-        groups = read_group_ids(p, preserve_empty=True)
+    async def edges_by_group(ctx: CallContext, p: GroupsParams) -> EdgesResult:
+        groups = read_group_ids(p.group_ids, preserve_empty=True)
         rows = await app.read(graph_reads.edges_by_group, app.ws.graph, groups)
         return EdgesResult(edges=rows, count=len(rows))
 
-    async def edges_by_uuids(ctx: CallContext, p: dict[str, Any]) -> EdgesResult:
-        uuids = uuid_list(p, "uuids")
-        rows = await app.read(graph_reads.edges_by_uuids, app.ws.graph, uuids)
+    async def edges_by_uuids(ctx: CallContext, p: EdgesByUuidsParams) -> EdgesResult:
+        rows = await app.read(graph_reads.edges_by_uuids, app.ws.graph, strings(p.uuids))
         return EdgesResult(edges=rows, count=len(rows))
 
-    async def list_entities(ctx: CallContext, p: dict[str, Any]) -> NodesResult:
-        n = int_param(p, "num_results", 500, positive_message="num_results must be > 0")
-        groups = read_group_ids(p, preserve_empty=False)
-        rows = await app.read(graph_reads.list_entities, app.ws.graph, n, groups)
+    async def list_entities(ctx: CallContext, p: ListEntitiesParams) -> NodesResult:
+        groups = read_group_ids(p.group_ids, preserve_empty=False)
+        rows = await app.read(graph_reads.list_entities, app.ws.graph, p.num_results, groups)
         return NodesResult(nodes=rows, count=len(rows))
 
-    async def list_relationships(ctx: CallContext, p: dict[str, Any]) -> FactsResult:
-        n = int_param(p, "num_results", 1000, positive_message="num_results must be > 0")
-        groups = read_group_ids(p, preserve_empty=False)
-        rows = await app.read(graph_reads.list_relationships, app.ws.graph, n, groups)
+    async def list_relationships(ctx: CallContext, p: ListRelationshipsParams) -> FactsResult:
+        groups = read_group_ids(p.group_ids, preserve_empty=False)
+        rows = await app.read(graph_reads.list_relationships, app.ws.graph, p.num_results, groups)
         return FactsResult(facts=rows, count=len(rows))
 
-    async def neighbors(ctx: CallContext, p: dict[str, Any]) -> NeighborsResult:
-        from lcg.errors import InvalidParamsError
-
-        center = p.get("entity_uuid")
-        if not isinstance(center, str) or not center:
-            raise InvalidParamsError("entity_uuid is required")
-        n = int_param(p, "num_results", 50, minimum=1, maximum=100_000, clamp=True)
-        groups = read_group_ids(p, preserve_empty=False)
-        nodes, edges = await app.read(graph_reads.entity_neighbors, app.ws.graph, center, n, groups)
+    async def neighbors(ctx: CallContext, p: NeighborsParams) -> NeighborsResult:
+        groups = read_group_ids(p.group_ids, preserve_empty=False)
+        nodes, edges = await app.read(
+            graph_reads.entity_neighbors, app.ws.graph, p.entity_uuid, p.num_results, groups
+        )
         return NeighborsResult(
-            center_uuid=center,
+            center_uuid=p.entity_uuid,
             nodes=nodes,
             edges=edges,
             count=len(nodes),
@@ -176,115 +286,89 @@ def read_methods(app: ServiceApp) -> list[MethodSpec]:
             edge_count=len(edges),
         )
 
-    async def by_source(ctx: CallContext, p: dict[str, Any]) -> BySourceResult:
-        from lcg.errors import InvalidParamsError
+    async def by_source(ctx: CallContext, p: BySourceParams) -> BySourceResult:
+        groups = read_group_ids(p.group_ids, preserve_empty=False)
+        rows = await app.read(
+            graph_reads.entities_by_source, app.ws.graph, p.source, p.num_results, groups
+        )
+        return BySourceResult(source=p.source, nodes=rows, count=len(rows))
 
-        source = p.get("source")
-        if not isinstance(source, str) or not source:
-            raise InvalidParamsError("source is required")
-        n = int_param(p, "num_results", 100, minimum=1, maximum=100_000, clamp=True)
-        groups = read_group_ids(p, preserve_empty=False)
-        rows = await app.read(graph_reads.entities_by_source, app.ws.graph, source, n, groups)
-        return BySourceResult(source=source, nodes=rows, count=len(rows))
-
-    num = ParamSpec("num_results", "integer", description="maximum number of results")
     return [
         MethodSpec(
             "knowledge_find_entities",
             "read",
             find_entities,
             "Hybrid (BM25 + vector) search for entities, best first.",
-            (_QUERY, _GROUP_IDS, num),
+            FindEntitiesParams,
         ),
         MethodSpec(
             "knowledge_find_relationships",
             "read",
             find_relationships,
             "Hybrid search for relationship facts, best first.",
-            (
-                _QUERY,
-                _GROUP_IDS,
-                num,
-                ParamSpec("current_only", "boolean", description="drop invalidated facts"),
-            ),
+            FindRelationshipsParams,
         ),
         MethodSpec(
             "knowledge_search_passages",
             "read",
             search_passages,
             "Search episode text (BM25 + vector), with cosine similarity as the score.",
-            (
-                _QUERY,
-                num,
-                ParamSpec("min_score", "number", description="minimum cosine similarity (0-1)"),
-                _GROUP_IDS,
-            ),
+            SearchPassagesParams,
         ),
         MethodSpec(
             "knowledge_get_episodes",
             "read",
             get_episodes,
             "The newest episodes of a group.",
-            (
-                ParamSpec("group_id", "string", description="group (default liminis)"),
-                ParamSpec("last_n", "integer", description="how many (default 50)"),
-            ),
+            GetEpisodesParams,
         ),
         MethodSpec(
             "knowledge_get_nodes_by_group",
             "read",
             nodes_by_group,
             "Every entity of the given groups.",
-            (_GROUP_IDS,),
+            GroupsParams,
         ),
         MethodSpec(
             "knowledge_get_edges_by_group",
             "read",
             edges_by_group,
             "Every relationship owned by the given groups.",
-            (_GROUP_IDS,),
+            GroupsParams,
         ),
         MethodSpec(
             "knowledge_get_edges_by_uuids",
             "read",
             edges_by_uuids,
             "Relationships by uuid.",
-            (ParamSpec("uuids", "array", items="string", description="edge uuids"),),
+            EdgesByUuidsParams,
         ),
         MethodSpec(
             "knowledge_list_entities",
             "read",
             list_entities,
             "Entities by uuid descending, with their episodes and sources.",
-            (num, _GROUP_IDS),
+            ListEntitiesParams,
         ),
         MethodSpec(
             "knowledge_list_relationships",
             "read",
             list_relationships,
             "Relationships by uuid descending, with their episodes and sources.",
-            (num, _GROUP_IDS),
+            ListRelationshipsParams,
         ),
         MethodSpec(
             "knowledge_get_entity_neighbors",
             "read",
             neighbors,
             "The entities and relationships one hop from an entity.",
-            (
-                ParamSpec("entity_uuid", "string", required=True, description="center entity"),
-                num,
-                _GROUP_IDS,
-            ),
+            NeighborsParams,
         ),
         MethodSpec(
             "knowledge_get_entities_by_source",
             "read",
             by_source,
             "Entities mentioned by episodes whose source description contains `source`.",
-            (
-                ParamSpec("source", "string", required=True, description="source file or text"),
-                num,
-                _GROUP_IDS,
-            ),
+            BySourceParams,
         ),
     ]

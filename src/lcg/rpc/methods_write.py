@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import msgspec
+from msgspec import Meta
 
-from lcg.errors import InvalidParamsError
 from lcg.ingest import assertion, cross_group, deletion, merge
 from lcg.ingest._common import parse_timestamp
 from lcg.rpc.methods_extract import extraction_service
-from lcg.rpc.params import (
-    bool_param,
-    group_id,
-    required_group_ids,
-    str_param,
-    uuid_list,
-)
-from lcg.rpc.registry import CallContext, MethodSpec, ParamSpec
+from lcg.rpc.params import GroupId, RequiredGroupIds, unique, write_group
+from lcg.rpc.registry import CallContext, MethodSpec, Params
 
 if TYPE_CHECKING:
     from lcg.rpc.app import ServiceApp
@@ -31,140 +25,252 @@ class DeletedStatus(msgspec.Struct, kw_only=True):
     status: str = "deleted"
 
 
-_GROUP = ParamSpec("group_id", "string", description="group (default liminis)")
-_GROUP_IDS_REQ = ParamSpec(
-    "group_ids", "array", required=True, items="string", description="groups (non-empty)"
-)
+#: A string that must hold a non-blank character.
+_NonBlank = Annotated[str, Meta(pattern=r"\S")]
+_RFC3339 = "RFC 3339 time"
+
+
+def _text(description: str, required: str | None = None) -> Any:
+    """A non-empty string parameter (``required`` = the reference's wording when missing)."""
+    extra = {"required": required} if required else None
+    return Meta(min_length=1, description=description, extra=extra)
+
+
+class ProcessChunkParams(Params):
+    """``knowledge_process_chunk``."""
+
+    chunk_text: Annotated[str, _text("the text", "chunk_text is required and must be non-empty")]
+    chunk_id: Annotated[str, _text("stable chunk id (the episode's name)")]
+    source_file: Annotated[str, _text("source file")]
+    group_id: GroupId = None
+    reference_time: Annotated[str | None, Meta(description=_RFC3339 + " (default now)")] = None
+    examples: ClassVar[dict[str, Any]] = {
+        "chunk_text": "Apollo 11 landed on the Moon in July 1969.",
+        "chunk_id": "mission-1",
+        "source_file": "mission.txt",
+    }
+
+
+class AddEpisodeParams(Params):
+    """``knowledge_add_episode``."""
+
+    name: Annotated[str, Meta(description="episode name")]
+    episode_body: Annotated[str, Meta(description="the text")]
+    source: Annotated[str, Meta(description="text, json or message")] = "text"
+    source_description: Annotated[str, Meta(description="where it came from")] = ""
+    reference_time: Annotated[str, Meta(description=_RFC3339 + " (default: none)")] = ""
+    group_id: GroupId = None
+    examples: ClassVar[dict[str, Any]] = {
+        "name": "notes-1",
+        "episode_body": "Neil Armstrong commanded Apollo 11.",
+    }
+
+
+class AssertEntityParams(Params):
+    """``knowledge_assert_entity``."""
+
+    name: Annotated[
+        _NonBlank,
+        Meta(
+            description="entity name",
+            extra={"required": "name is required and must be a non-empty string"},
+        ),
+    ]
+    entity_uuid: Annotated[str | None, Meta(description="update this entity")] = None
+    group_id: GroupId = None
+    labels: Annotated[list[str] | None, Meta(description="type labels")] = None
+    summary: Annotated[str, Meta(description="summary text")] = ""
+    attributes: Annotated[dict[str, Any] | None, Meta(description="attributes object")] = None
+    examples: ClassVar[dict[str, Any]] = {"name": "Neil Armstrong"}
+
+
+class AssertRelationshipParams(Params):
+    """``knowledge_assert_relationship``."""
+
+    source_name: Annotated[_NonBlank, Meta(description="source entity (by name, in group)")]
+    target_name: Annotated[_NonBlank, Meta(description="target entity (by name, in group)")]
+    predicate: Annotated[_NonBlank, Meta(description="relationship name")]
+    group_id: GroupId = None
+    fact: Annotated[str, Meta(description="the fact sentence")] = ""
+    attributes: Annotated[dict[str, Any] | None, Meta(description="attributes object")] = None
+    relation_type: Annotated[str | None, Meta(description="SCREAMING_SNAKE type")] = None
+    valid_at: Annotated[str | None, Meta(description=_RFC3339 + " it became true")] = None
+    examples: ClassVar[dict[str, Any]] = {
+        "source_name": "Neil Armstrong",
+        "target_name": "Apollo 11",
+        "predicate": "COMMANDED",
+    }
+
+
+class DeleteEpisodeParams(Params):
+    """``knowledge_delete_episode``."""
+
+    episode_uuid: Annotated[str, Meta(description="episode uuid")]
+
+
+class DeleteBySourceParams(Params):
+    """``knowledge_delete_by_source``."""
+
+    source_file: Annotated[str, _text("source file")]
+    group_ids: RequiredGroupIds
+    examples: ClassVar[dict[str, Any]] = {"source_file": "mission.txt"}
+
+
+class DeleteChunkParams(Params):
+    """``knowledge_delete_chunk_episode``."""
+
+    chunk_id: Annotated[str, _text("chunk id")]
+    group_ids: RequiredGroupIds
+
+
+class ClearAllParams(Params):
+    """``knowledge_clear_all``."""
+
+    confirm: Annotated[
+        bool,
+        Meta(
+            description="must be true",
+            extra={"required": "Must set 'confirm' to true to clear graph"},
+        ),
+    ]
+    preserve_wal: Annotated[bool, Meta(description="keep the streams")] = False
+
+
+class MergeEntitiesParams(Params):
+    """``knowledge_merge_entities``."""
+
+    canonical_uuid: Annotated[str | None, Meta(description="canonical entity")] = None
+    canonical_name: Annotated[str | None, Meta(description="canonical by exact name")] = None
+    alias_uuids: Annotated[list[str] | None, Meta(description="aliases")] = None
+    alias_names: Annotated[list[str] | None, Meta(description="aliases by name")] = None
+    merge_all_by_name: Annotated[bool, Meta(description="all same-name entities")] = False
+    group_id: GroupId = None
+    dry_run: Annotated[bool, Meta(description="plan only")] = False
+    examples: ClassVar[dict[str, Any]] = {
+        "canonical_name": "Neil Armstrong",
+        "merge_all_by_name": True,
+        "dry_run": True,
+    }
+
+
+class CrossGroupEdgeParams(Params):
+    """``knowledge_add_cross_group_edge``."""
+
+    source: Annotated[
+        dict[str, Any], Meta(description="{uuid} or {source_group_id, endpoint_name}")
+    ]
+    target: Annotated[
+        dict[str, Any], Meta(description="{uuid} or {source_group_id, endpoint_name}")
+    ]
+    name: Annotated[str, Meta(description="relationship name")] = ""
+    group_id: GroupId = None
+    fact: Annotated[str, Meta(description="the fact sentence")] = ""
+    valid_at: Annotated[str | None, Meta(description=_RFC3339)] = None
+    relation_type: Annotated[str | None, Meta(description="SCREAMING_SNAKE type")] = None
+    examples: ClassVar[dict[str, Any]] = {
+        "name": "MEMBER_OF",
+        "source": {"uuid": "8c1f0d2e-…"},
+        "target": {"source_group_id": "people", "endpoint_name": "NASA"},
+    }
 
 
 def write_methods(app: ServiceApp) -> list[MethodSpec]:
     """The write methods of ``app``."""
 
-    async def assert_entity(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
-        name = p.get("name")
-        if not isinstance(name, str) or not name.strip():
-            raise InvalidParamsError("name is required and must be a non-empty string")
-        uuid = p.get("entity_uuid")
+    async def assert_entity(ctx: CallContext, p: AssertEntityParams) -> msgspec.Struct:
         return await app.run_write(
             assertion.assert_entity,
             app.ws,
-            name=name,
-            group_id=group_id(p),
-            entity_uuid=uuid if isinstance(uuid, str) and uuid else None,
-            labels=p.get("labels"),
-            summary=str_param(p, "summary"),
-            attributes=p.get("attributes"),
+            name=p.name,
+            group_id=write_group(p.group_id),
+            entity_uuid=p.entity_uuid or None,
+            labels=p.labels,
+            summary=p.summary,
+            attributes=p.attributes,
         )
 
-    async def assert_relationship(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
-        valid_raw = p.get("valid_at")
-        valid_at = (
-            parse_timestamp(valid_raw, field="valid_at")
-            if isinstance(valid_raw, str) and valid_raw
-            else None
-        )
-        rtype = p.get("relation_type")
+    async def assert_relationship(ctx: CallContext, p: AssertRelationshipParams) -> msgspec.Struct:
+        valid_at = parse_timestamp(p.valid_at, field="valid_at") if p.valid_at else None
         return await app.run_write(
             assertion.assert_relationship,
             app.ws,
-            source_name=str_param(p, "source_name"),
-            target_name=str_param(p, "target_name"),
-            predicate=str_param(p, "predicate"),
-            group_id=group_id(p),
-            fact=str_param(p, "fact"),
-            attributes=p.get("attributes"),
-            relation_type=rtype if isinstance(rtype, str) else None,
+            source_name=p.source_name,
+            target_name=p.target_name,
+            predicate=p.predicate,
+            group_id=write_group(p.group_id),
+            fact=p.fact,
+            attributes=p.attributes,
+            relation_type=p.relation_type,
             valid_at=valid_at,
         )
 
-    async def process_chunk(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
-        chunk_text = p.get("chunk_text")
-        if not isinstance(chunk_text, str) or not chunk_text:
-            raise InvalidParamsError("chunk_text is required and must be non-empty")
-        chunk_id = p.get("chunk_id")
-        if not isinstance(chunk_id, str) or not chunk_id:
-            raise InvalidParamsError("chunk_id is required")
-        source_file = p.get("source_file")
-        if not isinstance(source_file, str) or not source_file:
-            raise InvalidParamsError("source_file is required")
-        ref = p.get("reference_time")
+    async def process_chunk(ctx: CallContext, p: ProcessChunkParams) -> msgspec.Struct:
         return await app.run_write(
             extraction_service(app).process_chunk,
             app.ws,
-            chunk_text=chunk_text,
-            chunk_id=chunk_id,
-            source_file=source_file,
-            group_id=group_id(p),
-            reference_time=ref if isinstance(ref, str) else None,
+            chunk_text=p.chunk_text,
+            chunk_id=p.chunk_id,
+            source_file=p.source_file,
+            group_id=write_group(p.group_id),
+            reference_time=p.reference_time,
             advisory_max_chars=app.config.chunk_text_advisory_max_chars,
         )
 
-    async def add_episode(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
+    async def add_episode(ctx: CallContext, p: AddEpisodeParams) -> msgspec.Struct:
         return await app.run_write(
             extraction_service(app).add_episode,
             app.ws,
-            name=str_param(p, "name"),
-            episode_body=str_param(p, "episode_body"),
-            source=str_param(p, "source", "text"),
-            source_description=str_param(p, "source_description"),
-            reference_time=str_param(p, "reference_time"),
-            group_id=group_id(p),
+            name=p.name,
+            episode_body=p.episode_body,
+            source=p.source,
+            source_description=p.source_description,
+            reference_time=p.reference_time,
+            group_id=write_group(p.group_id),
         )
 
-    async def delete_episode(ctx: CallContext, p: dict[str, Any]) -> DeletedStatus:
-        await app.run_write(deletion.delete_episode, app.ws, str_param(p, "episode_uuid"))
+    async def delete_episode(ctx: CallContext, p: DeleteEpisodeParams) -> DeletedStatus:
+        await app.run_write(deletion.delete_episode, app.ws, p.episode_uuid)
         return DeletedStatus()
 
-    async def delete_by_source(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
-        source = p.get("source_file")
-        if not isinstance(source, str) or not source:
-            raise InvalidParamsError("source_file is required")
-        groups = required_group_ids(p)
-        return await app.run_write(deletion.delete_by_source, app.ws, source, groups)
-
-    async def delete_chunk(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
-        chunk_id = p.get("chunk_id")
-        if not isinstance(chunk_id, str) or not chunk_id:
-            raise InvalidParamsError("chunk_id is required")
-        groups = required_group_ids(p)
-        return await app.run_write(deletion.delete_chunk_episode, app.ws, chunk_id, groups)
-
-    async def clear_all(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
+    async def delete_by_source(ctx: CallContext, p: DeleteBySourceParams) -> msgspec.Struct:
         return await app.run_write(
-            deletion.clear_all,
-            app.ws,
-            confirm=p.get("confirm") is True,
-            preserve_wal=bool_param(p, "preserve_wal", False),
+            deletion.delete_by_source, app.ws, p.source_file, unique(p.group_ids)
         )
 
-    async def merge_entities(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
-        cu = p.get("canonical_uuid")
-        cn = p.get("canonical_name")
+    async def delete_chunk(ctx: CallContext, p: DeleteChunkParams) -> msgspec.Struct:
+        return await app.run_write(
+            deletion.delete_chunk_episode, app.ws, p.chunk_id, unique(p.group_ids)
+        )
+
+    async def clear_all(ctx: CallContext, p: ClearAllParams) -> msgspec.Struct:
+        return await app.run_write(
+            deletion.clear_all, app.ws, confirm=p.confirm, preserve_wal=p.preserve_wal
+        )
+
+    async def merge_entities(ctx: CallContext, p: MergeEntitiesParams) -> msgspec.Struct:
         return await app.run_write(
             merge.merge_entities,
             app.ws,
-            group_id=group_id(p),
-            canonical_uuid=cu if isinstance(cu, str) and cu else None,
-            canonical_name=cn if isinstance(cn, str) and cn else None,
-            alias_uuids=uuid_list(p, "alias_uuids"),
-            alias_names=uuid_list(p, "alias_names"),
-            merge_all_by_name=bool_param(p, "merge_all_by_name", False),
-            dry_run=bool_param(p, "dry_run", False),
+            group_id=write_group(p.group_id),
+            canonical_uuid=p.canonical_uuid or None,
+            canonical_name=p.canonical_name or None,
+            alias_uuids=p.alias_uuids or [],
+            alias_names=p.alias_names or [],
+            merge_all_by_name=p.merge_all_by_name,
+            dry_run=p.dry_run,
         )
 
-    async def add_cross_group_edge(ctx: CallContext, p: dict[str, Any]) -> msgspec.Struct:
-        rtype = p.get("relation_type")
-        valid = p.get("valid_at")
+    async def add_cross_group_edge(ctx: CallContext, p: CrossGroupEdgeParams) -> msgspec.Struct:
         return await app.run_write(
             cross_group.add_cross_group_edge,
             app.ws,
-            group_id=group_id(p),
-            source=p.get("source"),
-            target=p.get("target"),
-            name=str_param(p, "name"),
-            fact=str_param(p, "fact"),
-            valid_at=valid if isinstance(valid, str) and valid else None,
-            relation_type=rtype if isinstance(rtype, str) and rtype else None,
+            group_id=write_group(p.group_id),
+            source=p.source,
+            target=p.target,
+            name=p.name,
+            fact=p.fact,
+            valid_at=p.valid_at or None,
+            relation_type=p.relation_type or None,
         )
 
     return [
@@ -173,13 +279,7 @@ def write_methods(app: ServiceApp) -> list[MethodSpec]:
             "write",
             process_chunk,
             "Ingest one chunk of a source file as an episode (text durable before extraction).",
-            (
-                ParamSpec("chunk_text", "string", required=True, description="the text"),
-                ParamSpec("chunk_id", "string", required=True, description="stable chunk id"),
-                ParamSpec("source_file", "string", required=True, description="source file"),
-                _GROUP,
-                ParamSpec("reference_time", "string", description="RFC 3339 (default now)"),
-            ),
+            ProcessChunkParams,
             writes=True,
         ),
         MethodSpec(
@@ -187,14 +287,7 @@ def write_methods(app: ServiceApp) -> list[MethodSpec]:
             "write",
             add_episode,
             "Ingest an episode (text durable before extraction).",
-            (
-                ParamSpec("name", "string", required=True, description="episode name"),
-                ParamSpec("episode_body", "string", required=True, description="the text"),
-                ParamSpec("source", "string", description="text, json or message"),
-                ParamSpec("source_description", "string", description="where it came from"),
-                ParamSpec("reference_time", "string", description="RFC 3339 (default now)"),
-                _GROUP,
-            ),
+            AddEpisodeParams,
             writes=True,
         ),
         MethodSpec(
@@ -202,14 +295,7 @@ def write_methods(app: ServiceApp) -> list[MethodSpec]:
             "write",
             assert_entity,
             "Create or update an entity by uuid or exact name.",
-            (
-                ParamSpec("name", "string", required=True, description="entity name"),
-                ParamSpec("entity_uuid", "string", description="update this entity"),
-                _GROUP,
-                ParamSpec("labels", "array", items="string", description="type labels"),
-                ParamSpec("summary", "string", description="summary text"),
-                ParamSpec("attributes", "object", description="attributes object"),
-            ),
+            AssertEntityParams,
             writes=True,
         ),
         MethodSpec(
@@ -217,16 +303,7 @@ def write_methods(app: ServiceApp) -> list[MethodSpec]:
             "write",
             assert_relationship,
             "Create or update the relationship (source, predicate, target) in a group.",
-            (
-                ParamSpec("source_name", "string", required=True, description="source entity"),
-                ParamSpec("target_name", "string", required=True, description="target entity"),
-                ParamSpec("predicate", "string", required=True, description="relationship name"),
-                _GROUP,
-                ParamSpec("fact", "string", description="the fact sentence"),
-                ParamSpec("attributes", "object", description="attributes object"),
-                ParamSpec("relation_type", "string", description="SCREAMING_SNAKE type"),
-                ParamSpec("valid_at", "string", description="RFC 3339 time it became true"),
-            ),
+            AssertRelationshipParams,
             writes=True,
         ),
         MethodSpec(
@@ -234,7 +311,7 @@ def write_methods(app: ServiceApp) -> list[MethodSpec]:
             "write",
             delete_episode,
             "Delete one episode (its entities stay).",
-            (ParamSpec("episode_uuid", "string", required=True, description="episode uuid"),),
+            DeleteEpisodeParams,
             writes=True,
         ),
         MethodSpec(
@@ -242,10 +319,7 @@ def write_methods(app: ServiceApp) -> list[MethodSpec]:
             "write",
             delete_by_source,
             "Delete every episode of a source file.",
-            (
-                ParamSpec("source_file", "string", required=True, description="source file"),
-                _GROUP_IDS_REQ,
-            ),
+            DeleteBySourceParams,
             writes=True,
         ),
         MethodSpec(
@@ -253,10 +327,7 @@ def write_methods(app: ServiceApp) -> list[MethodSpec]:
             "write",
             delete_chunk,
             "Delete the episode(s) of one chunk id.",
-            (
-                ParamSpec("chunk_id", "string", required=True, description="chunk id"),
-                _GROUP_IDS_REQ,
-            ),
+            DeleteChunkParams,
             writes=True,
         ),
         MethodSpec(
@@ -264,10 +335,7 @@ def write_methods(app: ServiceApp) -> list[MethodSpec]:
             "write",
             clear_all,
             "Empty the whole workspace (confirm required).",
-            (
-                ParamSpec("confirm", "boolean", required=True, description="must be true"),
-                ParamSpec("preserve_wal", "boolean", description="keep the streams"),
-            ),
+            ClearAllParams,
             writes=True,
         ),
         MethodSpec(
@@ -275,15 +343,7 @@ def write_methods(app: ServiceApp) -> list[MethodSpec]:
             "write",
             merge_entities,
             "Merge alias entities into a canonical one, rewriting their relationships.",
-            (
-                ParamSpec("canonical_uuid", "string", description="canonical entity"),
-                ParamSpec("canonical_name", "string", description="canonical by exact name"),
-                ParamSpec("alias_uuids", "array", items="string", description="aliases"),
-                ParamSpec("alias_names", "array", items="string", description="aliases by name"),
-                ParamSpec("merge_all_by_name", "boolean", description="all same-name entities"),
-                _GROUP,
-                ParamSpec("dry_run", "boolean", description="plan only"),
-            ),
+            MergeEntitiesParams,
             writes=True,
         ),
         MethodSpec(
@@ -291,15 +351,7 @@ def write_methods(app: ServiceApp) -> list[MethodSpec]:
             "write",
             add_cross_group_edge,
             "Add a relationship whose endpoints may live in other groups.",
-            (
-                ParamSpec("name", "string", description="relationship name"),
-                ParamSpec("source", "object", required=True, description="endpoint"),
-                ParamSpec("target", "object", required=True, description="endpoint"),
-                _GROUP,
-                ParamSpec("fact", "string", description="the fact sentence"),
-                ParamSpec("valid_at", "string", description="RFC 3339"),
-                ParamSpec("relation_type", "string", description="SCREAMING_SNAKE type"),
-            ),
+            CrossGroupEdgeParams,
             writes=True,
         ),
     ]

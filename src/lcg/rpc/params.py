@@ -1,134 +1,106 @@
-"""Parameter parsing shared by the method handlers, with the reference's rules and messages.
+"""Parameter types shared by the method Structs, and the reference's lenient group rules.
 
-The four ``group_id`` parsers of the reference (§2.1) are kept:
+Types are checked by ``lcg.rpc.schema.parse``; what is left here is the reference's documented
+leniency (§2.1), applied to values that already have the accepted JSON shape:
 
-* ``group_id`` – one group; default ``liminis`` (``""`` also → default where the method says);
-* ``required_group_id`` – one non-empty group, else an error;
-* ``read_group_ids`` – omitted/null → all groups (``None``); ``[]`` → nothing for
-  *preserve-empty* reads, all groups for *collapse* reads; a bare string → one group;
-  non-string elements dropped;
-* ``required_group_ids`` – a non-empty list of non-empty strings, de-duplicated in order.
+* ``group_id`` (``GroupId``) – one group; absent/null/``""`` → the default group ``liminis``;
+* required ``group_id`` (``RequiredGroupId``) – a non-empty string, else
+  ``group_id is required and must be a non-empty string``;
+* read ``group_ids`` (``ReadGroupIds``) – omitted/null → every group (``None``); ``[]`` →
+  nothing for *preserve-empty* reads, every group for *collapse* reads; a bare string → one
+  group; non-string elements dropped (``read_group_ids``);
+* required ``group_ids`` (``RequiredGroupIds``) – a non-empty array of non-empty strings,
+  de-duplicated in order (``unique``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from lcg.errors import InvalidParamsError
+from msgspec import Meta
+
 from lcg.events.layout import DEFAULT_GROUP
+from lcg.rpc.schema import MAX_SAFE_INT, Int
 
 __all__ = [
-    "bool_param",
-    "group_id",
-    "int_param",
+    "GroupId",
+    "Int",
+    "PositiveInt",
+    "ReadGroupIds",
+    "RequiredGroupId",
+    "RequiredGroupIds",
+    "SeqInt",
+    "Strings",
+    "clamp",
     "read_group_ids",
-    "required_group_id",
-    "required_group_ids",
-    "str_param",
-    "uuid_list",
+    "strings",
+    "unique",
+    "write_group",
 ]
 
+#: An integer that must be at least 1 (``limit``).
+PositiveInt = Annotated[int, Meta(ge=1, le=MAX_SAFE_INT)]
+#: A stream position (``from_seq``, ``to_seq``): a non-negative integer.
+SeqInt = Annotated[int, Meta(ge=0, le=MAX_SAFE_INT)]
 
-def group_id(params: dict[str, Any], *, empty_is_default: bool = True) -> str:
-    """A single write group: ``group_id`` or the default group."""
-    value = params.get("group_id")
-    if value is None or (value == "" and empty_is_default):
-        return DEFAULT_GROUP
-    if not isinstance(value, str) or not value:
-        raise InvalidParamsError("group_id must be a non-empty string")
-    return value
+#: One group to write to or read from (default ``liminis``; ``""`` also means the default).
+GroupId = Annotated[str | None, Meta(description="group (default liminis)")]
+#: One group that must be named.
+RequiredGroupId = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        description="group (required)",
+        extra={"required": "group_id is required and must be a non-empty string"},
+    ),
+]
+#: The groups a read spans: an array of strings (non-strings dropped) or one bare string.
+ReadGroupIds = Annotated[
+    list[Any] | str | None,
+    Meta(description="groups to read (default: every group; a bare string is one group)"),
+]
+#: The groups a deletion spans: a non-empty array of non-empty strings.
+RequiredGroupIds = Annotated[
+    list[Annotated[str, Meta(min_length=1)]],
+    Meta(
+        min_length=1,
+        description="groups (non-empty)",
+        extra={
+            "required": ("group_ids is required and must be a non-empty array of non-empty strings")
+        },
+    ),
+]
+#: An array whose non-string elements are dropped (the reference's ``uuids`` rule).
+Strings = list[Any] | None
 
 
-def required_group_id(params: dict[str, Any]) -> str:
-    """A single group that must be given."""
-    value = params.get("group_id")
-    if not isinstance(value, str) or not value:
-        raise InvalidParamsError("group_id is required and must be a non-empty string")
-    return value
+def write_group(value: str | None) -> str:
+    """A single group: ``value``, or the default group when absent or ``""``."""
+    return value or DEFAULT_GROUP
 
 
-def read_group_ids(params: dict[str, Any], *, preserve_empty: bool) -> list[str] | None:
+def read_group_ids(value: list[Any] | str | None, *, preserve_empty: bool) -> list[str] | None:
     """The groups a read spans (``None`` = every group)."""
-    value = params.get("group_ids")
     if value is None:
         return None
     if isinstance(value, str):
         return [value]
-    if not isinstance(value, list):
-        return None
     groups = [g for g in value if isinstance(g, str)]
     if not groups:
         return [] if preserve_empty else None
     return groups
 
 
-def required_group_ids(params: dict[str, Any]) -> list[str]:
-    """A non-empty list of non-empty group ids, de-duplicated, order kept."""
-    value = params.get("group_ids")
-    if not isinstance(value, list) or not value or not all(isinstance(g, str) and g for g in value):
-        raise InvalidParamsError(
-            "group_ids is required and must be a non-empty array of non-empty strings"
-        )
-    return list(dict.fromkeys(value))
+def unique(values: list[str]) -> list[str]:
+    """``values`` de-duplicated, first occurrence kept."""
+    return list(dict.fromkeys(values))
 
 
-def str_param(params: dict[str, Any], name: str, default: str = "") -> str:
-    """A string parameter (absent/null → ``default``; other types refused)."""
-    value = params.get(name)
-    if value is None:
-        return default
-    if not isinstance(value, str):
-        raise InvalidParamsError(f"{name} must be a string")
-    return value
+def strings(value: list[Any] | None) -> list[str]:
+    """The string elements of ``value`` (absent → ``[]``)."""
+    return [] if value is None else [v for v in value if isinstance(v, str)]
 
 
-def int_param(
-    params: dict[str, Any],
-    name: str,
-    default: int,
-    *,
-    minimum: int | None = None,
-    maximum: int | None = None,
-    clamp: bool = False,
-    positive_message: str | None = None,
-) -> int:
-    """An integer parameter; booleans are refused; range clamped or enforced."""
-    value = params.get(name)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            raise InvalidParamsError(f"{name} must be an integer")
-    if positive_message is not None and value <= 0:
-        raise InvalidParamsError(positive_message)
-    if clamp:
-        if minimum is not None:
-            value = max(minimum, value)
-        if maximum is not None:
-            value = min(maximum, value)
-        return value
-    if minimum is not None and value < minimum:
-        raise InvalidParamsError(f"{name} must be >= {minimum}")
-    if maximum is not None and value > maximum:
-        raise InvalidParamsError(f"{name} must be <= {maximum}")
-    return value
-
-
-def bool_param(params: dict[str, Any], name: str, default: bool = False) -> bool:
-    """A boolean parameter (absent/null → ``default``)."""
-    value = params.get(name)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise InvalidParamsError(f"{name} must be a boolean")
-    return value
-
-
-def uuid_list(params: dict[str, Any], name: str) -> list[str]:
-    """A list of strings (non-strings dropped; absent → ``[]``)."""
-    value = params.get(name)
-    if not isinstance(value, list):
-        return []
-    return [v for v in value if isinstance(v, str)]
+def clamp(value: int, low: int, high: int) -> int:
+    """``value`` limited to ``low..high`` (the reference's documented clamps)."""
+    return max(low, min(high, value))

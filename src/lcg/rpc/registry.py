@@ -1,28 +1,30 @@
 """The method registry: one table of methods shared by the socket server, MCP and ``lcg methods``.
 
 Each method is a ``MethodSpec``: its name, MCP scope, flags (streaming, degraded-exempt,
-writes), a description, its parameters (``ParamSpec``, which build the MCP input schema and
-the ``lcg methods`` table) and an async handler ``(ctx, params) -> Struct | Mapping``.
+writes), a description, its parameters (one ``Params`` Struct, from which the MCP input
+schema and ``lcg methods`` are built and against which ``parse`` checks every call) and an
+async handler ``(ctx, parsed params) -> Struct | Mapping``.
 Handlers are supplied by other modules; the transports only look methods up here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import msgspec
 
 from lcg.rpc.progress import Frame
+from lcg.rpc.schema import NoParams, Params, json_schema, parse, required_names
 
 __all__ = [
     "CallContext",
     "Handler",
-    "JsonType",
     "MCP_SCOPES",
     "MethodSpec",
-    "ParamSpec",
+    "NoParams",
+    "Params",
     "Registry",
     "Result",
     "Scope",
@@ -31,8 +33,6 @@ __all__ = [
 
 #: MCP scope of a method; ``none`` = never exposed over MCP (``health_check``).
 Scope = Literal["read", "write", "cypher", "admin", "none"]
-#: JSON Schema type names a parameter may take.
-JsonType = Literal["string", "integer", "number", "boolean", "object", "array", "null"]
 #: The scopes that can be selected with ``lcg mcp --scope``.
 MCP_SCOPES: tuple[Scope, ...] = ("read", "write", "cypher", "admin")
 
@@ -67,35 +67,9 @@ class CallContext(Protocol):
         ...
 
 
-#: An async method implementation.
-Handler = Callable[[CallContext, dict[str, Any]], Awaitable[Result]]
-
-
-@dataclass(frozen=True, slots=True)
-class ParamSpec:
-    """One named parameter of a method."""
-
-    name: str
-    type: JsonType | tuple[JsonType, ...]
-    #: Listed in the MCP schema's ``required``; the socket path does not enforce it.
-    required: bool = False
-    default: Any = None
-    description: str = ""
-    #: Element type of an array parameter, for the schema.
-    items: JsonType | None = None
-
-    def schema(self) -> dict[str, Any]:
-        """This parameter's JSON Schema property."""
-        out: dict[str, Any] = {
-            "type": list(self.type) if isinstance(self.type, tuple) else self.type
-        }
-        if self.items is not None:
-            out["items"] = {"type": self.items}
-        if self.description:
-            out["description"] = self.description
-        if self.default is not None:
-            out["default"] = self.default
-        return out
+#: An async method implementation: it receives its method's parsed ``Params`` Struct (or the
+#: raw mapping for a free-form method, ``params=None``).
+Handler = Callable[[CallContext, Any], Awaitable[Result]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +80,10 @@ class MethodSpec:
     scope: Scope
     handler: Handler
     description: str = ""
-    params: Sequence[ParamSpec] = ()
+    #: The method's parameters, one Struct (``lcg.rpc.schema``). ``None`` = free-form: the
+    #: handler gets the request's mapping minus ``_progress_token`` (transport tests only;
+    #: every lcg method is typed, which a test of the registry checks).
+    params: type[Params] | None = NoParams
     #: Emits progress frames when the caller passes ``_progress_token``.
     streaming: bool = False
     #: Answered while degraded or initializing (reference §1.3).
@@ -116,20 +93,21 @@ class MethodSpec:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def required_params(self) -> list[str]:
-        """Names of the parameters the MCP schema marks required, in declaration order."""
-        return [p.name for p in self.params if p.required]
+        """Names of the required parameters, in declaration order."""
+        return [] if self.params is None else required_names(self.params)
+
+    def parse(self, params: Mapping[str, Any]) -> Any:
+        """``params`` checked against this method's Struct (``InvalidParamsError`` if not)."""
+        if self.params is None:
+            return {k: v for k, v in params.items() if k != "_progress_token"}
+        return parse(self.name, self.params, params)
 
 
 def input_schema(spec: MethodSpec) -> dict[str, Any]:
-    """The MCP ``inputSchema`` of a method, built from its parameters."""
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": {p.name: p.schema() for p in spec.params},
-    }
-    required = spec.required_params()
-    if required:
-        schema["required"] = required
-    return schema
+    """The MCP ``inputSchema`` of a method, built from its parameter Struct."""
+    if spec.params is None:
+        return {"type": "object"}
+    return json_schema(spec.params)
 
 
 class Registry:
@@ -145,11 +123,6 @@ class Registry:
         """Register ``spec``; a duplicate name is a programming error."""
         if spec.name in self._specs:
             raise ValueError(f"method {spec.name!r} is already registered")
-        seen: set[str] = set()
-        for p in spec.params:
-            if p.name in seen:
-                raise ValueError(f"method {spec.name!r} declares parameter {p.name!r} twice")
-            seen.add(p.name)
         self._specs[spec.name] = spec
 
     def get(self, name: str) -> MethodSpec | None:

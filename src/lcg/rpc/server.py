@@ -211,11 +211,12 @@ class Dispatcher:
         try:
             spec = self.registry.get(method)
             if spec is None:
-                raise MethodNotFoundError(method)
+                raise MethodNotFoundError(_not_found(method, self.registry.names()))
             if not spec.exempt:
                 await self._guard()
-            args = dict(params)
-            args.pop("_progress_token", None)
+            # Parameters are checked once, here, for the socket and MCP alike; after the guard,
+            # so a degraded service answers -32001 whatever the call carries (as the reference).
+            args = spec.parse(params)
             ctx = _Context(request_id, is_mcp, sink if spec.streaming else None, self._on_shutdown)
             result = await spec.handler(ctx, args)
             success = True
@@ -230,6 +231,14 @@ class Dispatcher:
                 )
             )
             self.refresh()
+
+
+def _not_found(method: str, names: list[str]) -> str:
+    """``method``, and the closest registered name when one is near (``did you mean``)."""
+    from lcg.rpc.schema import closest
+
+    guess = closest(method, names, prefix="knowledge_", cutoff=75.0)
+    return method if guess is None else f"{method} — did you mean {guess!r}?"
 
 
 @dataclass(eq=False, slots=True)

@@ -11,11 +11,15 @@ import pytest
 from lcg.cli import mcp as cli_mcp
 from lcg.cli import methods as cli_methods
 from lcg.rpc import mcp_server
-from lcg.rpc.registry import CallContext, MethodSpec, ParamSpec, Registry
+from lcg.rpc.registry import CallContext, MethodSpec, Params, Registry
 
 
-async def _h(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+async def _h(ctx: CallContext, params: Any) -> dict[str, Any]:
     return {}
+
+
+class _GroupParams(Params):
+    group_id: str | None = None
 
 
 REGISTRY = Registry(
@@ -26,7 +30,7 @@ REGISTRY = Registry(
             "admin",
             _h,
             "Rebuild a group.\nMore text.",
-            params=(ParamSpec("group_id", "string"),),
+            params=_GroupParams,
             streaming=True,
             writes=True,
         ),

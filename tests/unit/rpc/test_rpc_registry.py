@@ -1,20 +1,27 @@
-"""The method registry and the MCP input schemas built from it."""
+"""The method registry and the MCP input schemas built from each method's parameter Struct."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
+from msgspec import Meta
 
-from lcg.rpc.registry import CallContext, MethodSpec, ParamSpec, Registry, input_schema
+from lcg.rpc.registry import CallContext, MethodSpec, Params, Registry, input_schema
 
 
-async def _handler(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+async def _handler(ctx: CallContext, params: Any) -> dict[str, Any]:
     return {}
 
 
 def _spec(name: str, scope: Any = "read", **kw: Any) -> MethodSpec:
     return MethodSpec(name, scope, _handler, **kw)
+
+
+class _FindParams(Params):
+    query: Annotated[str, Meta(description="search text")]
+    group_ids: list[Any] | str | None = None
+    num_results: int = 10
 
 
 def test_lookup_order_and_scopes() -> None:
@@ -33,25 +40,16 @@ def test_duplicates_are_refused() -> None:
     reg = Registry([_spec("a")])
     with pytest.raises(ValueError, match="already registered"):
         reg.add(_spec("a"))
-    with pytest.raises(ValueError, match="twice"):
-        reg.add(_spec("b", params=(ParamSpec("x", "string"), ParamSpec("x", "integer"))))
 
 
-def test_input_schema_from_params() -> None:
-    spec = _spec(
-        "knowledge_find_entities",
-        params=(
-            ParamSpec("query", "string", required=True, default="", description="search text"),
-            ParamSpec("group_ids", ("array", "string", "null"), items="string"),
-            ParamSpec("num_results", "integer", default=10),
-        ),
-    )
+def test_input_schema_from_the_params_struct() -> None:
+    spec = _spec("knowledge_find_entities", params=_FindParams)
     assert spec.required_params() == ["query"]
     assert input_schema(spec) == {
         "type": "object",
         "properties": {
-            "query": {"type": "string", "description": "search text", "default": ""},
-            "group_ids": {"type": ["array", "string", "null"], "items": {"type": "string"}},
+            "query": {"type": "string", "description": "search text"},
+            "group_ids": {"type": ["array", "string"]},
             "num_results": {"type": "integer", "default": 10},
         },
         "required": ["query"],
@@ -60,3 +58,4 @@ def test_input_schema_from_params() -> None:
 
 def test_schema_without_params_has_no_required() -> None:
     assert input_schema(_spec("knowledge_status")) == {"type": "object", "properties": {}}
+    assert _spec("knowledge_status").required_params() == []
