@@ -15,6 +15,8 @@ from typing import IO
 import msgspec
 
 __all__ = [
+    "ChunkTextOversized",
+    "IoFault",
     "IpcCall",
     "Record",
     "ServiceState",
@@ -68,6 +70,22 @@ class ServiceState(Record, tag="service_state"):
     state: str
     reason: str | None = None
     detail: dict[str, int] | None = None
+
+
+class IoFault(Record, tag="io_fault"):
+    """A write to disk started failing (``reason``) or works again (``reason`` null)."""
+
+    component: str
+    reason: str | None = None
+
+
+class ChunkTextOversized(Record, tag="chunk_text_oversized"):
+    """A chunk longer than ``LCG_CHUNK_TEXT_ADVISORY_MAX_CHARS`` was stored whole."""
+
+    chunk_id: str
+    source_file: str
+    chunk_text_chars: int
+    threshold_chars: int
 
 
 class TokenUsage(Record, tag="token_usage"):

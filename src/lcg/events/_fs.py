@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import time
@@ -10,7 +11,12 @@ from pathlib import Path
 
 from lcg.events.layout import TEMP_SUFFIX
 
-__all__ = ["atomic_write", "describe_os_error", "fsync_dir", "sweep_temps"]
+__all__ = ["DIR_MODE", "FILE_MODE", "atomic_write", "describe_os_error", "fsync_dir", "sweep_temps"]
+
+#: Mode of every file lcg creates: the streams hold what users wrote, for their eyes only.
+FILE_MODE = 0o600
+#: Mode of every directory lcg creates.
+DIR_MODE = 0o700
 
 #: Errors that mean "no room": the write can succeed once space is freed.
 _NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
@@ -36,14 +42,22 @@ def fsync_dir(path: Path) -> None:
 def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Replace ``path`` with ``data``: write a temp file, fsync it, rename it into place."""
     tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex[:8]}{TEMP_SUFFIX}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     try:
-        os.write(fd, data)
-        if durable:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        # A full disk must not also keep a half-written temp file taking its space.
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
     if durable:
         fsync_dir(path.parent)
 

@@ -30,13 +30,15 @@ import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 import numpy as np
 import numpy.typing as npt
 
+from lcg import telemetry
 from lcg.errors import EmbedderError, ProjectionError
+from lcg.events._fs import atomic_write, describe_os_error
 from lcg.events.layout import (
     EMBEDDINGS_CACHE_DIR,
     EMBEDDINGS_KEYS_SUFFIX,
@@ -59,7 +61,6 @@ _META_FILE: Final = EMBEDDINGS_META_FILE
 _LOCK_FILE: Final = EMBEDDINGS_LOCK_FILE
 _KEYS_SUFFIX: Final = EMBEDDINGS_KEYS_SUFFIX
 _VECS_SUFFIX: Final = EMBEDDINGS_VECS_SUFFIX
-_TMP_SUFFIX: Final = ".tmp"
 _DIGEST: Final = 32
 _KEY_RECORD: Final = _DIGEST + 4
 _SHARD_DIGITS: Final = 6
@@ -98,10 +99,23 @@ def _prefixes(digests: bytes, n: int) -> npt.NDArray[np.uint64]:
     return np.ascontiguousarray(raw[:, :8]).view("<u8").reshape(n).astype(np.uint64)
 
 
+def _open_append(path: Path) -> int:
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def _cut(path: Path, size: int) -> None:
     """Truncate (or create) ``path`` to ``size`` bytes."""
-    with path.open("ab") as f:
-        f.truncate(size)
+    fd = _open_append(path)
+    try:
+        os.ftruncate(fd, size)
+    finally:
+        os.close(fd)
 
 
 class _Shard:
@@ -169,12 +183,19 @@ class EmbeddingCache:
         self._record = dim * 4
         self._lock = threading.Lock()
         self._closed = False
-        self._dirty = False
-        self._keys_out: IO[bytes] | None = None
-        self._vecs_out: IO[bytes] | None = None
+        # Append descriptors of the last shard's two files, opened on the first put.
+        self._keys_fd: int | None = None
+        self._vecs_fd: int | None = None
+        #: Why the last store failed (``disk full writing <path>``); cleared by the next store
+        #: that succeeds. A cache that cannot store still answers (and the caller goes on).
+        self.fault: str | None = None
+        #: Stores that failed (records skipped: they cost an embedder call next time).
+        self.write_errors = 0
         try:
-            self.path.mkdir(parents=True, exist_ok=True)
-            self._lock_fd: int | None = os.open(self.path / _LOCK_FILE, os.O_RDWR | os.O_CREAT)
+            self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self._lock_fd: int | None = os.open(
+                self.path / _LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600
+            )
         except OSError as exc:
             raise ProjectionError(f"embedding cache {self.path} cannot open: {exc}") from exc
         try:
@@ -223,12 +244,12 @@ class EmbeddingCache:
         meta = CacheMeta(
             format=_FORMAT, model_id=self.model_id, dim=self.dim, shard_records=shard_records
         )
-        tmp = meta_path.with_name(meta_path.name + _TMP_SUFFIX)
-        with tmp.open("wb") as f:
-            f.write(_meta_encode(meta))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, meta_path)
+        try:
+            atomic_write(meta_path, _meta_encode(meta))
+        except OSError as exc:
+            raise ProjectionError(
+                f"embedding cache {self.path} cannot open: {describe_os_error(exc, meta_path)}"
+            ) from exc
         return shard_records
 
     def _open_shards(self) -> list[_Shard]:
@@ -326,8 +347,6 @@ class EmbeddingCache:
         n = len(locs)
         out = np.zeros((n, self.dim), dtype=np.float32)
         ok = np.zeros(n, dtype=bool)
-        if self._dirty:
-            self._flush_buffers()
         wanted = locs >= 0
         if not wanted.any():
             return out, ok
@@ -409,59 +428,104 @@ class EmbeddingCache:
         with self._lock:
             self._check_open()
             present = self._read(digests, self._locate(digests, len(unique)))[1]
-            fresh = np.flatnonzero(~present)
-            for j in fresh.tolist():
-                self._append(digests[j * _DIGEST : (j + 1) * _DIGEST], array[rows[j]])
+            fresh = np.flatnonzero(~present).tolist()
+            stored = 0
+            while stored < len(fresh):
+                room = self._room()
+                take = fresh[stored : stored + room]
+                if not self._append(
+                    [digests[j * _DIGEST : (j + 1) * _DIGEST] for j in take],
+                    [array[rows[j]].tobytes() for j in take],
+                ):
+                    break
+                stored += len(take)
             if len(self._pending) > max(4096, len(self._keys_sorted) // 4):
                 self._merge_pending()
-        return len(fresh)
+        return stored
 
-    def _append(self, digest: bytes, vector: npt.NDArray[np.float32]) -> None:
+    def _room(self) -> int:
+        """Records the last shard still takes (starting a new shard when it is full)."""
         shard = self._shards[-1]
         if shard.count >= self._shard_records:
             self._close_writers()
             shard.unmap()
-            shard = _Shard(self.path, len(self._shards), self._record)
-            self._shards.append(shard)
-        if self._keys_out is None or self._vecs_out is None:
-            self._vecs_out = shard.vecs_path.open("ab")
-            self._keys_out = shard.keys_path.open("ab")
-        data = vector.tobytes()
-        # Vector first, then its key: a key on disk implies its vector was written before.
-        self._vecs_out.write(data)
-        self._keys_out.write(digest + zlib.crc32(data).to_bytes(4, "little"))
-        loc = (len(self._shards) - 1) * self._shard_records + shard.count
-        shard.count += 1
-        self._pending[int.from_bytes(digest[:8], "little")] = loc
-        self._dirty = True
+            self._shards.append(_Shard(self.path, len(self._shards), self._record))
+        return self._shard_records - self._shards[-1].count
 
-    def _flush_buffers(self) -> None:
-        if self._vecs_out is not None:
-            self._vecs_out.flush()
-        if self._keys_out is not None:
-            self._keys_out.flush()
-        self._dirty = False
+    def _append(self, digests: list[bytes], vectors: list[bytes]) -> bool:
+        """Append records to the last shard; False (nothing stored, fault noted) if it failed.
+
+        Vectors first, then their keys: a key on disk implies its vector was written before.
+        A failed write is taken back in both files, so the shard holds whole records only and
+        the next store (once there is room again) appends where this one began.
+        """
+        shard = self._shards[-1]
+        keys = b"".join(
+            d + zlib.crc32(v).to_bytes(4, "little") for d, v in zip(digests, vectors, strict=True)
+        )
+        target = shard.vecs_path
+        try:
+            if self._vecs_fd is None or self._keys_fd is None:
+                self._close_writers()
+                self._vecs_fd = _open_append(shard.vecs_path)
+                self._keys_fd = _open_append(shard.keys_path)
+            _write_all(self._vecs_fd, b"".join(vectors))
+            target = shard.keys_path
+            _write_all(self._keys_fd, keys)
+        except OSError as exc:
+            self._undo(shard)
+            self.write_errors += 1
+            self._note_fault(describe_os_error(exc, target))
+            return False
+        base = (len(self._shards) - 1) * self._shard_records
+        for digest in digests:
+            self._pending[int.from_bytes(digest[:8], "little")] = base + shard.count
+            shard.count += 1
+        if self.fault is not None:
+            self._note_fault(None)
+        return True
+
+    def _undo(self, shard: _Shard) -> None:
+        """Cut both files of ``shard`` back to its whole records after a failed append."""
+        try:
+            for fd, size in (
+                (self._vecs_fd, shard.count * self._record),
+                (self._keys_fd, shard.count * _KEY_RECORD),
+            ):
+                if fd is not None:
+                    os.ftruncate(fd, size)
+        except OSError:
+            # Appends would land past stray bytes: stop storing until the cache is reopened
+            # (which cuts the files back to whole records).
+            self.read_only = True
+
+    def _note_fault(self, reason: str | None) -> None:
+        if reason == self.fault:
+            return
+        self.fault = reason
+        telemetry.emit(telemetry.IoFault(component=f"embedding cache {self.path}", reason=reason))
 
     def _close_writers(self) -> None:
-        self._flush_buffers()
-        for f in (self._vecs_out, self._keys_out):
-            if f is not None:
-                f.close()
-        self._vecs_out = self._keys_out = None
+        for fd in (self._vecs_fd, self._keys_fd):
+            if fd is not None:
+                os.close(fd)
+        self._vecs_fd = self._keys_fd = None
 
     def flush(self, *, fsync: bool = False) -> None:
-        """Hand buffered records to the OS (and to the disk with ``fsync=True``)."""
+        """Make stored records durable with ``fsync=True`` (each store already reached the
+        OS); a failure is noted in ``fault``, never raised: the cache is derived state."""
         with self._lock:
-            if self._closed:
+            if self._closed or not fsync:
                 return
-            self._flush_buffers()
-            if fsync:
-                for f in (self._vecs_out, self._keys_out):
-                    if f is not None:
-                        os.fsync(f.fileno())
+            for fd, path in ((self._vecs_fd, "vecs"), (self._keys_fd, "keys")):
+                if fd is not None:
+                    try:
+                        os.fsync(fd)
+                    except OSError as exc:
+                        self._note_fault(describe_os_error(exc, self.path / path))
 
     def close(self) -> None:
-        """Flush and release the files and the writer lock; idempotent."""
+        """Release the files and the writer lock; idempotent."""
         with self._lock:
             if self._closed:
                 return

@@ -335,3 +335,44 @@ def test_for_embedder_names_the_workspace_layout(tmp_path: Path) -> None:
     with EmbeddingCache.for_embedder(tmp_path / ".lcg" / "cache", HashEmbedder(DIM)) as cache:
         assert cache.path == tmp_path / ".lcg" / "cache" / "embeddings" / "hash-embedder-v1-16"
         assert (cache.model_id, cache.dim) == ("hash-embedder-v1", DIM)
+
+
+def test_a_full_disk_skips_the_store_and_the_cache_recovers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    import lcg.projections.cache as cache_module
+
+    cache = EmbeddingCache(tmp_path, "m", DIM)
+    cache.put_many(["a"], _vectors(["a"]))
+    real_write = os.write
+    calls = [0]
+
+    def full_on_keys(fd: int, data: bytes | memoryview) -> int:
+        # The vectors reach the file, then the keys hit a full disk: both are taken back.
+        calls[0] += 1
+        if calls[0] == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(cache_module.os, "write", full_on_keys)
+    assert cache.put_many(["b", "c"], _vectors(["b", "c"])) == 0
+    monkeypatch.undo()
+    assert cache.fault is not None and cache.fault.startswith("disk full writing ")
+    assert cache.write_errors == 1
+    # Reads go on while stores fail, and the files hold whole records only.
+    hits, misses = cache.get_many(["a", "b"])
+    assert list(hits) == ["a"] and misses == ["b"]
+    shard = tmp_path / cache_dir_name("m", DIM)
+    assert (shard / "000000.vecs").stat().st_size == DIM * 4
+    assert (shard / "000000.keys").stat().st_size == 36
+    # Space is back: the next store succeeds and clears the fault.
+    assert cache.put_many(["b", "c"], _vectors(["b", "c"])) == 2
+    assert cache.fault is None
+    cache.close()
+    with EmbeddingCache(tmp_path, "m", DIM) as again:
+        hits, misses = again.get_many(["a", "b", "c"])
+        assert misses == []
+        np.testing.assert_array_equal(hits["c"], _vectors(["c"])[0])
