@@ -48,8 +48,9 @@ CHECKSUM_FIELD = "crc32"
 # ``,"crc32":"`` + 8 hex digits + ``"}``: the fixed-width tail the encoder writes.
 _CRC_OPEN = b',"' + CHECKSUM_FIELD.encode() + b'":"'
 _CRC_TAIL_LEN = len(_CRC_OPEN) + 8 + 2
+_OPEN_LEN = len(_CRC_OPEN)
+_SEAL_FORMAT = _CRC_OPEN + b'%08x"}\n'
 _CLOSE = b"}"
-_HEX = frozenset(b"0123456789abcdef")
 
 _encoder = msgspec.json.Encoder()
 _typed_decoder: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)
@@ -85,11 +86,8 @@ UPCASTERS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {
 
 def _seal(buf: bytearray, start: int) -> None:
     """Close the object encoded at ``buf[start:]`` with its checksum field and a newline."""
-    # The encoded object ends with ``}``: checksum it, then reopen it for the field.
-    with memoryview(buf) as view:
-        crc = zlib.crc32(view[start:])
-    del buf[-1]
-    buf += b'%s%08x"}\n' % (_CRC_OPEN, crc)
+    # The encoded object ends with ``}``: its checksum field and the newline replace that byte.
+    buf[-1:] = _SEAL_FORMAT % zlib.crc32(buf[start:])
 
 
 def seal(obj: bytes) -> bytes:
@@ -119,16 +117,16 @@ def encode_events(events: list[Event]) -> bytes:
 
 def verify_checksum(line: bytes) -> bool | None:
     """``True`` if the line's checksum matches, ``False`` if not, ``None`` if it has none."""
-    end = len(line) - 1 if line.endswith(b"\n") else len(line)
+    end = len(line)
+    if end and line[end - 1] == 10:  # the newline
+        end -= 1
     cut = end - _CRC_TAIL_LEN
-    if cut < 1 or not line.startswith(_CRC_OPEN, cut) or not line.endswith(b'"}', 0, end):
+    if cut < 1 or line[end - 2 : end] != b'"}' or line[cut : cut + _OPEN_LEN] != _CRC_OPEN:
         return None
-    digits = line[cut + len(_CRC_OPEN) : end - 2]
-    if not _HEX.issuperset(digits):
-        return False
     with memoryview(line) as view:
         crc = zlib.crc32(_CLOSE, zlib.crc32(view[:cut]))
-    return crc == int(digits, 16)
+    # Formatting the computed value and comparing bytes also rejects malformed digits.
+    return b"%08x" % crc == line[cut + _OPEN_LEN : end - 2]
 
 
 def decode_line(line: bytes) -> Decoded:
