@@ -281,7 +281,9 @@ def test_prepare_checkpoint_build_indices_verify(svc: Svc) -> None:
 
 def test_recover(svc: Svc) -> None:
     assert "strategy is required" in svc.err("knowledge_recover")["message"]
-    assert svc.err("knowledge_recover", {"strategy": "nope"})["message"] == "Unknown strategy: nope"
+    unknown = svc.err("knowledge_recover", {"strategy": "nope"})
+    # a state error (-32000), not a parameter error (issue 12 item 8)
+    assert unknown == {"code": -32000, "message": "IPC error: Unknown strategy: nope"}
     soft = svc.ok("knowledge_recover", {"strategy": "restore_from_backup"})
     assert soft["success"] is False and soft["restart_required"] is False
     assert "No backup file found" in soft["error"]

@@ -162,11 +162,18 @@ def test_unknown_method_names_the_method(served: tuple[Any, Any, Path]) -> None:
     }
 
 
-def test_notifications_get_no_answer(served: tuple[Any, Any, Path]) -> None:
+def test_a_request_without_id_is_answered(served: tuple[Any, Any, Path]) -> None:
+    """The reference requires ``id`` and answers its absence (§1.1): nothing is left hanging."""
     raw = Raw(served[2])
-    raw.send({"jsonrpc": "2.0", "method": "knowledge_echo", "params": {}})
-    raw.send({"jsonrpc": "2.0", "method": "knowledge_nope"})
-    raw.send({"jsonrpc": "2.0", "method": "knowledge_echo", "params": [1]})
+    for value in (
+        {"jsonrpc": "2.0", "method": "knowledge_echo", "params": {}},
+        {"jsonrpc": "2.0", "method": "knowledge_nope"},
+        {"jsonrpc": "2.0", "method": "knowledge_echo", "params": [1]},
+    ):
+        raw.send(value)
+        answer = raw.line()
+        assert answer["id"] is None and answer["error"]["code"] == -32600, answer
+        assert '"id" is required' in answer["error"]["message"]
     assert raw.call("knowledge_echo", {}, rid=9)["id"] == 9
 
 
@@ -178,17 +185,18 @@ def test_batches(served: tuple[Any, Any, Path]) -> None:
             {"jsonrpc": "2.0", "method": "knowledge_echo"},
             req("knowledge_nope", 2),
             7,
-            req("knowledge_add_episode", 3, name="n"),
+            req("knowledge_add_episode", 3, name="n", episode_body="b"),
         ]
     )
     answers = raw.line()
-    assert [a["id"] for a in answers] == [1, 2, None, 3]
+    assert [a["id"] for a in answers] == [1, None, 2, None, 3]
     assert answers[0]["result"]["params"] == {"a": 1}
-    assert answers[1]["error"]["code"] == -32601
-    assert answers[2]["error"]["code"] == -32600
-    assert answers[3]["result"] == {"episode_uuid": "uuid-n", "name": "n"}
-    # An all-notification batch produces no line at all.
+    assert answers[1]["error"]["code"] == -32600  # no id: answered, as the reference
+    assert answers[2]["error"]["code"] == -32601
+    assert answers[3]["error"]["code"] == -32600
+    assert answers[4]["result"] == {"episode_uuid": "uuid-n", "name": "n"}
     raw.send([{"jsonrpc": "2.0", "method": "knowledge_echo"}] * 3)
+    assert [a["error"]["code"] for a in raw.line()] == [-32600] * 3
     assert raw.call("knowledge_echo", {}, rid="after")["id"] == "after"
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from lcg.errors import InvalidParamsError, NotFoundError
+from lcg.errors import InvalidParamsError, NotFoundError, RequestError
 from lcg.events.model import EdgeRecord, EntityAsserted, EntityRecord, RelationshipAsserted
 from lcg.ingest._common import attributes_text, commit, new_uuid, now_rfc3339
 from lcg.projections import graph_records as gr
@@ -123,7 +123,8 @@ def assert_entity(
                     h for h in holders if h.uuid != existing.uuid and MERGED_LABEL not in h.labels
                 ]
                 if clash:
-                    raise InvalidParamsError(
+                    # The graph's state refuses it, not the parameters: -32000 (reference).
+                    raise RequestError(
                         f"cannot rename entity '{existing.uuid}' to '{name}': entity "
                         f"'{clash[0].uuid}' already has that name in group '{group_id}'"
                     )

@@ -409,7 +409,11 @@ def reprocess_entity_types(
 ) -> dict[str, Any]:
     """Ask the extractor to type the group's entities (§3.7); Merged tombstones are skipped."""
     if workspace_root is None:
-        return _soft(group_id, "LIMINIS_WORKSPACE_ROOT not set; reprocess_entity_types unavailable")
+        # An error, as the reference (§3.7), not a soft result: the setting is missing.
+        raise ConfigError(
+            "LIMINIS_WORKSPACE_ROOT not set; reprocess_entity_types unavailable (set it to the "
+            "workspace root that holds .lcg/ontology.yaml)"
+        )
     if scope not in _SCOPES:
         return _soft(group_id, f"scope must be one of untyped, off_ontology, all (got '{scope}')")
     has_types = ontology is not None and bool(ontology.entity_types)
@@ -618,7 +622,7 @@ def _alias_cycles(entries: list[tuple[str, str, list[str]]]) -> list[str]:
 def validate_corrections(ws: Workspace, workspace_root: Path | None) -> ValidateCorrectionsResult:
     """Check the corrections file: required fields, known types, referenced uuids, cycles."""
     if workspace_root is None:
-        return ValidateCorrectionsResult(valid=False, message=NO_ROOT_MESSAGE)
+        raise ConfigError(NO_ROOT_MESSAGE)
     path = corrections_path(workspace_root)
     if not path.exists():
         return ValidateCorrectionsResult(valid=True, message="No corrections file found")
@@ -727,9 +731,7 @@ def apply_corrections(
     edge) it touches, decided under that group's lock after the previous entry was applied.
     """
     if workspace_root is None:
-        return ApplyCorrectionsResult(
-            success=False, errors=[NO_ROOT_MESSAGE], message=NO_ROOT_MESSAGE
-        )
+        raise ConfigError(NO_ROOT_MESSAGE)
     path = corrections_path(workspace_root)
     if not path.exists():
         return ApplyCorrectionsResult(success=True, message="No corrections file found")

@@ -1,8 +1,10 @@
 """Deletions: episodes by uuid, source or chunk id; whole groups; the whole workspace.
 
 Deleting episodes keeps the entities they mentioned (as the reference). Each deletion is one
-``EpisodesDeleted`` event in the group that owns the episodes; a purge is one ``GroupPurged``.
-A deletion that matches nothing appends nothing.
+``EpisodesDeleted`` event in the group that owns the episodes; a purge is one ``GroupPurged``
+(plus ``PointersRebound`` in each group whose cross-group pointers it unbinds). A deletion that
+matches nothing appends nothing. ``clear_all`` with ``preserve_wal`` appends nothing: it empties
+the projections only.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from lcg.errors import InvalidParamsError
 from lcg.events.layout import DEFAULT_GROUP
 from lcg.events.model import EpisodesDeleted, GroupPurged
 from lcg.ingest._common import commit
+from lcg.ingest.cross_group import rebind_pointers
 from lcg.projections import graph_records as gr
 from lcg.projections.workspace import Workspace
 
@@ -150,6 +153,7 @@ def delete_by_group(
     )
     if dry_run:
         return result
+    purged: list[str] = []
     for group_id, c in zip(group_ids, counts, strict=True):
         if (
             c.entities == 0
@@ -158,6 +162,7 @@ def delete_by_group(
             and not ws.store.group_dir(group_id).is_dir()
         ):
             continue
+        purged.append(group_id)
         with ws.group_lock(group_id):
             commit(
                 ws,
@@ -172,31 +177,29 @@ def delete_by_group(
                     )
                 ],
             )
+    # Pointers of other groups into a purged one now name deleted entities: a forced rebind
+    # unbinds them, recorded as ``PointersRebound`` in each owning group, so a replay of
+    # those groups reproduces it (reference §5.10).
+    for group_id in purged:
+        rebind_pointers(ws, group_id, forced=True)
     return result
 
 
 def clear_all(ws: Workspace, *, confirm: bool, preserve_wal: bool) -> ClearAllResult:
-    """Empty the workspace: every group purged (``preserve_wal``) or streams deleted too."""
+    """Empty the workspace: its projections only (``preserve_wal``) or its streams too.
+
+    With ``preserve_wal`` nothing is appended: the streams keep every event, the projections
+    are emptied and stay so (later events apply on top) until ``knowledge_rebuild_from_wal``
+    replays them, as the reference (ADR 0100).
+    """
     if confirm is not True:
         raise InvalidParamsError("Must set 'confirm' to true to clear graph")
     if preserve_wal:
-        for group_id in ws.store.groups():
-            with ws.reading():
-                c = gr.group_counts(ws.graph, group_id)
-            with ws.group_lock(group_id):
-                commit(
-                    ws,
-                    group_id,
-                    [
-                        GroupPurged(
-                            group_id=group_id,
-                            reason="clear_all",
-                            entities=c.entities,
-                            episodes=c.episodes,
-                            edges=c.edges,
-                        )
-                    ],
-                )
+        with ws.rw.write():
+            groups = set(ws.store.groups()) | set(ws.graph.positions())
+            groups.update(ws.text.groups())
+            groups.update(ws.vectors.groups())
+            ws.projector.clear_projections(sorted(groups))
     else:
         ws.wipe()
     return ClearAllResult()

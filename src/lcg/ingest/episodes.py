@@ -14,6 +14,7 @@ from typing import Literal
 
 import msgspec
 
+from lcg import telemetry
 from lcg.errors import InvalidParamsError
 from lcg.events.model import DroppedEdge, EpisodeAdded
 from lcg.ingest._common import commit, new_uuid, now_rfc3339, parse_timestamp
@@ -181,18 +182,27 @@ def process_chunk(
             ) from None
     else:
         when = now_rfc3339()
-    src: Literal["text", "json"] = "json" if source_file.lower().endswith(".json") else "text"
+    # The episode's source stays "text" (as the reference); a ``.json`` file's chunk is
+    # extracted with the JSON prompt, recognised by its ``<source_file>:<chunk_id>`` description.
     uuid, new = _record(
         ws,
         group_id=group_id,
         name=chunk_id,
         content=chunk_text,
-        source=src,
+        source="text",
         source_description=f"{source_file}:{chunk_id}",
         reference_time=when,
     )
     warning: OversizeWarning | msgspec.UnsetType = msgspec.UNSET
     if len(chunk_text) > advisory_max_chars:
+        telemetry.emit(
+            telemetry.ChunkTextOversized(
+                chunk_id=chunk_id,
+                source_file=source_file,
+                chunk_text_chars=len(chunk_text),
+                threshold_chars=advisory_max_chars,
+            )
+        )
         warning = OversizeWarning(
             chunk_text_chars=len(chunk_text),
             recommended_max_chars=advisory_max_chars,

@@ -148,6 +148,7 @@ class _Episode(msgspec.Struct, kw_only=True):
     group_id: str
     name: str
     source: str
+    source_description: str = ""
     content: str
     reference_time: str
     extracted: bool
@@ -178,20 +179,36 @@ def _ts_text(value: Any) -> str:
     return (ts_text(value) or "") if isinstance(value, datetime) else str(value)
 
 
+def _source_type(ep: _Episode) -> SourceType:
+    """The prompt variant: the episode's source, except that a ``process_chunk`` chunk of a
+    ``.json`` file (source "text", description ``<file>.json:<chunk_id>``) is JSON (§3.2)."""
+    suffix = f":{ep.name}"
+    desc = ep.source_description
+    if (
+        ep.source == "text"
+        and ep.name
+        and desc.endswith(suffix)
+        and desc[: -len(suffix)].lower().endswith(".json")
+    ):
+        return "Json"
+    return _SOURCE_TYPES.get(ep.source, "Text")
+
+
 def _load_episode(ws: Workspace, uuid: str) -> _Episode | None:
     rows = ws.graph.query(
         "MATCH (p:Episodic) WHERE p.uuid = $u RETURN p.group_id, p.name, p.source, p.content, "
-        "p.valid_at, p.created_at, p.extracted",
+        "p.valid_at, p.created_at, p.extracted, p.source_description",
         {"u": uuid},
     )
     if not rows:
         return None
-    g, name, source, content, valid_at, created_at, extracted = rows[0]
+    g, name, source, content, valid_at, created_at, extracted, description = rows[0]
     return _Episode(
         uuid=uuid,
         group_id=g,
         name=name or "",
         source=source or "text",
+        source_description=description or "",
         content=content or "",
         reference_time=_ts_text(valid_at) or _ts_text(created_at),
         extracted=bool(extracted),
@@ -298,7 +315,7 @@ class ExtractionService:
         request = ExtractRequest(
             body=ep.content,
             group_id=ep.group_id,
-            source_type=_SOURCE_TYPES.get(ep.source, "Text"),
+            source_type=_source_type(ep),
             reference_time=ep.reference_time,
             ontology=ontology,
             chunk_key=ep.name,

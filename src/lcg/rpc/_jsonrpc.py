@@ -108,8 +108,15 @@ def parse_request(value: Any) -> Request | Invalid:
     if not isinstance(value, dict):
         return Invalid(invalid_request(f"expected an object, got {_kind(value)}"), None)
     has_id = "id" in value
+    if not has_id:
+        # The reference's parser requires ``id`` (§1.1) and answers its absence; a silent
+        # notification would leave a client written for it waiting forever.
+        return Invalid(
+            invalid_request('"id" is required: every request is answered (no notifications)'),
+            None,
+        )
     raw_id = value.get("id")
-    if has_id and not _valid_id(raw_id):
+    if not _valid_id(raw_id):
         return Invalid(invalid_request("id must be a string, an integer or null"), None)
     rid: Id = raw_id if has_id else None
     if value.get("jsonrpc") != "2.0":

@@ -47,10 +47,14 @@ def test_valid_requests_and_notifications() -> None:
     assert isinstance(null_params, J.Request) and null_params.params == {}
     null_id = J.parse_request({"jsonrpc": "2.0", "id": None, "method": "m"})
     assert isinstance(null_id, J.Request) and null_id.id is None and not null_id.is_notification
-    note = J.parse_request({"jsonrpc": "2.0", "method": "m"})
-    assert isinstance(note, J.Request) and note.is_notification
-    bad_note = J.parse_request({"jsonrpc": "2.0", "method": "m", "params": [1]})
-    assert isinstance(bad_note, J.Invalid) and bad_note.silent
+    # No id: answered with -32600 (the reference requires the key), never silent.
+    for no_id in (
+        {"jsonrpc": "2.0", "method": "m"},
+        {"jsonrpc": "2.0", "method": "m", "params": [1]},
+    ):
+        note = J.parse_request(no_id)
+        assert isinstance(note, J.Invalid) and not note.silent and note.id is None
+        assert note.error.code == -32600 and '"id" is required' in note.error.message
 
 
 def test_encoding() -> None:
