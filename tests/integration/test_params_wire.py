@@ -1,0 +1,217 @@
+"""Parameter checking on the wire (issue 15 item 5, issue 11 item 10): a real service on a real
+socket, the same service's registry over MCP, and ``lcg methods NAME`` as a subprocess.
+
+Parameters are checked once, in the dispatcher both transports share, so the socket and MCP
+answer a malformed call with the same -32602 text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client.session import ClientSession
+from mcp.shared.memory import create_client_server_memory_streams
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import _service_fixtures as sf  # noqa: E402
+from lcg.config import Config  # noqa: E402
+from lcg.rpc.app import build_app  # noqa: E402
+from lcg.rpc.mcp_server import StandaloneBackend, build_mcp_server, parse_scopes  # noqa: E402
+from lcg.rpc.schema import MAX_SAFE_INT, json_schema  # noqa: E402
+from lcg.rpc.server import Dispatcher  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def conn() -> Iterator[sf.RawConnection]:
+    from lcg import telemetry
+
+    telemetry.set_sink(None, enabled=False)
+    with sf.in_process_service() as svc, sf.RawConnection(svc.socket_path) as c:
+        c.result("knowledge_assert_entity", {"name": "Neil Armstrong", "group_id": "g2"})
+        yield c
+
+
+def _error(conn: sf.RawConnection, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    answer = conn.request(method, params)
+    assert "error" in answer, answer
+    return dict(answer["error"])
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "message"),
+    [
+        ("knowledge_search_passages", {"query": "x", "nmu_results": 3},
+         "unknown parameter 'nmu_results' — did you mean 'num_results'?"),
+        ("knowledge_get_episodes", {"group_ids": ["g2"]},
+         "unknown parameter 'group_ids' — did you mean 'group_id'?"),
+        ("knowledge_find_entities", {}, "query is required and must be a string"),
+        ("knowledge_search_passages", {"query": "x", "min_score": "abc"},
+         'min_score must be a finite number (got "abc")'),
+        ("knowledge_list_entities", {"num_results": 2**63},
+         f"num_results must be an integer (at most {MAX_SAFE_INT} in absolute value) "
+         "(got 9223372036854775808)"),
+        ("knowledge_list_relationships", {"num_results": 1e308},
+         "num_results must be an integer"),
+        ("knowledge_find_entities", {"query": "x", "num_results": 2**63},
+         "num_results must be an integer"),
+        ("knowledge_get_entity_neighbors", {"entity_uuid": "u", "num_results": -(2**64)},
+         "num_results must be an integer"),
+        ("knowledge_rebuild_from_wal", {"to_seq": 2**63}, "to_seq must be a non-negative integer"),
+    ],
+)  # fmt: skip
+def test_bad_parameters_are_invalid_params(
+    conn: sf.RawConnection, method: str, params: dict[str, Any], message: str
+) -> None:
+    err = _error(conn, method, params)
+    assert err["code"] == -32602, err
+    assert err["message"].startswith(message), err
+
+
+def test_get_episodes_with_group_ids_no_longer_reads_the_default_group(
+    conn: sf.RawConnection,
+) -> None:
+    assert conn.result("knowledge_get_episodes", {"group_id": "g2"})["count"] == 0
+    assert _error(conn, "knowledge_get_episodes", {"group_ids": "g2"})["code"] == -32602
+
+
+def test_method_not_found_suggests_the_closest(conn: sf.RawConnection) -> None:
+    err = _error(conn, "knowledge_find_entity", {"query": "x"})
+    assert err == {
+        "code": -32601,
+        "message": "IPC error: Method not found: knowledge_find_entity — "
+        "did you mean 'knowledge_find_entities'?",
+    }
+    err = _error(conn, "search_passages", {})
+    assert err["message"].endswith("did you mean 'knowledge_search_passages'?"), err
+    err = _error(conn, "knowledge_zzz_qqq", {})
+    assert err["message"] == "IPC error: Method not found: knowledge_zzz_qqq"
+
+
+def test_protocol_fields_and_null_pass(conn: sf.RawConnection) -> None:
+    found = conn.result(
+        "knowledge_find_entities",
+        {"query": "Neil", "_progress_token": True, "_meta": {"x": 1}, "num_results": None},
+    )
+    assert found["count"] == 1
+    assert conn.result("knowledge_status", {"_meta": {}})["queryable"] is True
+
+
+# ---- MCP: the same registry, the same checks -----------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def _mcp(workspace: Path) -> AsyncIterator[ClientSession]:
+    app = build_app(Config.from_env(workspace, env=sf.HASH_ENV))
+    dispatcher = Dispatcher(app)
+    await dispatcher.open_app()
+    server = build_mcp_server(app.registry, parse_scopes("all"), StandaloneBackend(dispatcher))
+    try:
+        async with create_client_server_memory_streams() as (client_streams, server_streams):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(
+                    server.run,
+                    server_streams[0],
+                    server_streams[1],
+                    server.create_initialization_options(),
+                )
+                async with ClientSession(client_streams[0], client_streams[1]) as session:
+                    await session.initialize()
+                    yield session
+                tg.cancel_scope.cancel()
+    finally:
+        await app.close()
+
+
+def test_mcp_tools_use_the_struct_schema_and_checks() -> None:
+    workspace = sf.short_tmp()
+
+    async def main() -> None:
+        async with _mcp(workspace) as s:
+            tools = {t.name: t for t in (await s.list_tools()).tools}
+            from lcg.rpc.methods_read import SearchPassagesParams
+
+            assert tools["knowledge_search_passages"].input_schema == json_schema(
+                SearchPassagesParams
+            )
+            bad = await s.call_tool("knowledge_search_passages", {"query": "x", "nmu_results": 3})
+            assert bad.is_error
+            assert bad.structured_content == {
+                "code": -32602,
+                "message": "unknown parameter 'nmu_results' — did you mean 'num_results'?",
+            }
+            huge = await s.call_tool("knowledge_list_entities", {"num_results": 2**63})
+            assert huge.is_error and huge.structured_content is not None
+            assert huge.structured_content["code"] == -32602
+            ok = await s.call_tool("knowledge_find_entities", {"query": "x", "_meta": {"a": 1}})
+            assert not ok.is_error, ok
+
+    asyncio.run(main())
+
+
+# ---- lcg methods NAME ----------------------------------------------------------------------
+
+
+def _lcg(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **sf.HASH_ENV}
+    return subprocess.run(
+        [sys.executable, "-m", "lcg", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=sf.short_tmp(),
+        timeout=120,
+        check=False,
+    )
+
+
+def test_lcg_methods_name_prints_parameters_and_an_example() -> None:
+    done = _lcg("methods", "knowledge_search_passages")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "knowledge_search_passages (scope read)"
+    header = next(i for i, line in enumerate(lines) if line.startswith("PARAMETER"))
+    assert lines[header].split() == ["PARAMETER", "TYPE", "REQUIRED", "DEFAULT", "DESCRIPTION"]
+    rows = {line.split()[0]: line for line in lines[header + 1 : header + 5]}
+    assert set(rows) == {"query", "num_results", "min_score", "group_ids"}
+    assert rows["num_results"].split()[:4] == ["num_results", "integer", "no", "10"]
+    assert rows["query"].split()[:3] == ["query", "string", "yes"]
+    example = json.loads(lines[-1])
+    assert example == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "knowledge_search_passages",
+        "params": {"query": "Moon landing"},
+    }
+    # The prefix may be left out; --json carries the same parameters and the input schema.
+    done = _lcg("methods", "rebuild_from_wal", "--json")
+    assert done.returncode == 0, done.stderr
+    detail = json.loads(done.stdout)
+    assert detail["name"] == "knowledge_rebuild_from_wal" and detail["streaming"] is True
+    assert [p["name"] for p in detail["parameters"]][:5] == [
+        "group_id", "from_seq", "to_seq", "dry_run", "force_clear",
+    ]  # fmt: skip
+    assert detail["parameters"][1] == {
+        "name": "from_seq",
+        "type": "integer",
+        "required": False,
+        "default": 0,
+        "description": "first seq (inclusive)",
+    }
+    assert detail["input_schema"]["properties"]["from_seq"]["minimum"] == 0
+
+
+def test_lcg_methods_unknown_name_suggests() -> None:
+    done = _lcg("methods", "knowledge_find_entity")
+    assert done.returncode == 2
+    assert "did you mean 'knowledge_find_entities'?" in done.stderr
+    assert done.stdout == ""
