@@ -6,6 +6,7 @@ commands override fields from their flags with ``msgspec.structs.replace``.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,7 +25,7 @@ from lcg.events.layout import (
     WAL_DIR,
 )
 
-__all__ = ["Config", "EmbedderKind", "FsyncPolicy"]
+__all__ = ["Config", "EmbedderKind", "FsyncPolicy", "require_workspace"]
 
 FsyncPolicy = Literal["always", "batch", "off"]
 EmbedderKind = Literal["local", "hash", "http", "uds"]
@@ -40,6 +41,51 @@ def _int(env: Mapping[str, str], name: str, default: int, lo: int, hi: int) -> i
         raise ConfigError(f"{name}={raw!r} is not an integer") from None
     if not lo <= value <= hi:
         raise ConfigError(f"{name}={value} is out of range ({lo}..{hi})")
+    return value
+
+
+_log = logging.getLogger(__name__)
+
+#: The reference's deprecated ``GRAPHITI_*`` names, honoured (with a warning) when the
+#: ``LCG_*`` name is unset (lcg-api.md §9). The dedup adapter names have no lcg setting.
+GRAPHITI_ALIASES: dict[str, str] = {
+    "GRAPHITI_SOCKET_PATH": "LCG_SOCKET_PATH",
+    "GRAPHITI_DB_PATH": "LCG_DB_PATH",
+    "GRAPHITI_EMBEDDING_URL": "LCG_EMBEDDING_URL",
+    "GRAPHITI_EMBEDDING_MODEL": "LCG_EMBEDDING_MODEL",
+    "GRAPHITI_EMBEDDING_DIM": "LCG_EMBEDDING_DIM",
+    "GRAPHITI_EXTRACTION_LLM": "LCG_EXTRACTION_LLM",
+    "GRAPHITI_WAL_DIR": "LCG_WAL_DIR",
+}
+
+
+def _with_aliases(env: Mapping[str, str]) -> Mapping[str, str]:
+    """``env`` with each set ``GRAPHITI_*`` alias copied to its unset ``LCG_*`` name."""
+    moved = {
+        new: env[old] for old, new in GRAPHITI_ALIASES.items() if env.get(old) and not env.get(new)
+    }
+    if not moved:
+        return env
+    for old, new in GRAPHITI_ALIASES.items():
+        if new in moved:
+            _log.warning("%s is deprecated; set %s instead (honoured for now)", old, new)
+    return {**env, **moved}
+
+
+def _int_or_default(env: Mapping[str, str], name: str, default: int) -> int:
+    """A positive integer, or ``default`` with a warning when unset, invalid or ≤ 0 (the
+    reference's rule for ``LCG_CHUNK_TEXT_ADVISORY_MAX_CHARS``: an advisory never stops a
+    start)."""
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        _log.warning("%s=%r is not a positive integer; using the default %d", name, raw, default)
+        return default
     return value
 
 
@@ -90,14 +136,19 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
     replay_llm: str | None = None
     cost_table_path: str | None = None
     workspace_root: Path | None = None
+    #: The service's telemetry (``lcg serve``, ``lcg mcp``: JSON lines in its log on stderr);
+    #: ``LCG_TELEMETRY=off`` silences it.
     telemetry: bool = True
+    #: Telemetry of the one-shot commands (``status``, ``replay``, ...), whose stderr a person
+    #: reads: only when ``LCG_TELEMETRY`` asks for it (``on``).
+    cli_telemetry: bool = False
 
     @classmethod
     def from_env(
         cls, workspace: Path | None = None, env: Mapping[str, str] | None = None
     ) -> Config:
         """Build the settings from ``env`` (default ``os.environ``) for ``workspace`` (CWD)."""
-        e = os.environ if env is None else env
+        e = _with_aliases(os.environ if env is None else env)
         ws = (workspace or Path.cwd()).resolve()
         lcg_dir = ws / LCG_DIR
 
@@ -143,8 +194,8 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
             embedding_dim=int(dim_raw) if dim_raw and dim_raw.isdigit() else None,
             shutdown_timeout_ms=_int(e, "LCG_SHUTDOWN_TIMEOUT_MS", 5000, 0, 10**7),
             attached_call_timeout_ms=_int(e, "LCG_ATTACHED_CALL_TIMEOUT_MS", 30_000, 1, 10**8),
-            chunk_text_advisory_max_chars=_int(
-                e, "LCG_CHUNK_TEXT_ADVISORY_MAX_CHARS", 8000, 1, 10**9
+            chunk_text_advisory_max_chars=_int_or_default(
+                e, "LCG_CHUNK_TEXT_ADVISORY_MAX_CHARS", 8000
             ),
             extraction_llm=e.get("LCG_EXTRACTION_LLM", "claude-haiku-4-5-20251001"),
             extraction_url=e.get("LCG_EXTRACTION_URL") or None,
@@ -161,4 +212,15 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
             cost_table_path=e.get("LIMINIS_LLM_COST_TABLE_PATH") or None,
             workspace_root=Path(root) if root else None,
             telemetry=e.get("LCG_TELEMETRY", "on") != "off",
+            cli_telemetry=e.get("LCG_TELEMETRY", "off") != "off",
         )
+
+
+def require_workspace(config: Config) -> None:
+    """``ConfigError`` unless ``config.workspace`` holds an lcg workspace (its ``.lcg`` or
+    its stream directory); commands that only look use it so that they never create one."""
+    ws = config.workspace
+    if (ws / LCG_DIR).is_dir() or config.wal_dir.is_dir():
+        return
+    where = "" if ws.is_dir() else " (the directory does not exist)"
+    raise ConfigError(f"no lcg workspace at {ws}{where} (`lcg serve` there creates one)")

@@ -62,11 +62,16 @@ def test_replay_after_the_projections_are_deleted(tmp_path: Path, lcg: Lcg) -> N
     assert status == 0 and "12 events replayed" in out
 
 
-def test_status_catches_up_a_deleted_graph(tmp_path: Path, lcg: Lcg) -> None:
+def test_status_reports_a_deleted_graph_without_rebuilding_it(tmp_path: Path, lcg: Lcg) -> None:
     _workspace(tmp_path, 5)
     shutil.rmtree(tmp_path / ".lcg" / "db")
     status, out, err = lcg(tmp_path, "status", "--json")
-    assert status == 0, err
-    assert json.loads(out)["served_by"] == "direct"
+    # A status only looks: the group is reported behind its stream (exit 1), not rebuilt.
+    assert status == 1, err
+    report = json.loads(out)
+    assert report["served_by"] == "direct"
+    assert report["wal_groups"]["g"]["hydration_status"] == "wal_ahead"
+    assert report["entity_count"] == 0
+    # Opening to serve catches up, as `lcg status` advises.
     with Workspace.open(Config.from_env(tmp_path, env={"LCG_EMBEDDER": "hash"})) as ws:
         assert ws.graph.counts("g").entities == 5

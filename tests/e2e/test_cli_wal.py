@@ -96,6 +96,9 @@ def test_wal_ls(ws: Path) -> None:
 
 
 def test_wal_ls_on_an_empty_workspace(tmp_path: Path, inproc: InProcess) -> None:
+    # A workspace with no stream yet (an empty directory is no workspace: exit 1, see
+    # tests/e2e/test_cli_first_contact.py).
+    (tmp_path / ".lcg" / "wal").mkdir(parents=True)
     assert "no streams under" in inproc(tmp_path, "wal", "ls")[0]
     assert json.loads(inproc(tmp_path, "wal", "ls", "--json")[0]) == []
     assert json.loads(inproc(tmp_path, "wal", "verify", "--json")[0]) == []

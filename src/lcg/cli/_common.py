@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from lcg.config import Config
+from lcg.config import Config, require_workspace
 from lcg.errors import StreamError
 from lcg.events.groups import encode_group, list_groups
 from lcg.events.layout import DEFAULT_GROUP
@@ -83,10 +83,14 @@ def non_negative(text: str) -> int:
     return value
 
 
-def config_from(args: argparse.Namespace) -> Config:
-    """The settings for the workspace named by ``-C`` (default: the current directory)."""
+def config_from(args: argparse.Namespace, *, existing: bool = False) -> Config:
+    """The settings for the workspace named by ``-C`` (default: the current directory); with
+    ``existing``, a ``ConfigError`` when there is no workspace there (nothing is created)."""
     workspace: Path | None = args.workspace
-    return Config.from_env(workspace)
+    config = Config.from_env(workspace)
+    if existing:
+        require_workspace(config)
+    return config
 
 
 def group_dir(config: Config, group_id: str, *, must_exist: bool = True) -> Path:

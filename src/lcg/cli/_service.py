@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from lcg import telemetry
-from lcg.config import Config
+from lcg.config import Config, require_workspace
 from lcg.errors import ConfigError
 from lcg.rpc.client import Client
 
@@ -36,10 +36,14 @@ __all__ = [
 ]
 
 
-def config_of(args: argparse.Namespace) -> Config:
-    """The settings for the workspace the command names (``-C DIR``, default CWD)."""
+def config_of(args: argparse.Namespace, *, existing: bool = False) -> Config:
+    """The settings for the workspace the command names (``-C DIR``, default CWD); with
+    ``existing``, a ``ConfigError`` when there is no workspace there (nothing is created)."""
     workspace = getattr(args, "workspace", None)
-    return Config.from_env(Path(workspace) if workspace else None)
+    config = Config.from_env(Path(workspace) if workspace else None)
+    if existing:
+        require_workspace(config)
+    return config
 
 
 def with_embedder_flags(
@@ -132,21 +136,26 @@ def show_replay(bar: ProgressBar, p: ReplayProgress, *, name_group: bool = False
     bar.update((p.last_seq or 0) + 1, total, extra)
 
 
-def open_direct(config: Config, *, catch_up: bool = True) -> Workspace:
+def open_direct(config: Config, *, catch_up: bool = True, inspect: bool = False) -> Workspace:
     """Open the workspace's files in this process; catching up shows a progress bar.
 
     Opening applies whatever the streams hold past the projections (after a crash, an
-    upgrade or a deleted ``.lcg/db``), which on a large workspace takes minutes.
+    upgrade or a deleted ``.lcg/db``), which on a large workspace takes minutes. With
+    ``inspect`` (status, verify) it only looks: an existing workspace, nothing applied or
+    re-embedded, nothing saved.
     """
     from lcg.projections.workspace import Workspace
 
-    telemetry.set_sink(None, enabled=config.telemetry)  # LCG_TELEMETRY=off: no JSON lines
+    require_workspace(config)
+    # A person reads this command's stderr: JSON lines only when LCG_TELEMETRY asks.
+    telemetry.set_sink(None, enabled=config.cli_telemetry)
     bar = ProgressBar("catching up")
     try:
         return Workspace.open(
             config,
             catch_up=catch_up,
             progress=lambda p: show_replay(bar, p, name_group=True),
+            inspect=inspect,
         )
     finally:
         bar.done()

@@ -89,9 +89,9 @@ def _chunks(text: str, size: int = 4000) -> list[str]:
 def _start_service(workspace: Path) -> subprocess.Popen[bytes]:
     workspace.mkdir(parents=True, exist_ok=True)
     log = open(workspace / "serve.log", "ab")  # noqa: SIM115 - handed to the child
-    # ``python -m lcg.cli.main`` runs in the child itself, so its pid is the service's.
+    # ``python -m lcg`` runs in the child itself, so its pid is the service's.
     return subprocess.Popen(
-        [sys.executable, "-m", "lcg.cli.main", "-C", str(workspace), "serve"],
+        [sys.executable, "-m", "lcg", "-C", str(workspace), "serve"],
         stdout=log,
         stderr=log,
         stdin=subprocess.DEVNULL,
@@ -139,7 +139,7 @@ def lcg_command() -> str:
     if on_path and script.exists() and Path(on_path).resolve() == script.resolve():
         return "lcg"
     if not script.exists():
-        return f"{sys.executable} -m lcg.cli.main"
+        return f"{sys.executable} -m lcg"
     try:
         return str(script.relative_to(Path.cwd()))
     except ValueError:
@@ -178,7 +178,7 @@ def _print_status(workspace: Path, lcg: str) -> None:
     """Print what ``lcg status`` prints (the real command, against the running service)."""
     print(f"\n$ {lcg} -C {workspace} status")
     done = subprocess.run(
-        [sys.executable, "-m", "lcg.cli.main", "-C", str(workspace), "status"],
+        [sys.executable, "-m", "lcg", "-C", str(workspace), "status"],
         capture_output=True,
         text=True,
         check=False,

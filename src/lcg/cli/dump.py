@@ -7,6 +7,7 @@ from pathlib import Path
 
 import msgspec
 
+from lcg.cli._common import group_dir
 from lcg.cli._service import config_of, live_client, open_direct, print_json
 
 __all__ = ["register"]
@@ -21,7 +22,9 @@ Example:
 
 
 def _run(args: argparse.Namespace) -> int:
-    config = config_of(args)
+    config = config_of(args, existing=True)
+    if args.group is not None:
+        group_dir(config, args.group)  # an unknown group is an error, as in `lcg wal tail`
     target = Path(args.to).resolve()
     params = {"group_id": args.group, "target_dir": str(target)}
     client = live_client(config)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from lcg import __version__
+from lcg import __version__, telemetry
 from lcg.errors import LcgError
 
 __all__ = ["COMMAND_MODULES", "CommandModuleError", "build_parser", "main"]
@@ -92,6 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             target = getattr(args, "_parser", parser)
             target.print_help(sys.stderr)
             return 2
+        # A person reads a command's stderr: telemetry's JSON lines only when LCG_TELEMETRY
+        # asks for them (Config.cli_telemetry); serve and mcp turn on their own for their logs.
+        telemetry.set_sink(None, enabled=os.environ.get("LCG_TELEMETRY", "off") != "off")
         status: int = args.func(args)
         return status
     except LcgError as exc:

@@ -36,7 +36,7 @@ class CreatedMark(msgspec.Struct, kw_only=True):
 
 
 def _create(args: argparse.Namespace) -> int:
-    config = config_from(args)
+    config = config_from(args, existing=True)
     gdir = group_dir(config, args.group)
     bounds = read_bounds(gdir)
     seq: int | None = args.seq
@@ -62,7 +62,7 @@ def _create(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    config = config_from(args)
+    config = config_from(args, existing=True)
     gdir = group_dir(config, args.group)
     bounds = read_bounds(gdir)
     generation = read_generation(gdir) or generation_from_lines(gdir)
@@ -80,7 +80,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    config = config_from(args)
+    config = config_from(args, existing=True)
     delete_mark(group_dir(config, args.group), args.name)
     if args.json:
         emit_json({"success": True, "name": args.name, "group_id": args.group})

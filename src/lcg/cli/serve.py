@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from lcg import telemetry
 from lcg.cli._service import attach_extractor_flags, config_of, with_embedder_flags
+from lcg.config import Config
+from lcg.errors import LcgError
+
+if TYPE_CHECKING:
+    from lcg.rpc.app import ServiceApp
+    from lcg.rpc.server import Server
 
 __all__ = ["register"]
 
@@ -22,9 +33,40 @@ Example:
 """
 
 
+def ready_line(app: ServiceApp, config: Config) -> str:
+    """The one line a person reads when the service is up (or why it is not)."""
+    state, reason = app.state()
+    stop = f"stop with Ctrl-C, `kill {os.getpid()}` or knowledge_close"
+    if state != "healthy":
+        return f"lcg serve: {state} ({reason}); workspace {config.workspace}; {stop}"
+    embedder = app.ws.embedder
+    return (
+        f"lcg serve: ready; workspace {config.workspace}, socket {config.socket_path}, "
+        f"embedder {embedder.model_id} ({embedder.dim}-d); {stop}"
+    )
+
+
+def _announce_when_ready(app: ServiceApp, config: Config) -> Callable[[Server], None]:
+    """A ``started`` callback that prints ``ready_line`` once opening has finished."""
+    pending: set[asyncio.Task[None]] = set()
+
+    async def wait() -> None:
+        while app.state()[0] == "initializing":
+            # The app offers no event for the end of its opening; its state is cheap to read.
+            await asyncio.sleep(0.05)
+        print(ready_line(app, config), flush=True)
+
+    def started(server: Server) -> None:
+        task = asyncio.get_running_loop().create_task(wait())
+        pending.add(task)  # held until done: the loop keeps only a weak reference
+        task.add_done_callback(pending.discard)
+
+    return started
+
+
 def _run(args: argparse.Namespace) -> int:
     from lcg.rpc.app import build_app
-    from lcg.rpc.server import run_server
+    from lcg.rpc.server import serve
 
     config = with_embedder_flags(
         config_of(args), http=args.embedder_http, uds=args.embedder_uds, kind=args.embedder
@@ -32,7 +74,13 @@ def _run(args: argparse.Namespace) -> int:
     telemetry.set_sink(None, enabled=config.telemetry)
     app = build_app(config)
     attach_extractor_flags(app, config, http=args.extractor_http, uds=args.extractor_uds)
-    return run_server(app, config.socket_path, config.shutdown_timeout_ms)
+    started = _announce_when_ready(app, config)
+    try:
+        asyncio.run(serve(app, config.socket_path, config.shutdown_timeout_ms, started=started))
+    except LcgError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -119,8 +119,13 @@ class VectorProjection:
         *,
         exact_below: int = EXACT_BELOW,
         threads: int = -1,
+        read_only: bool = False,
     ) -> None:
-        """Open (creating) ``root`` and load every snapshot made by ``(model_id, dim)``."""
+        """Open (creating) ``root`` and load every snapshot made by ``(model_id, dim)``.
+
+        ``read_only`` (``lcg status``/``verify``): nothing on disk is created or deleted; a
+        snapshot of another embedder is left as it is and listed in ``foreign_groups``.
+        """
         if dim <= 0:
             raise ProjectionError(f"vector dimension must be positive, got {dim}")
         self.root = root
@@ -128,6 +133,10 @@ class VectorProjection:
         self.model_id = model_id
         #: Groups whose snapshot was made by another embedder and was deleted on load.
         self.discarded_groups: list[str] = []
+        #: Read-only: group → the (model_id, dim, seq, generation) of a snapshot made by
+        #: another embedder, kept on disk and not loaded (its vectors are not this model's).
+        self.foreign_groups: dict[str, tuple[str, int, int | None, str | None]] = {}
+        self._read_only = read_only
         self._exact_below = exact_below
         self._threads = threads
         self._groups: dict[str, _Group] = {}
@@ -135,8 +144,9 @@ class VectorProjection:
         self._suspended: set[str] = set()
         self._lock = threading.RLock()
         self._closed = False
-        root.mkdir(parents=True, exist_ok=True)
-        for entry in sorted(root.iterdir()):
+        if not read_only:
+            root.mkdir(parents=True, exist_ok=True)
+        for entry in sorted(root.iterdir()) if root.is_dir() else ():
             group_id = decode_group(entry.name)
             if group_id is not None and entry.is_dir():
                 self._load_group(group_id, entry)
@@ -148,7 +158,8 @@ class VectorProjection:
         remedy = f"delete {directory} and replay the group"
         if not meta_path.exists():
             # A first save that crashed before its meta: nothing of it was ever valid.
-            shutil.rmtree(directory)
+            if not self._read_only:
+                shutil.rmtree(directory)
             return
         try:
             meta = _DECODER.decode(meta_path.read_bytes())
@@ -162,6 +173,9 @@ class VectorProjection:
                 f"{meta.group_id!r}; expected format {_FORMAT} for {group_id!r}; {remedy}"
             )
         if meta.model_id != self.model_id or meta.dim != self.dim:
+            if self._read_only:
+                self.foreign_groups[group_id] = (meta.model_id, meta.dim, meta.seq, meta.generation)
+                return
             shutil.rmtree(directory)
             self.discarded_groups.append(group_id)
             return
@@ -176,7 +190,8 @@ class VectorProjection:
                 directory, fmeta, self.dim, exact_below=self._exact_below, threads=self._threads
             )
         group.saved = dict(meta.fields)
-        _sweep(directory, meta.fields)
+        if not self._read_only:
+            _sweep(directory, meta.fields)
         self._groups[group_id] = group
 
     # -- position -------------------------------------------------------------------------
@@ -190,6 +205,9 @@ class VectorProjection:
         """``(applied seq, generation)`` of ``group_id``; ``(None, None)`` if none applied."""
         with self._lock:
             group = self._groups.get(group_id)
+            if group is None and group_id in self.foreign_groups:
+                _, _, seq, generation = self.foreign_groups[group_id]
+                return (seq, generation)  # read-only: where the other embedder's vectors stand
             return (None, None) if group is None else (group.seq, group.generation)
 
     # -- changes --------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from lcg.rpc.errors import (
     from_wire,
 )
 
-__all__ = ["AsyncClient", "Client", "ProgressCallback", "check_socket"]
+__all__ = ["AsyncClient", "Client", "ProgressCallback", "check_socket", "probe_service"]
 
 #: Called with each progress frame (a dict with ``type: "progress"``).
 ProgressCallback = Callable[[dict[str, Any]], Any]
@@ -105,6 +105,17 @@ def check_socket(path: Path) -> None:
         raise TransportError(f"cannot reach {path}: {exc.strerror or exc}") from None
     if not stat.S_ISSOCK(mode):
         raise TransportError(f"{path} is not a socket (a service socket is .lcg/service.sock)")
+
+
+def probe_service(path: Path, timeout: float = 10.0) -> dict[str, Any]:
+    """The ``health_check`` answer of the service on ``path``; ``TransportError`` saying why
+    there is none (no such file, not a socket, nothing listening, no answer)."""
+    _check_listening(path)
+    with Client(path, timeout=timeout) as client:
+        result = client.health_check()
+    if not isinstance(result, dict):
+        raise TransportError(f"{path} answered health_check with {result!r:.200}")
+    return result
 
 
 def _check_listening(path: Path) -> None:
