@@ -26,7 +26,7 @@ from lcg.extract.embedders import Embedder
 from lcg.ingest.extraction import ExtractionService
 from lcg.projections.projector import ReplayProgress, ReplayResult
 from lcg.projections.search import Searcher
-from lcg.projections.status import OntologyStatus
+from lcg.projections.status import OntologyStatus, ontology_status
 from lcg.projections.workspace import Workspace
 from lcg.rpc.registry import Registry
 
@@ -219,8 +219,14 @@ class ServiceApp:
         task.add_done_callback(self._tasks.discard)
 
     def ontology_status(self) -> OntologyStatus:
-        """The workspace ontology's status (none loaded unless an extractor layer adds one)."""
-        return self.ontology_provider() if self.ontology_provider else OntologyStatus()
+        """The workspace ontology's status: the one extraction loaded (reference §3.1)."""
+        if self.ontology_provider is not None:
+            return self.ontology_provider()
+        if self.extraction is None:
+            return OntologyStatus()
+        ws = self._ws
+        has_episodes = ws is not None and ws.graph.counts(None).episodes > 0
+        return ontology_status(self.extraction.ontologies, has_episodes=has_episodes)
 
     async def recover(self, strategy: str) -> int:
         """Recover the projections; returns the number of events replayed."""
