@@ -77,6 +77,15 @@ def test_bad_parameters_are_invalid_params(
     assert err["message"].startswith(message), err
 
 
+def test_the_largest_accepted_integers_are_served(conn: sf.RawConnection) -> None:
+    # The bound keeps every accepted value a valid LIMIT: no database error at the edge.
+    for method in ("knowledge_list_entities", "knowledge_list_relationships"):
+        assert "count" in conn.result(method, {"num_results": MAX_SAFE_INT})
+    found = conn.result("knowledge_find_entities", {"query": "Neil", "num_results": MAX_SAFE_INT})
+    assert found["count"] == 1
+    assert conn.result("knowledge_get_episodes", {"last_n": MAX_SAFE_INT})["count"] >= 0
+
+
 def test_get_episodes_with_group_ids_no_longer_reads_the_default_group(
     conn: sf.RawConnection,
 ) -> None:
