@@ -49,5 +49,16 @@ def test_longmemeval_command_prints_every_method(
     report = json.loads(capsys.readouterr().out)
     assert report["questions"] == 3 and report["turns"] == 120
     methods = {m["method"]: m for m in report["methods"]}
-    assert {"lcg bm25", "lcg vector (hnsw)", "lcg fused (rrf)"} <= set(methods)
-    assert methods["lcg bm25"]["recall_at_10"] == 1.0
+    assert {
+        "lcg default (weighted)",
+        "lcg fused (rrf)",
+        "lcg bm25 (weighted)",
+        "lcg vector (rrf, hnsw)",
+        "only source_bm25",
+        "without chunk_vector",
+    } <= set(methods)
+    assert methods["lcg bm25 (weighted)"]["recall_at_10"] == 1.0
+    assert methods["lcg default (weighted)"]["recall_at_10_by_type"] == {
+        "single-session-user": 1.0
+    }
+    assert report["ingest_turns_per_second"] > 0

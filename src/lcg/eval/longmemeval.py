@@ -2,10 +2,13 @@
 
 Every turn of every session becomes one episode (``chunk_id`` = ``<session>#<turn>``, source =
 the session id, reference time = the session date). For each question, passages are retrieved
-(BM25 only, vector only, fused) and mapped to their sessions in rank order; session recall@5,
-recall@10 and nDCG@10 are scored against ``answer_session_ids``. Next to lcg's own legs the
-same inputs are ranked by ``bm25s`` (when installed) and by exact brute-force cosine over the
-same vectors, and the hnswlib index's recall@10 against brute force is measured.
+through ``Searcher.search_passages`` (what ``knowledge_search_passages`` runs) and mapped to
+their sessions in rank order; session recall@5, recall@10 and nDCG@10 are scored against
+``answer_session_ids``, overall and recall@10 per question type. Methods: the default
+(weighted fusion), the reference's RRF, each passage leg alone and each left out (ablations),
+and the default asked at the question's date (``as_of``). Next to lcg's own legs the same
+inputs are ranked by ``bm25s`` (when installed) and by exact brute-force cosine over the same
+vectors, and the hnswlib index's recall@10 against brute force is measured.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import numpy as np
 from lcg.config import Config
 from lcg.events.model import EpisodeAdded, Event
 from lcg.extract.embedders import Embedder
-from lcg.projections.search import Searcher
+from lcg.projections.search import DEFAULT_WEIGHTS, PassageWeights, Searcher
 from lcg.projections.workspace import Workspace
 
 __all__ = ["LongMemEvalReport", "MethodScores", "run_longmemeval"]
@@ -46,6 +49,7 @@ class _Question(msgspec.Struct):
     question_type: str
     question: str
     answer_session_ids: list[str]
+    question_date: str = ""
 
 
 class MethodScores(msgspec.Struct, kw_only=True):
@@ -56,6 +60,8 @@ class MethodScores(msgspec.Struct, kw_only=True):
     recall_at_10: float
     ndcg_at_10: float
     query_ms_p50: float
+    #: Recall@10 per question type.
+    recall_at_10_by_type: dict[str, float] = {}
 
 
 class LongMemEvalReport(msgspec.Struct, kw_only=True):
@@ -68,6 +74,8 @@ class LongMemEvalReport(msgspec.Struct, kw_only=True):
     methods: list[MethodScores]
     hnsw_recall_at_10: float
     ingest_seconds: float
+    #: Turns ingested per second in this run (0 when the workspace was already filled).
+    ingest_turns_per_second: float = 0.0
 
 
 def _date(raw: str) -> str:
@@ -121,16 +129,19 @@ def _sessions_of(turn_ids: Iterable[str]) -> list[str]:
 
 
 def _evaluate(
-    name: str, questions: list[_Question], rank: Callable[[str], list[str]]
+    name: str, questions: list[_Question], rank: Callable[[_Question], list[str]]
 ) -> MethodScores:
     totals = [0.0, 0.0, 0.0]
     times: list[float] = []
+    by_type: dict[str, list[float]] = {}
     for q in questions:
         t0 = time.perf_counter()
-        turn_ids = rank(q.question)
+        turn_ids = rank(q)
         times.append((time.perf_counter() - t0) * 1000)
-        for i, v in enumerate(_scores(_sessions_of(turn_ids), set(q.answer_session_ids))):
+        scores = _scores(_sessions_of(turn_ids), set(q.answer_session_ids))
+        for i, v in enumerate(scores):
             totals[i] += v
+        by_type.setdefault(q.question_type, []).append(scores[1])
     n = len(questions)
     return MethodScores(
         method=name,
@@ -138,7 +149,12 @@ def _evaluate(
         recall_at_10=round(totals[1] / n, 4),
         ndcg_at_10=round(totals[2] / n, 4),
         query_ms_p50=round(float(np.median(times)), 3),
+        recall_at_10_by_type={t: round(sum(v) / len(v), 4) for t, v in sorted(by_type.items())},
     )
+
+
+#: Ablations of the default weighted fusion: each passage leg alone, and each left out.
+_LEGS = ("chunk_bm25", "chunk_vector", "source_bm25", "source_vector")
 
 
 def run_longmemeval(
@@ -149,15 +165,18 @@ def run_longmemeval(
     pool: int = 100,
     progress: Callable[[int, int], None] | None = None,
     with_bm25s: bool = True,
+    ablations: bool = True,
 ) -> LongMemEvalReport:
     """Ingest the sessions into ``workspace`` (reused when already there) and score retrieval."""
     sessions, questions = _load(data_dir)
     turns = _turns(sessions)
     cfg = Config.from_env(workspace, env={"LCG_EMBEDDER": "hash"})
-    started = time.perf_counter()
+    ingested = 0
     with Workspace.open(cfg, embedder) as ws:
+        started = time.perf_counter()
         have = ws.graph.counts(GROUP).episodes
         if have < len(turns):
+            ingested = len(turns)
             if have:
                 from lcg.ingest.deletion import delete_by_group
 
@@ -188,24 +207,51 @@ def run_longmemeval(
         ingest_s = time.perf_counter() - started
         searcher = Searcher(ws.graph, ws.text, ws.vectors, ws.text_embedder)
 
-        def ours(mode: str) -> Callable[[str], list[str]]:
-            def rank(query: str) -> list[str]:
-                rows = searcher.search_passages(query, [GROUP], pool, 0.0, mode=mode)  # type: ignore[arg-type]
+        def ours(
+            mode: str = "hybrid",
+            fusion: str = "weighted",
+            weights: PassageWeights | None = None,
+            as_of: bool = False,
+        ) -> Callable[[_Question], list[str]]:
+            def rank(q: _Question) -> list[str]:
+                rows = searcher.search_passages(
+                    q.question,
+                    [GROUP],
+                    pool,
+                    0.0,
+                    mode=mode,  # type: ignore[arg-type]
+                    fusion=fusion,  # type: ignore[arg-type]
+                    weights=weights,
+                    as_of=_date(q.question_date) if as_of and q.question_date else None,
+                )
                 return [r.uuid for r in rows]
 
             return rank
 
         methods = [
-            _evaluate("lcg bm25", questions, ours("bm25")),
-            _evaluate("lcg vector (hnsw)", questions, ours("vector")),
-            _evaluate("lcg fused (rrf)", questions, ours("hybrid")),
+            _evaluate("lcg default (weighted)", questions, ours()),
+            _evaluate("lcg default, as_of question date", questions, ours(as_of=True)),
+            _evaluate("lcg fused (rrf)", questions, ours(fusion="rrf")),
+            _evaluate("lcg rrf, as_of question date", questions, ours(fusion="rrf", as_of=True)),
+            _evaluate("lcg bm25 (weighted)", questions, ours("bm25")),
+            _evaluate("lcg vector (weighted)", questions, ours("vector")),
+            _evaluate("lcg bm25 (rrf)", questions, ours("bm25", "rrf")),
+            _evaluate("lcg vector (rrf, hnsw)", questions, ours("vector", "rrf")),
         ]
+        if ablations:
+            zero = {leg: 0.0 for leg in _LEGS}
+            for leg in _LEGS:
+                only = msgspec.structs.replace(DEFAULT_WEIGHTS, **{**zero, leg: 1.0})
+                methods.append(_evaluate(f"only {leg}", questions, ours(weights=only)))
+                without = msgspec.structs.replace(DEFAULT_WEIGHTS, **{leg: 0.0})
+                methods.append(_evaluate(f"without {leg}", questions, ours(weights=without)))
         ids = [t[0] for t in turns]
         texts = [t[3] for t in turns]
         vectors = ws.text_embedder.vectors(texts)
         matrix = np.stack([vectors[t] for t in texts]).astype(np.float32)
 
-        def brute(query: str) -> list[str]:
+        def brute(question: _Question) -> list[str]:
+            query = question.question
             q = ws.text_embedder.vectors([query])[query]
             sims = matrix @ q
             top = np.argpartition(-sims, pool)[:pool]
@@ -232,8 +278,8 @@ def run_longmemeval(
                 retriever = bm25s.BM25()
                 retriever.index(tokens, show_progress=False)
 
-                def rank_bm25s(query: str) -> list[str]:
-                    qt = bm25s.tokenize([query], stopwords="en", show_progress=False)
+                def rank_bm25s(question: _Question) -> list[str]:
+                    qt = bm25s.tokenize([question.question], stopwords="en", show_progress=False)
                     docs, _scores_ = retriever.retrieve(qt, k=pool, show_progress=False)
                     return [ids[int(i)] for i in docs[0]]
 
@@ -246,4 +292,5 @@ def run_longmemeval(
         methods=methods,
         hnsw_recall_at_10=round(hnsw_recall, 4),
         ingest_seconds=round(ingest_s, 1),
+        ingest_turns_per_second=round(ingested / ingest_s, 1) if ingested and ingest_s else 0.0,
     )

@@ -9,7 +9,8 @@ Kinds and parts:
 * ``entity`` – parts ``name`` and ``summary`` (vector fields ``entity.name``, ``entity.summary``);
 * ``edge`` – parts ``name`` and ``fact`` (vector field ``edge.fact``);
 * ``episode`` – part ``content`` (vector field ``episode.content``), and for a chunk of a
-  source file the ``source`` part (not text: the file, which search ranks as a unit too).
+  source file the ``source`` part (not text: the file, which search ranks as a unit too);
+  every episode also carries ``time``, its reference time (search filters and weighs by it).
 
 An ``Upsert`` replaces only the parts it carries. Merged (tombstoned) entities and deleted
 episodes are removed. Invalidated edges stay searchable; reads filter them on request.
@@ -39,6 +40,7 @@ from lcg.events.model import (
 __all__ = [
     "MERGED_LABEL",
     "SOURCE_PART",
+    "TIME_PART",
     "TEXT_PARTS",
     "VECTOR_FIELDS",
     "ClearGroup",
@@ -65,6 +67,9 @@ TEXT_PARTS: Final[dict[str, tuple[str, ...]]] = {
 #: An episode ``Upsert`` part that is not text: the source file its chunk came from, which
 #: the text projection groups passages by (search ranks sources as well as passages).
 SOURCE_PART: Final = "source"
+#: An episode ``Upsert`` part that is not text: its reference time (RFC 3339), which passage
+#: search filters and weighs by.
+TIME_PART: Final = "time"
 #: The (kind, part) pairs that the vector projection embeds.
 VECTOR_FIELDS: Final[frozenset[tuple[str, str]]] = frozenset(
     {("entity", "name"), ("entity", "summary"), ("edge", "fact"), ("episode", "content")}
@@ -133,7 +138,7 @@ def derive_ops(event: Event) -> list[Op]:
     """The text/vector ops of one event (empty for events that change no searchable text)."""
     g = event.group_id
     if isinstance(event, EpisodeAdded):
-        parts = {"content": event.content}
+        parts = {"content": event.content, TIME_PART: event.valid_at or event.created_at}
         source = source_of(event.name, event.source_description)
         if source is not None:
             parts[SOURCE_PART] = source

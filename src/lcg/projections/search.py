@@ -1,16 +1,26 @@
-"""Hybrid search over the projections: BM25 and vector legs fused by reciprocal rank.
+"""Hybrid search over the projections: BM25 and vector legs, fused.
 
-Fusion (as the reference): each ranked list adds ``1 / (rank + 60)`` to a document, rank
-0-based, equal weights, raw scores ignored; sorted by fused score, ties by uuid. Each leg
-retrieves ``3 × num_results`` candidates. Unlike the reference, results are returned in fused
-order (see docs/compatibility.md).
+Reciprocal-rank fusion (as the reference): each ranked list adds ``1 / (rank + 60)`` to a
+document, rank 0-based, equal weights, raw scores ignored; sorted by fused score, ties by
+uuid. Each leg retrieves ``3 × num_results`` candidates. Unlike the reference, results are
+returned in fused order (see docs/compatibility.md).
 
 Legs per read:
 
 * entities – BM25 over name + summary, vectors of the name and of the summary;
 * relationships – BM25 over name + fact, vectors of the fact;
-* passages – BM25 over the episode content and its vector; a passage is kept if its cosine
-  similarity reaches ``min_score`` or it is a BM25 hit, and reports its cosine as ``score``.
+* passages – BM25 over the episode content and its vector, and the same two for its
+  *source* (every chunk of its source file: BM25 over their joined text, the best cosine of
+  its chunks). A passage is kept if its cosine similarity reaches ``min_score`` or it is a
+  BM25 hit, and reports its cosine as ``score``.
+
+Passages are fused by weighted scores by default (``fusion="weighted"``, ADR 0092): each leg's
+scores are normalised (BM25 by the best score of the query; cosines min-max over the vector
+pool), and a passage scores ``Σ weight × leg``, its source's legs included, plus a soft
+bonus when its reference time falls in a window the query names ("last month", "two weeks
+ago", ``lcg.projections._when``). ``fusion="rrf"`` is the reference's fusion over the two
+passage legs, unchanged. Either way ``as_of`` drops passages referenced after the asking time
+and ``valid_after`` / ``valid_before`` bound the reference time.
 
 ``group_ids=None`` searches every group; ``[]`` matches nothing (callers apply the
 reference's collapse/preserve rules before calling).
@@ -19,11 +29,13 @@ reference's collapse/preserve rules before calling).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from datetime import UTC, datetime
+from typing import Final, Literal
 
 import msgspec
 import numpy as np
 
+from lcg.projections._when import parse_time, resolve_windows, time_prior
 from lcg.projections.embedding import TextEmbedder
 from lcg.projections.graph import GraphProjection
 from lcg.projections.graph_reads import edges_by_uuids, entities_by_uuids, episodes_by_uuids
@@ -32,15 +44,46 @@ from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection
 
 __all__ = [
+    "DEFAULT_WEIGHTS",
+    "FUSIONS",
     "RRF_K",
+    "Fusion",
     "PassageRow",
+    "PassageWeights",
     "SearchMode",
     "Searcher",
+    "parse_time",
     "rrf_fuse",
 ]
 
 RRF_K = 60
 SearchMode = Literal["hybrid", "bm25", "vector"]
+Fusion = Literal["weighted", "rrf"]
+#: The passage fusions, the default first.
+FUSIONS: Final[tuple[Fusion, ...]] = ("weighted", "rrf")
+#: Candidates per passage leg at least (a small ``num_results`` still sees enough sources).
+_MIN_POOL: Final = 50
+#: With time bounds the pool grows this much: bounds are applied after retrieval.
+_BOUNDED_POOL: Final = 3
+
+
+#: Sources with more chunks than this do not bring their chunks in by their own score.
+_MAX_BROUGHT: Final = 64
+_UTC: Final = UTC
+
+
+class PassageWeights(msgspec.Struct, frozen=True, kw_only=True):
+    """The weights of the passage legs under ``fusion="weighted"`` (chosen in ADR 0092)."""
+
+    chunk_bm25: float = 1.0
+    chunk_vector: float = 1.0
+    source_bm25: float = 1.0
+    source_vector: float = 1.0
+    time: float = 0.0
+
+
+#: The default weights (ADR 0092).
+DEFAULT_WEIGHTS: Final = PassageWeights()
 
 
 class PassageRow(msgspec.Struct, kw_only=True):
@@ -151,14 +194,43 @@ class Searcher:
         min_score: float = 0.5,
         *,
         mode: SearchMode = "hybrid",
+        fusion: Fusion = "weighted",
+        as_of: str | None = None,
+        valid_after: str | None = None,
+        valid_before: str | None = None,
+        weights: PassageWeights | None = None,
     ) -> list[PassageRow]:
-        """Episodes whose content matches ``query``, best first."""
-        if not query.strip() or group_ids == []:
+        """Episodes whose content matches ``query``, best first.
+
+        ``as_of`` (RFC 3339) is the asking time: passages referenced after it are left out,
+        and relative expressions in the query resolve against it (default: now).
+        ``valid_after`` / ``valid_before`` bound the reference time (inclusive).
+        ``ValueError`` for a timestamp that does not parse.
+        """
+        if not query.strip() or group_ids == [] or num_results <= 0:
             return []
-        pool = 3 * num_results
+        bounds = _Bounds(as_of, valid_after, valid_before)
+        if fusion == "rrf":
+            return self._passages_rrf(query, group_ids, num_results, min_score, mode, bounds)
+        return self._passages_weighted(
+            query, group_ids, num_results, min_score, mode, bounds, weights or DEFAULT_WEIGHTS
+        )
+
+    def _passages_rrf(
+        self,
+        query: str,
+        group_ids: list[str] | None,
+        num_results: int,
+        min_score: float,
+        mode: SearchMode,
+        bounds: _Bounds,
+    ) -> list[PassageRow]:
+        pool = 3 * num_results * (_BOUNDED_POOL if bounds.active else 1)
         legs, cosines = self._legs("episode", ("episode.content",), query, group_ids, pool, mode)
         lexical = set(legs[0]) if mode in ("hybrid", "bm25") and legs else set()
         fused = [uuid for uuid, _ in rrf_fuse(legs)]
+        if bounds.active:
+            fused = [u for u in fused if bounds.admits(self._times(group_ids, [u]).get(u))]
         if mode != "bm25":
             qvec = self._query_vector(query)
             for uuid in fused:
@@ -169,6 +241,127 @@ class Searcher:
         rows = episodes_by_uuids(self.graph, kept)
         return [_passage(row, cosines.get(row.uuid, 0.0)) for row in rows]
 
+    def _times(self, group_ids: list[str] | None, uuids: list[str]) -> dict[str, str]:
+        groups = group_ids if group_ids is not None else self.text.groups()
+        out: dict[str, str] = {}
+        for g in groups:
+            out.update(self.text.times_of(g, [u for u in uuids if u not in out]))
+        return out
+
+    def _passages_weighted(
+        self,
+        query: str,
+        group_ids: list[str] | None,
+        num_results: int,
+        min_score: float,
+        mode: SearchMode,
+        bounds: _Bounds,
+        w: PassageWeights,
+    ) -> list[PassageRow]:
+        pool = max(3 * num_results, _MIN_POOL) * (_BOUNDED_POOL if bounds.active else 1)
+        lexical = mode in ("hybrid", "bm25")
+        dense = mode in ("hybrid", "vector")
+        group_of: dict[str, str] = {}
+        chunk_bm25: dict[str, float] = {}
+        if lexical:
+            for uuid, score, g in self.text.search_groups(group_ids, "episode", query, pool):
+                chunk_bm25[uuid] = score
+                group_of.setdefault(uuid, g)
+        source_bm25: dict[tuple[str, str], float] = {}
+        if lexical:
+            for src, score, g in self.text.search_sources(group_ids, query, pool):
+                source_bm25[(g, src)] = score
+        cosines: dict[str, float] = {}
+        qvec: np.ndarray | None = None
+        floor = 0.0
+        if dense:
+            qvec = self._query_vector(query)
+            vhits = self.vectors.search_groups(group_ids, "episode.content", qvec, pool)
+            for uuid, sim, g in vhits:
+                cosines[uuid] = sim
+                group_of.setdefault(uuid, g)
+            # The pool's worst cosine is the vector leg's zero (everything unseen is below).
+            floor = min(cosines.values()) if cosines else 0.0
+        by_group: dict[str, list[str]] = {}
+        for uuid, g in group_of.items():
+            by_group.setdefault(g, []).append(uuid)
+        source_of: dict[str, tuple[str, str]] = {}
+        for g, uuids in by_group.items():
+            for uuid, src in self.text.sources_of(g, uuids).items():
+                source_of[uuid] = (g, src)
+        # The best sources by their own text bring their chunks, even when no chunk of theirs
+        # made a chunk leg's pool (each chunk holds part of the question, none enough of it).
+        seen_sources = set(source_of.values())
+        ranked_sources = sorted(source_bm25.items(), key=lambda kv: (-kv[1], kv[0]))
+        for (g, src), _score in ranked_sources[:num_results]:
+            if (g, src) in seen_sources:
+                continue
+            members = self.text.members_of(g, src)
+            if len(members) > _MAX_BROUGHT:
+                continue
+            for uuid in members:
+                group_of[uuid] = g
+                source_of[uuid] = (g, src)
+                by_group.setdefault(g, []).append(uuid)
+        if qvec is not None:
+            for uuid, g in group_of.items():
+                if uuid not in cosines:
+                    cosines[uuid] = self._cosine_of(uuid, qvec, [g])
+        times: dict[str, str] = {}
+        if bounds.active or w.time:
+            for g, uuids in by_group.items():
+                times.update(self.text.times_of(g, uuids))
+        candidates = [u for u in group_of if bounds.admits(times.get(u))]
+        if not candidates:
+            return []
+        # Normalise each leg over the admitted candidates.
+        top_bm25 = max((chunk_bm25.get(u, 0.0) for u in candidates), default=0.0) or 1.0
+        admitted_sources = {source_of[u] for u in candidates if u in source_of}
+        top_src = max((source_bm25.get(s, 0.0) for s in admitted_sources), default=0.0) or 1.0
+        top_cos = max((cosines.get(u, floor) for u in candidates), default=floor)
+        span = top_cos - floor if top_cos > floor else 1.0
+
+        def cos_norm(c: float) -> float:
+            return max(0.0, (c - floor) / span)
+
+        source_cos: dict[tuple[str, str], float] = {}
+        for u in candidates:
+            src_key = source_of.get(u)
+            if src_key is not None and u in cosines:
+                source_cos[src_key] = max(source_cos.get(src_key, -1.0), cosines[u])
+        windows = []
+        if w.time and times:
+            now = bounds.now if bounds.now is not None else datetime.now(tz=_UTC)
+            windows = resolve_windows(query, now)
+        scored: list[tuple[float, str]] = []
+        for u in candidates:
+            cb = chunk_bm25.get(u, 0.0) / top_bm25
+            cv = cos_norm(cosines[u]) if u in cosines else 0.0
+            src_key = source_of.get(u)
+            if src_key is None:
+                sb, sv = cb, cv  # a passage with no source file is its own source
+            else:
+                sb = source_bm25.get(src_key, 0.0) / top_src
+                sv = cos_norm(source_cos[src_key]) if src_key in source_cos else 0.0
+            score = w.chunk_bm25 * cb + w.chunk_vector * cv + w.source_bm25 * sb
+            score += w.source_vector * sv
+            if windows and u in times:
+                score += w.time * time_prior(parse_time(times[u]), windows)
+            scored.append((-score, u))
+        scored.sort()
+        kept: list[str] = []
+        for _neg, u in scored:
+            if (
+                u in chunk_bm25
+                or source_of.get(u) in source_bm25
+                or cosines.get(u, 0.0) >= min_score
+            ):
+                kept.append(u)
+                if len(kept) == num_results:
+                    break
+        rows = episodes_by_uuids(self.graph, kept)
+        return [_passage(row, cosines.get(row.uuid, 0.0)) for row in rows]
+
     def _cosine_of(self, uuid: str, qvec: np.ndarray, group_ids: list[str] | None) -> float:
         groups = group_ids if group_ids is not None else self.vectors.groups()
         for group_id in groups:
@@ -176,6 +369,34 @@ class Searcher:
             if vec is not None:
                 return float(np.dot(vec, qvec))
         return 0.0
+
+
+class _Bounds:
+    """The time bounds of a passage search: the asking time and the reference-time range."""
+
+    __slots__ = ("after", "before", "now")
+
+    def __init__(self, as_of: str | None, after: str | None, before: str | None) -> None:
+        self.now = parse_time(as_of) if as_of else None
+        self.after = parse_time(after) if after else None
+        before_t = parse_time(before) if before else None
+        if self.now is not None and (before_t is None or self.now < before_t):
+            before_t = self.now
+        self.before = before_t
+
+    @property
+    def active(self) -> bool:
+        """Whether any bound is set."""
+        return self.after is not None or self.before is not None
+
+    def admits(self, when: str | None) -> bool:
+        """Whether a passage referenced at ``when`` is inside the bounds (unknown: yes)."""
+        if when is None or not self.active:
+            return True
+        t = parse_time(when)
+        if self.after is not None and t < self.after:
+            return False
+        return not (self.before is not None and t > self.before)
 
 
 def _passage(row: EpisodeRow, score: float) -> PassageRow:

@@ -40,7 +40,15 @@ from lcg.events.groups import decode_group, encode_group
 from lcg.events.layout import TEMP_SUFFIX, TEXT_SNAPSHOT_SUFFIX
 from lcg.projections._analyzer import ANALYZER_VERSION, query_terms, term_counts
 from lcg.projections._bm25 import Bm25Index, IndexSnapshot
-from lcg.projections.ops import SOURCE_PART, TEXT_PARTS, ClearGroup, Delete, Op, Upsert
+from lcg.projections.ops import (
+    SOURCE_PART,
+    TEXT_PARTS,
+    TIME_PART,
+    ClearGroup,
+    Delete,
+    Op,
+    Upsert,
+)
 
 __all__ = ["SNAPSHOT_SUFFIX", "TextProjection", "indexed_text"]
 
@@ -50,9 +58,10 @@ SNAPSHOT_SUFFIX: Final = TEXT_SNAPSHOT_SUFFIX
 #: 2: the analyzer stems, episodes keep their ``source`` part, the source index is saved.
 _FORMAT: Final = 2
 _KINDS: Final = tuple(TEXT_PARTS)
-#: The parts each kind keeps: its text parts, and an episode's source.
+#: The parts each kind keeps: its text parts, and an episode's source and reference time.
 _KEPT: Final = {
-    k: (*parts, SOURCE_PART) if k == "episode" else parts for k, parts in TEXT_PARTS.items()
+    k: (*parts, SOURCE_PART, TIME_PART) if k == "episode" else parts
+    for k, parts in TEXT_PARTS.items()
 }
 
 
@@ -539,6 +548,22 @@ class TextProjection:
                 source = None if parts is None else parts.get(SOURCE_PART)
                 if source is not None:
                     out[uuid] = source
+            return out
+
+    def times_of(self, group_id: str, uuids: list[str]) -> dict[str, str]:
+        """The reference time (RFC 3339) of each of ``uuids`` (episodes of ``group_id``)."""
+        with self._lock:
+            self._check_open()
+            group = self._groups.get(group_id)
+            if group is None:
+                return {}
+            docs = group.docs["episode"]
+            out: dict[str, str] = {}
+            for uuid in uuids:
+                parts = docs.get(uuid)
+                when = None if parts is None else parts.get(TIME_PART)
+                if when is not None:
+                    out[uuid] = when
             return out
 
     def members_of(self, group_id: str, source: str) -> list[str]:

@@ -10,7 +10,7 @@ from msgspec import Meta
 from lcg.errors import InvalidParamsError
 from lcg.projections import graph_reads
 from lcg.projections.rows import EdgeRow, EntityRow, EpisodeRow
-from lcg.projections.search import PassageRow
+from lcg.projections.search import FUSIONS, PassageRow, parse_time
 from lcg.rpc.params import (
     GroupId,
     Int,
@@ -130,12 +130,35 @@ class SearchPassagesParams(Params):
     num_results: Annotated[Int, Meta(description=_NUM + " (1-100)")] = 10
     min_score: Annotated[float, Meta(description="minimum cosine similarity (0-1)")] = 0.5
     group_ids: ReadGroupIds = None
+    # Issue 14 (ADR 0092): the fusion, the asking time and reference-time bounds.
+    fusion: Annotated[
+        str, Meta(description="weighted (default) or rrf (the reference's rank fusion)")
+    ] = "weighted"
+    as_of: Annotated[
+        str | None, Meta(description="asking time, RFC 3339: later passages are left out")
+    ] = None
+    valid_after: Annotated[str | None, Meta(description="earliest reference time, RFC 3339")] = None
+    valid_before: Annotated[str | None, Meta(description="latest reference time, RFC 3339")] = None
     examples: ClassVar[dict[str, Any]] = {"query": "Moon landing"}
 
     def __post_init__(self) -> None:
-        """Apply the documented clamps."""
+        """Apply the documented clamps; check the fusion and the timestamps."""
         self.num_results = clamp(self.num_results, 1, 100)
         self.min_score = min(1.0, max(0.0, self.min_score))
+        if self.fusion not in FUSIONS:
+            raise InvalidParamsError(
+                f"fusion must be one of {', '.join(FUSIONS)} (got {self.fusion!r})"
+            )
+        for name in ("as_of", "valid_after", "valid_before"):
+            value = getattr(self, name)
+            if value is not None:
+                try:
+                    parse_time(value)
+                except ValueError:
+                    raise InvalidParamsError(
+                        f"{name} must be an RFC 3339 timestamp such as "
+                        f"2024-05-01T12:00:00Z (got {value!r})"
+                    ) from None
 
 
 class GetEpisodesParams(Params):
@@ -239,7 +262,15 @@ def read_methods(app: ServiceApp) -> list[MethodSpec]:
     async def search_passages(ctx: CallContext, p: SearchPassagesParams) -> PassagesResult:
         groups = read_group_ids(p.group_ids, preserve_empty=False)
         rows = await app.read(
-            app.searcher.search_passages, p.query, groups, p.num_results, p.min_score
+            app.searcher.search_passages,
+            p.query,
+            groups,
+            p.num_results,
+            p.min_score,
+            fusion=p.fusion,  # checked against FUSIONS above
+            as_of=p.as_of,
+            valid_after=p.valid_after,
+            valid_before=p.valid_before,
         )
         return PassagesResult(passages=rows, count=len(rows))
 

@@ -1,0 +1,144 @@
+"""Relative time expressions in a query, resolved to date windows around the asking time.
+
+Passage search turns "last Saturday", "two months ago", "in May", "yesterday", "last week",
+"the past 3 days" into windows of dates (``[start, end)``, UTC) relative to the asking time.
+Passages whose reference time falls in or near a window get a soft bonus (never a filter:
+the words may describe the time of something else). English only; unrecognised phrasing
+resolves to nothing, which leaves the ranking as it was.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Final
+
+__all__ = ["Window", "parse_time", "resolve_windows", "time_prior"]
+
+Window = tuple[datetime, datetime]
+
+_NUMBERS: Final = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a couple of": 2,
+    "a few": 3,
+    "several": 3,
+}
+_MONTHS: Final = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+]
+_WEEKDAYS: Final = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_NUM: Final = r"(\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
+_UNIT_DAYS: Final = {"day": 1, "week": 7, "month": 30, "year": 365}
+
+_AGO: Final = re.compile(rf"\b{_NUM}\s+(day|week|month|year)s?\s+ago\b")
+_PAST: Final = re.compile(rf"\b(?:past|last|previous)\s+{_NUM}\s+(day|week|month|year)s?\b")
+_LAST_UNIT: Final = re.compile(r"\b(?:last|previous)\s+(week|month|year|weekend)\b")
+_WEEKDAY: Final = re.compile(r"\b(?:last|on|this|past)\s+(" + "|".join(_WEEKDAYS) + r")\b")
+_MONTH: Final = re.compile(
+    r"\b(?:in|during|since|early|late|mid|of)\s+(" + "|".join(_MONTHS) + r")\b"
+)
+_DAY: Final = timedelta(days=1)
+
+
+def parse_time(value: str) -> datetime:
+    """An RFC 3339 / ISO 8601 timestamp as an aware UTC datetime (naive is taken as UTC)."""
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    parsed = datetime.fromisoformat(text)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def _count(word: str) -> int:
+    return int(word) if word.isdigit() else _NUMBERS[word]
+
+
+def _midnight(moment: datetime) -> datetime:
+    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def resolve_windows(query: str, now: datetime) -> list[Window]:
+    """The date windows the relative time expressions of ``query`` name, relative to ``now``."""
+    text = " ".join(query.casefold().split())
+    today = _midnight(now)
+    out: list[Window] = []
+    if re.search(r"\byesterday\b", text):
+        out.append((today - _DAY, today))
+    for m in _AGO.finditer(text):
+        n, unit = _count(m.group(1)), _UNIT_DAYS[m.group(2)]
+        center = today - timedelta(days=n * unit)
+        # "two months ago" is loose: half a unit either side (at least a day).
+        half = timedelta(days=max(1.0, unit / 2))
+        out.append((center - half, center + half + _DAY))
+    for m in _PAST.finditer(text):
+        n, unit = _count(m.group(1)), _UNIT_DAYS[m.group(2)]
+        out.append((today - timedelta(days=n * unit), today + _DAY))
+    for m in _LAST_UNIT.finditer(text):
+        unit_name = m.group(1)
+        if unit_name in ("week", "weekend"):
+            monday = today - timedelta(days=today.weekday())
+            out.append((monday - 7 * _DAY, monday))
+        elif unit_name == "month":
+            first = today.replace(day=1)
+            prev = (first - _DAY).replace(day=1)
+            out.append((prev, first))
+        else:
+            out.append(
+                (today.replace(year=today.year - 1, month=1, day=1), today.replace(month=1, day=1))
+            )
+    for m in _WEEKDAY.finditer(text):
+        target = _WEEKDAYS.index(m.group(1))
+        back = (today.weekday() - target) % 7 or 7
+        day = today - timedelta(days=back)
+        out.append((day, day + _DAY))
+    for m in _MONTH.finditer(text):
+        month = _MONTHS.index(m.group(1)) + 1
+        if m.group(1) == "may" and not re.search(
+            r"\b(?:in|during|of)\s+may\s*(?:\d|$|[,.?!])", text
+        ):
+            continue  # "may" is mostly the verb
+        year = today.year if month <= today.month else today.year - 1
+        start = today.replace(year=year, month=month, day=1)
+        end = (
+            start.replace(year=year + 1, month=1) if month == 12 else start.replace(month=month + 1)
+        )
+        out.append((start, end))
+    return out
+
+
+def time_prior(when: datetime, windows: list[Window]) -> float:
+    """1 inside a window, decaying with the distance outside it (scale: the window's width)."""
+    best = 0.0
+    for start, end in windows:
+        if start <= when < end:
+            return 1.0
+        width = max((end - start).total_seconds(), 3 * 86400.0)
+        gap = (start - when) if when < start else (when - end)
+        best = max(best, 1.0 / (1.0 + (gap.total_seconds() / width) ** 2))
+    return best
