@@ -73,6 +73,17 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
+def test_serve_prints_one_ready_line_for_people(workspace: Path) -> None:
+    log = (workspace / "serve.log").read_text()  # the fixture's service: stdout and stderr
+    ready = [line for line in log.splitlines() if line.startswith("lcg serve:")]
+    assert len(ready) == 1, log
+    line = ready[0]
+    assert line.startswith(f"lcg serve: ready; workspace {workspace}, ")
+    assert f"socket {workspace / '.lcg' / 'service.sock'}" in line
+    assert "embedder hash-embedder-v1 (384-d)" in line
+    assert "stop with Ctrl-C, `kill " in line and "knowledge_close" in line
+
+
 def test_no_telemetry_lines_unless_asked(workspace: Path) -> None:
     for args in (("status",), ("verify",), ("replay", "--group", "g", "--force-clear")):
         done = lcg(*args, cwd=workspace)

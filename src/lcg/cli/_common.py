@@ -49,13 +49,21 @@ def add_command(
     description = summary if not details else f"{summary}\n\n{textwrap.dedent(details).strip()}"
     parser = subparsers.add_parser(
         name,
-        help=summary.rstrip("."),
+        help=_help_line(summary),
         description=description,
         epilog="Example:\n" + textwrap.indent(body, "  "),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.set_defaults(func=func)
     return parser
+
+
+def _help_line(summary: str) -> str:
+    """The summary as ``lcg --help`` lists it: lower-case first word (unless an acronym), no
+    final full stop, like the help of the commands added with ``add_parser`` directly."""
+    if len(summary) > 1 and summary[1].islower():
+        summary = summary[0].lower() + summary[1:]
+    return summary.rstrip(".")
 
 
 def add_group_option(parser: argparse.ArgumentParser, *, every: bool) -> None:

@@ -369,7 +369,8 @@ def _longmemeval(args: argparse.Namespace) -> int:
         f"LongMemEval dev: {report.questions} questions, {report.sessions} sessions, "
         f"{report.turns} turns, embedder {report.embedder}, ingest {report.ingest_seconds} s"
     )
-    print(f"{'method':<24} {'R@5':>7} {'R@10':>7} {'nDCG@10':>8} {'p50 ms':>8}")
+    # Upper-case headers, as every table of the CLI (format_table's callers).
+    print(f"{'METHOD':<24} {'R@5':>7} {'R@10':>7} {'NDCG@10':>8} {'P50 MS':>8}")
     for m in report.methods:
         print(
             f"{m.method:<24} {m.recall_at_5:>7.4f} {m.recall_at_10:>7.4f} "

@@ -16,7 +16,8 @@ from lcg.cli._common import (
     group_dir,
     non_negative,
 )
-from lcg.errors import MarkError
+from lcg.cli._service import live_client
+from lcg.errors import LcgError, MarkError
 from lcg.events.bounds import read_bounds
 from lcg.events.generation import read_generation
 from lcg.events.marks import create_mark, delete_mark, list_marks
@@ -35,29 +36,56 @@ class CreatedMark(msgspec.Struct, kw_only=True):
     generation: str | None
 
 
+def _in_cli_words(exc: MarkError) -> MarkError:
+    """The stream layer's "checkpoint" (the reference's word) is this command's "mark"."""
+    return MarkError(str(exc).replace("checkpoint ", "mark ", 1))
+
+
 def _create(args: argparse.Namespace) -> int:
     config = config_from(args, existing=True)
     gdir = group_dir(config, args.group)
-    bounds = read_bounds(gdir)
-    seq: int | None = args.seq
-    if seq is None:
-        seq = bounds.max_seq
-    elif bounds.max_seq is None or seq > bounds.max_seq:
-        raise MarkError(
-            f"--seq {seq} is past the end of group {args.group!r}'s stream "
-            f"(max seq {bounds.max_seq})"
-        )
-    generation = read_generation(gdir) or generation_from_lines(gdir)
-    record = create_mark(gdir, args.name, seq, generation)
-    if args.json:
-        emit_json(
-            CreatedMark(
-                success=True, name=record.name, group_id=args.group, seq=seq, generation=generation
+    client = live_client(config)
+    if client is not None:
+        # The service holds the workspace: it marks the seq it has applied, like every other
+        # admin command that goes through it.
+        if args.seq is not None:
+            client.close()
+            raise MarkError(
+                f"--seq cannot be used while `lcg serve` runs in {config.workspace}: the "
+                "service marks the seq it has applied; omit --seq, or stop the service"
             )
-        )
+        with client:
+            try:
+                answer = client.call(
+                    "knowledge_wal_mark_create", {"name": args.name, "group_id": args.group}
+                )
+            except LcgError as exc:
+                raise _in_cli_words(MarkError(str(exc))) from exc
+        created = msgspec.convert(answer, CreatedMark)
     else:
-        where = "an empty stream" if seq is None else f"seq {seq}"
-        print(f"created mark {record.name!r} at {where} of group {args.group!r}")
+        # No service: the stream's last seq, which is what a service applies on opening.
+        bounds = read_bounds(gdir)
+        seq: int | None = args.seq
+        if seq is None:
+            seq = bounds.max_seq
+        elif bounds.max_seq is None or seq > bounds.max_seq:
+            raise MarkError(
+                f"--seq {seq} is past the end of the stream of group {args.group!r} "
+                f"(max seq {bounds.max_seq})"
+            )
+        generation = read_generation(gdir) or generation_from_lines(gdir)
+        try:
+            record = create_mark(gdir, args.name, seq, generation)
+        except MarkError as exc:
+            raise _in_cli_words(exc) from exc
+        created = CreatedMark(
+            success=True, name=record.name, group_id=args.group, seq=seq, generation=generation
+        )
+    if args.json:
+        emit_json(created)
+    else:
+        where = "an empty stream" if created.seq is None else f"seq {created.seq}"
+        print(f"created mark {created.name!r} at {where} of group {args.group!r}")
     return 0
 
 
@@ -81,7 +109,18 @@ def _list(args: argparse.Namespace) -> int:
 
 def _delete(args: argparse.Namespace) -> int:
     config = config_from(args, existing=True)
-    delete_mark(group_dir(config, args.group), args.name)
+    gdir = group_dir(config, args.group)
+    client = live_client(config)
+    try:
+        if client is not None:
+            with client:  # the service holds the workspace: it deletes, as it creates
+                client.call(
+                    "knowledge_wal_mark_delete", {"name": args.name, "group_id": args.group}
+                )
+        else:
+            delete_mark(gdir, args.name)
+    except LcgError as exc:
+        raise _in_cli_words(MarkError(str(exc))) from exc
     if args.json:
         emit_json({"success": True, "name": args.name, "group_id": args.group})
     else:
