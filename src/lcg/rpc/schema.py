@@ -19,6 +19,7 @@ are kept by typing those fields as the raw JSON they accept and parsing them in 
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping
@@ -145,10 +146,22 @@ def _json_name(t: mi.Type) -> str | None:
     return _JSON_NAMES.get(type(t))
 
 
+@functools.cache
 def _fields(cls: type[Params]) -> tuple[mi.Field, ...]:
+    # ``type_info`` builds decoders (about a millisecond): once per class, not per call.
     info = mi.type_info(cls)
     assert isinstance(info, mi.StructType)
     return info.fields
+
+
+@functools.cache
+def _by_name(cls: type[Params]) -> dict[str, mi.Field]:
+    return {f.name: f for f in _fields(cls)}
+
+
+@functools.cache
+def _int_fields(cls: type[Params]) -> frozenset[str]:
+    return frozenset(f.name for f in _fields(cls) if _int_field(f.type))
 
 
 def field_docs(cls: type[Params]) -> list[FieldDoc]:
@@ -285,7 +298,8 @@ def _invalid(cls: type[Params], f: mi.Field, value: Any) -> str:
 
 def parse(method: str, cls: type[Params], params: Mapping[str, Any]) -> Params:
     """``params`` checked against ``cls`` (raises ``InvalidParamsError`` saying what to fix)."""
-    fields = {f.name: f for f in _fields(cls)}
+    fields = _by_name(cls)
+    ints = _int_fields(cls)
     given: dict[str, Any] = {}
     for key, value in params.items():
         if key.startswith("_"):
@@ -301,7 +315,7 @@ def parse(method: str, cls: type[Params], params: Mapping[str, Any]) -> Params:
     for name, value in list(given.items()):
         if _non_finite(value):
             raise InvalidParamsError(_invalid(cls, fields[name], value))
-        if isinstance(value, float) and value.is_integer() and _int_field(fields[name].type):
+        if isinstance(value, float) and name in ints and value.is_integer():
             given[name] = int(value)
     try:
         return msgspec.convert(given, cls, strict=True)
