@@ -125,8 +125,8 @@ def main() -> None:
         top = x.max()
         if how == "max":
             return x / top if top > 0 else x
-        # min-max over the best 100 (what a pool of 100 candidates would see)
-        k = min(100, len(x) - 1)
+        # min-max between the best and the 50th best (what the searcher does)
+        k = min(49, len(x) - 1)
         floor = -np.partition(-x, k)[k]
         return np.clip((x - floor) / (top - floor), 0, None) if top > floor else x * 0
 
@@ -149,7 +149,15 @@ def main() -> None:
         key = (name, how, i)
         v = normed.get(key)
         if v is None:
-            v = normed[key] = norm(legs[name][i], how)
+            if name.startswith("sv") and how == "mm":
+                # Source cosines share the chunk cosines' scale (as in the searcher).
+                c = legs["cv"][i]
+                top = c.max()
+                floor = -np.partition(-c, 49)[49]
+                v = np.clip((legs[name][i] - floor) / (top - floor), 0, None)
+            else:
+                v = norm(legs[name][i], how)
+            normed[key] = v
         return v
 
     def fused(
@@ -234,8 +242,10 @@ def main() -> None:
             picks.append(configs[best])
             cvres += res[best, f].sum(axis=0)
         cvres /= len(questions)
-        print(f"CV (as_of allowed={asof_ok}): R@5 {cvres[0]:.4f} R@10 {cvres[1]:.4f} "
-              f"nDCG {cvres[2]:.4f}; fold picks {picks}")
+        print(
+            f"CV (as_of allowed={asof_ok}): R@5 {cvres[0]:.4f} R@10 {cvres[1]:.4f} "
+            f"nDCG {cvres[2]:.4f}; fold picks {picks}"
+        )
         best = max(cand, key=lambda ci: obj[ci].mean())
         m = res[best].mean(axis=0)
         print(f"  all-dev best {configs[best]}: R@5 {m[0]:.4f} R@10 {m[1]:.4f} nDCG {m[2]:.4f}")
@@ -244,6 +254,26 @@ def main() -> None:
             m = res[ci].mean(axis=0)
             print(f"    {configs[ci]} R@10 {m[1]:.4f} nDCG {m[2]:.4f}")
     np.save("/tmp/g/fusion_res.npy", res)
+    # Stage two: the time prior's weight on top of the best as_of configuration.
+    from lcg.projections._when import parse_time, resolve_windows, time_prior
+
+    best = max([ci for ci, c in enumerate(configs) if c[3]], key=lambda ci: obj[ci].mean())
+    w, sv, cvn, _ = configs[best]
+    prior = []
+    for i, q in enumerate(questions):
+        wins = resolve_windows(q.question, parse_time(asked[i]))
+        prior.append(
+            np.array([time_prior(parse_time(d), wins) for d in sdates]) if wins else np.zeros(ns)
+        )
+    print("questions with a time window:", sum(1 for p_ in prior if p_.any()))
+    base = fused(w, sv=sv, cvn=cvn, asof=True)
+    for wt in (0.0, 0.1, 0.2, 0.3, 0.5, 1.0):
+        r = evaluate(lambda i, wt=wt: base(i) + wt * prior[i], allq)
+        tr = np.mean(r[3]["temporal-reasoning"])
+        print(f"time weight {wt}: R@10 {r[1]:.4f} nDCG {r[2]:.4f} temporal R@10 {tr:.4f}")
+    for label, cfg in (("best as_of", configs[best]),):
+        r = evaluate(fused(cfg[0], sv=cfg[1], cvn=cfg[2], asof=cfg[3]), allq)
+        print(label, {k: round(float(np.mean(v)), 3) for k, v in sorted(r[3].items())})
 
 
 if __name__ == "__main__":

@@ -15,8 +15,8 @@ Legs per read:
   BM25 hit, and reports its cosine as ``score``.
 
 Passages are fused by weighted scores by default (``fusion="weighted"``, ADR 0092): each leg's
-scores are normalised (BM25 by the best score of the query; cosines min-max over the vector
-pool), and a passage scores ``Σ weight × leg``, its source's legs included, plus a soft
+scores are normalised (BM25 by the best score of the query; cosines min-max between the best
+and the 50th best), and a passage scores ``Σ weight × leg``, its source's legs included, plus a soft
 bonus when its reference time falls in a window the query names ("last month", "two weeks
 ago", ``lcg.projections._when``). ``fusion="rrf"`` is the reference's fusion over the two
 passage legs, unchanged. Either way ``as_of`` drops passages referenced after the asking time
@@ -280,8 +280,10 @@ class Searcher:
             for uuid, sim, g in vhits:
                 cosines[uuid] = sim
                 group_of.setdefault(uuid, g)
-            # The pool's worst cosine is the vector leg's zero (everything unseen is below).
-            floor = min(cosines.values()) if cosines else 0.0
+            # The vector leg's zero is the _MIN_POOL-th best cosine: the same whatever the
+            # pool, so num_results does not change how the legs weigh against each other.
+            if vhits:
+                floor = vhits[min(_MIN_POOL, len(vhits)) - 1][1]
         by_group: dict[str, list[str]] = {}
         for uuid, g in group_of.items():
             by_group.setdefault(g, []).append(uuid)

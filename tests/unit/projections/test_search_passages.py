@@ -164,3 +164,38 @@ def test_relative_expressions_resolve_to_windows() -> None:
     near = time_prior(datetime(2023, 5, 3, tzinfo=UTC), window)
     far = time_prior(datetime(2022, 5, 3, tzinfo=UTC), window)
     assert 1.0 > near > far > 0.0
+
+
+def test_an_old_text_snapshot_is_replayed_through_the_new_analyzer(tmp_path: Path) -> None:
+    import msgspec
+
+    from lcg.events.groups import encode_group
+    from lcg.projections import text as text_module
+
+    with Workspace.open(_cfg(tmp_path), HashEmbedder()) as ws:
+        _chunk(ws, "trip", 0, "we paddled two rivers in Maine", "2023-04-10T09:00:00Z")
+        _chunk(ws, "trip", 1, "then we slept in a tent", "2023-04-10T09:00:00Z")
+    path = tmp_path / ".lcg" / "text" / (encode_group("g") + text_module.SNAPSHOT_SUFFIX)
+    snap = msgspec.msgpack.decode(path.read_bytes(), type=text_module._GroupSnapshot)
+    # As lcg wrote it before the stemmer: format 1, unstemmed terms, no source index.
+    path.write_bytes(
+        msgspec.msgpack.encode(
+            {
+                "format": 1,
+                "group_id": "g",
+                "generation": snap.generation,
+                "seq": snap.seq,
+                "kinds": snap.kinds,
+            }
+        )
+    )
+    with Workspace.open(_cfg(tmp_path), HashEmbedder()) as ws:
+        assert ws.text.discarded_groups == ["g"]
+        assert ws.text.position("g")[0] == snap.seq  # replayed on open
+        assert [
+            r.name
+            for r in Searcher(ws.graph, ws.text, ws.vectors, ws.text_embedder).search_passages(
+                "river tent", ["g"], 2, 0.0, mode="bm25"
+            )
+        ] == ["trip#1", "trip#0"]  # "tent" is rarer; "river" matches "rivers"
+        assert ws.text.search_sources(["g"], "river", 1)[0][0] == "trip"

@@ -1,0 +1,97 @@
+"""Passage search costs (issue 14): the text projection's ingest with stemming and sources,
+against the same projection without them, in one run.
+
+Corpus: LongMemEval dev turns (``../shared/data/longmemeval-dev``, 10,866 turns of 940
+sessions), as the projector applies them: batches of 256, and one chunk per batch (the live
+``process_chunk`` path, where a source is re-indexed before the next source search).
+
+* ``before``: the analyzer without its stemming step and episodes with no ``source`` part
+  (what the text projection did before ADR 0090/0091);
+* ``after``: stemming, ``source`` and ``time`` parts, the source index.
+
+Printed: turns per second of each and the ratio. The end-to-end ingest rate and query p50 of
+the whole engine are measured by ``lcg eval longmemeval`` (docs/benchmarks.md).
+Run: ``.venv/bin/python -m pytest bench/test_search_bench.py -s``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from lcg.projections import _analyzer
+from lcg.projections.ops import Op, Upsert
+from lcg.projections.text import TextProjection
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "longmemeval-dev"
+GROUP = "bench"
+
+pytestmark = pytest.mark.bench
+
+
+def _turns() -> list[tuple[str, str, str]]:
+    out = []
+    for line in (DATA / "sessions.jsonl").read_text().splitlines():
+        s = json.loads(line)
+        for i, t in enumerate(s["turns"]):
+            if t["content"].strip():
+                out.append((f"{s['session_id']}#{i}", s["session_id"], t["content"]))
+    return out
+
+
+def _ingest(
+    root: Path, turns: list[tuple[str, str, str]], with_sources: bool, batch: int
+) -> tuple[float, Callable[[], None]]:
+    proj = TextProjection(root)
+    ops: list[Op] = []
+    seq = 0
+    started = time.perf_counter()
+    for uuid, session, text in turns:
+        parts = {"content": text}
+        if with_sources:
+            parts.update(source=session, time="2023-05-01T00:00:00Z")
+        ops.append(Upsert(kind="episode", group_id=GROUP, uuid=uuid, parts=parts))
+        if len(ops) == batch:
+            seq += 1
+            proj.apply(GROUP, "gen", seq, ops)
+            ops = []
+            if with_sources and batch == 1 and seq % 25 == 0:
+                proj.search_sources([GROUP], "what did I say", 10)  # a query now and then
+    if ops:
+        proj.apply(GROUP, "gen", seq + 1, ops)
+    proj.save()
+    return time.perf_counter() - started, proj.close
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/longmemeval-dev")
+def test_text_projection_ingest_with_stems_and_sources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    turns = _turns()
+    stem = _analyzer.stem
+    rows = []
+    for batch, subset in ((256, turns), (1, turns[:3000])):
+        times = {}
+        for label, with_sources in (("before", False), ("after", True)):
+            if with_sources:
+                monkeypatch.setattr(_analyzer, "stem", stem)
+            else:
+                monkeypatch.setattr(_analyzer, "stem", lambda tokens: tokens)
+            best = float("inf")
+            for rep in range(2):
+                secs, close = _ingest(
+                    tmp_path / f"{label}-{batch}-{rep}", subset, with_sources, batch
+                )
+                close()
+                best = min(best, secs)
+            times[label] = best
+        rows.append((batch, len(subset), times["before"], times["after"]))
+    print()
+    print("| batch | turns | before turns/s | after turns/s | after ÷ before |")
+    print("|---|---|---|---|---|")
+    for batch, n, before, after in rows:
+        print(f"| {batch} | {n} | {n / before:,.0f} | {n / after:,.0f} | {before / after:.2f}× |")
