@@ -168,3 +168,77 @@ def test_dump_of_an_unknown_group_is_an_error_like_wal_tail(workspace: Path) -> 
     assert "group 'nosuch' has no stream under" in tail.stderr
     assert dump.stderr == tail.stderr
     assert not (workspace / "out").exists()
+
+
+# ---- item 6: messages name the CLI's own words --------------------------------------------
+
+
+def test_replay_refusal_names_the_option_and_dry_run_reads_and_counts(workspace: Path) -> None:
+    refused = lcg("replay", "--group", "g", cwd=workspace)
+    assert refused.returncode == 1
+    assert "pass --force-clear to purge" in refused.stderr
+    assert "force_clear=true" not in refused.stderr
+    lcg_dir = workspace / ".lcg"
+    before = _tree(lcg_dir)
+    dry = lcg("replay", "--group", "g", "--dry-run", cwd=workspace)
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert dry.stdout.startswith("group g: dry run, nothing changed: 2 events would be replayed")
+    assert "(seq 0 to 1) from 1 files" in dry.stdout
+    assert _tree(lcg_dir) == before  # only read
+
+
+def test_a_one_event_group_replays_as_one_event_in_one_file(tmp_path: Path) -> None:
+    ws = tmp_path / "one"
+    ws.mkdir()
+    proc = sf.spawn_serve(ws)
+    sock = ws / ".lcg" / "service.sock"
+    try:
+        sf.wait_healthy(sock, proc)
+        with sf.Client(sock, timeout=60) as c:
+            c.assert_entity(name="Ada Lovelace", labels=["Person"], group_id="g")
+        # Through the running service, then directly on the files.
+        served = lcg("replay", "--group", "g", "--force-clear", cwd=ws)
+    finally:
+        assert sf.stop_serve(proc, sock) == 0
+    direct = lcg("replay", "--group", "g", "--force-clear", cwd=ws)
+    for done in (served, direct):
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stdout.startswith("group g: 1 events replayed; last seq 0; 1 files"), (
+            done.stdout
+        )
+
+
+def test_mark_create_goes_through_the_service_and_says_mark(tmp_path: Path) -> None:
+    ws = tmp_path / "m"
+    ws.mkdir()
+    proc = sf.spawn_serve(ws)
+    sock = ws / ".lcg" / "service.sock"
+    try:
+        sf.wait_healthy(sock, proc)
+        with sf.Client(sock, timeout=60) as c:
+            for name in ("Ada Lovelace", "Charles Babbage", "Alan Turing"):
+                c.assert_entity(name=name, labels=["Person"], group_id="notes")
+            applied = c.status()["wal_groups"]["notes"]["applied_seq"]
+        made = lcg("mark", "create", "before", "--group", "notes", "--json", cwd=ws)
+        assert made.returncode == 0, made.stderr
+        # The mark is the one the service makes: at the seq it has applied.
+        assert json.loads(made.stdout)["seq"] == applied == 2
+        again = lcg("mark", "create", "before", "--group", "notes", cwd=ws)
+        assert again.returncode == 1
+        assert 'mark "before" already exists' in again.stderr and "checkpoint" not in again.stderr
+        pinned = lcg("mark", "create", "x", "--group", "notes", "--seq", "1", cwd=ws)
+        assert pinned.returncode == 1
+        assert "--seq cannot be used while `lcg serve` runs" in pinned.stderr
+        gone = lcg("mark", "delete", "before", "--group", "notes", cwd=ws)
+        assert gone.returncode == 0, gone.stderr
+    finally:
+        assert sf.stop_serve(proc, sock) == 0
+    # Without a service: the stream's end; a seq past it names the group once, quoted.
+    past = lcg("mark", "create", "y", "--group", "notes", "--seq", "9", cwd=ws)
+    assert past.returncode == 1
+    assert "past the end of the stream of group 'notes' (max seq 2)" in past.stderr
+    assert "''s" not in past.stderr
+    direct = lcg("mark", "create", "z", "--group", "notes", cwd=ws)
+    assert direct.stdout == "created mark 'z' at seq 2 of group 'notes'\n", direct.stderr
+    listed = lcg("mark", "list", "--group", "notes", cwd=ws)
+    assert listed.stdout.splitlines()[0].split() == ["NAME", "SEQ", "REACHABLE", "GENERATION"]
