@@ -180,7 +180,9 @@ def test_attached_forwards_and_survives_restarts(workdir: Path, service: Service
         async with session(workdir, "--connect", str(service.sock)) as s:
             names = await tool_names(s)
             assert "knowledge_close" not in names
-            assert names == [n for n in _order(READ + WRITE + ADMIN) if n != "knowledge_close"]
+            # The default scope is `all`, which includes cypher (commit 899eb4c).
+            every = _order(READ + WRITE + ADMIN + CYPHER)
+            assert names == [n for n in every if n != "knowledge_close"]
 
             found = await s.call_tool("knowledge_find_entities", {"query": "q"})
             assert found.structured_content == {"nodes": [], "count": 0, "query": "q"}

@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from lcg.cli._common import group_dir
 from lcg.cli._service import (
     ProgressBar,
     config_of,
@@ -15,7 +16,11 @@ from lcg.cli._service import (
     print_json,
     show_replay,
 )
+from lcg.config import Config
+from lcg.errors import LcgError
+from lcg.events.generation import read_generation
 from lcg.events.layout import DEFAULT_GROUP
+from lcg.events.reader import ReadReport, StreamReader
 from lcg.projections.projector import ReplayProgress
 
 __all__ = ["register"]
@@ -61,8 +66,73 @@ def _show_frame(bar: ProgressBar, frame: dict[str, Any]) -> None:
     show_replay(bar, report)
 
 
+#: The service's parameter names in its refusals, as this command spells them.
+_CLI_WORDS = {"force_clear=true": "--force-clear", "pass from_seq": "pass --from-seq"}
+
+
+def _in_cli_words(exc: LcgError) -> LcgError:
+    """``exc`` with the RPC's parameter names replaced by this command's options."""
+    message = str(exc)
+    for rpc, cli in _CLI_WORDS.items():
+        message = message.replace(rpc, cli)
+    return exc if message == str(exc) else LcgError(message)
+
+
+def _dry_run(config: Config, args: argparse.Namespace) -> int:
+    """Read and count the events a replay would apply; nothing is opened for writing.
+
+    The service's dry run (``dry_run: true``) follows the reference and refuses a group that
+    holds data from seq 0; the command does what its help says instead: it reads the files.
+    """
+    gdir = group_dir(config, args.group)
+    report = ReadReport()
+    events = 0
+    last: int | None = None
+    reader = StreamReader(gdir, generation=read_generation(gdir))
+    for batch in reader.batches(args.from_seq, args.to_seq, batch_size=256, report=report):
+        events += len(batch)
+        last = batch[-1].seq
+    result = {
+        "group_id": args.group,
+        "dry_run": True,
+        "from_seq": args.from_seq,
+        "to_seq": args.to_seq,
+        "events": events,
+        "last_seq": last,
+        "files": report.files_read,
+        "bad_lines": report.bad_lines,
+        "skipped_seqs": report.skipped_seqs,
+    }
+    if args.json:
+        print_json(result)
+    else:
+        skipped = (
+            f"; {report.seqs_skipped} seq(s) and {report.bad_lines} bad line(s) would be skipped"
+            if report.damaged
+            else ""
+        )
+        print(
+            f"group {args.group}: dry run, nothing changed: {events} events would be replayed "
+            f"(seq {args.from_seq} to {_n(last)}) from {report.files_read} files{skipped}"
+        )
+    return 0 if not report.damaged else 1
+
+
+def _n(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
 def _run(args: argparse.Namespace) -> int:
-    config = config_of(args)
+    config = config_of(args, existing=True)
+    if args.dry_run:
+        return _dry_run(config, args)
+    try:
+        return _replay(config, args)
+    except LcgError as exc:
+        raise _in_cli_words(exc) from exc
+
+
+def _replay(config: Config, args: argparse.Namespace) -> int:
     bar = ProgressBar("replay", silent=args.silent)
     params = {
         "group_id": args.group,

@@ -22,7 +22,7 @@ Example:
 
 
 def _fetch(args: argparse.Namespace) -> dict[str, Any]:
-    config = config_of(args)
+    config = config_of(args, existing=True)
     client = live_client(config)
     if client is not None:
         with client:
@@ -31,7 +31,7 @@ def _fetch(args: argparse.Namespace) -> dict[str, Any]:
         return dict(result)
     from lcg.projections.status import build_status
 
-    with open_direct(config) as ws:
+    with open_direct(config, inspect=True) as ws:  # a status only looks
         data = msgspec.to_builtins(build_status(ws))
     data["served_by"] = "direct"
     return dict(data)
@@ -61,7 +61,7 @@ def _print_table(data: dict[str, Any]) -> None:
         f"embedder:  {data['embedding_model']} ({data['embedding_dim']}-d)  [{data['served_by']}]"
     )
     header = (
-        f"{'group':<20} {'max_seq':>8} {'applied':>8} {'hydration':<10} {'generation':<34} model"
+        f"{'GROUP':<20} {'MAX_SEQ':>8} {'APPLIED':>8} {'HYDRATION':<10} {'GENERATION':<34} MODEL"
     )
     print(header)
     for gid, g in data.get("wal_groups", {}).items():
@@ -70,6 +70,36 @@ def _print_table(data: dict[str, Any]) -> None:
             f"{gid:<20} {_n(g['max_seq']):>8} {_n(g['applied_seq']):>8} "
             f"{g['hydration_status']:<10} {generation:<34} {g['embedding_model_status']}"
         )
+    _print_remedies(data)
+
+
+def _print_remedies(data: dict[str, Any]) -> None:
+    """What to do about groups whose vectors are another embedder's, or that lag their stream."""
+    configured = f"{data['embedding_model']} ({data['embedding_dim']}-d)"
+    for gid, g in data.get("wal_groups", {}).items():
+        if g.get("embedding_model_status") == "mismatch":
+            built = (
+                f"{g['embedding_model']} ({g['embedding_dim']}-d)"
+                if g.get("embedding_model")
+                else "another embedder"
+            )
+            print(
+                f"mismatch: the vectors of group {gid!r} were built with {built}, the configured "
+                f"embedder is {configured}: configure {built} again (LCG_EMBEDDER), or "
+                f"re-embed the group with `lcg replay --group {gid} --force-clear`"
+            )
+        elif g.get("cleared_through_seq") is not None:
+            print(
+                f"cleared: group {gid!r} was cleared by knowledge_clear_all through seq "
+                f"{g['cleared_through_seq']} (its stream is kept; later events are applied); "
+                f"`lcg replay --group {gid} --force-clear` restores it from the stream"
+            )
+        elif g.get("hydration_status") == "wal_ahead":
+            print(
+                f"behind: group {gid!r} is applied to seq {_n(g['applied_seq'])} of "
+                f"{_n(g['max_seq'])}; `lcg serve` applies the rest when it starts, or "
+                f"`lcg replay --group {gid} --force-clear` rebuilds the group"
+            )
 
 
 def _n(value: int | None) -> str:

@@ -22,7 +22,7 @@ Example:
 
 
 def _run(args: argparse.Namespace) -> int:
-    config = config_of(args)
+    config = config_of(args, existing=True)
     params = {"group_ids": [args.group]} if args.group else {}
     client = live_client(config)
     report: dict[str, Any]
@@ -32,7 +32,7 @@ def _run(args: argparse.Namespace) -> int:
     else:
         from lcg.projections.verify import verify_workspace
 
-        with open_direct(config) as ws:
+        with open_direct(config, inspect=True) as ws:  # verifying only looks
             groups = [args.group] if args.group else None
             report = msgspec.to_builtins(verify_workspace(ws, groups))
     if args.json:

@@ -93,7 +93,7 @@ def _info(group_id: str, gdir: Path) -> GroupInfo:
 
 
 def _ls(args: argparse.Namespace) -> int:
-    config = config_from(args)
+    config = config_from(args, existing=True)
     infos = [_info(g, group_dir(config, g)) for g in selected_groups(config, args.group)]
     if args.json:
         emit_json(infos)
@@ -118,7 +118,7 @@ def _print_events(reader: StreamReader, from_seq: int) -> int:
 
 
 def _tail(args: argparse.Namespace) -> int:
-    config = config_from(args)
+    config = config_from(args, existing=True)
     gdir = group_dir(config, args.group)
     reader = StreamReader(gdir)
     last = reader.last_seq()
@@ -209,7 +209,7 @@ def _verify_group(group_id: str, gdir: Path) -> VerifyResult:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    config = config_from(args)
+    config = config_from(args, existing=True)
     results = [_verify_group(g, group_dir(config, g)) for g in selected_groups(config, args.group)]
     if args.json:
         emit_json(results)

@@ -28,8 +28,11 @@ class WalStore:
         fsync: FsyncPolicy = "always",
         max_events_per_file: int = 10_000,
         max_bytes_per_file: int = 5 * 1024 * 1024,
+        write_caches: bool = True,
     ) -> None:
         self.root = root
+        #: False when the workspace is only inspected: the bounds cache is read, never written.
+        self.write_caches = write_caches
         self.fsync: FsyncPolicy = fsync
         self.max_events_per_file = max_events_per_file
         self.max_bytes_per_file = max_bytes_per_file
@@ -79,7 +82,7 @@ class WalStore:
 
     def bounds(self, group_id: str) -> Bounds:
         """Min/max seq and file statistics of the group's stream."""
-        return read_bounds(self.group_dir(group_id))
+        return read_bounds(self.group_dir(group_id), write_cache=self.write_caches)
 
     def has_writer(self, group_id: str) -> bool:
         """True if this store has opened ``group_id``'s writer."""

@@ -166,6 +166,8 @@ def _group_status(ws: Workspace, group_id: str) -> tuple[WalGroupStatus, int, in
     model_status: Literal["not_applicable", "unknown", "match", "mismatch"]
     if applied is None:
         model_status = "not_applicable"
+    elif group_id in ws.vectors.foreign_groups:
+        model_status = "mismatch"  # an inspecting open found another embedder's vectors
     elif sidecar is None:
         model_status = "unknown"
     elif (sidecar.model, sidecar.dim) == (ws.embedder.model_id, ws.embedder.dim):

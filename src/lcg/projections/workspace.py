@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from lcg.config import Config
-from lcg.errors import StreamLockedError
+from lcg.config import Config, require_workspace
+from lcg.errors import ConfigError, StreamLockedError
 from lcg.events.layout import EMBEDDING_MODEL_FILE, LCG_DIR, WORKSPACE_LOCK_FILE
 from lcg.events.model import Event
 from lcg.events.sidecars import EmbeddingModelSidecar, write_embedding_model
@@ -68,12 +68,24 @@ class _WorkspaceLock:
 class Workspace:
     """Everything of one workspace that a process needs to read and write it."""
 
-    def __init__(self, config: Config, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self, config: Config, embedder: Embedder | None = None, *, inspect: bool = False
+    ) -> None:
         self.config = config
+        #: Opened to look only (``lcg status``, ``lcg verify``): nothing is created, applied,
+        #: re-embedded or saved, and vectors another embedder made stay on disk as they are.
+        self.inspect_only = inspect
         # The lock lives in the workspace's own state directory, never beside a stream root
         # that LCG_WAL_DIR may point elsewhere (a publication, a shared folder).
         lcg_dir = config.workspace / LCG_DIR
-        lcg_dir.mkdir(parents=True, exist_ok=True)
+        if inspect:
+            require_workspace(config)
+            if not lcg_dir.is_dir():  # streams elsewhere (LCG_WAL_DIR), never served here
+                raise ConfigError(
+                    f"no lcg workspace state at {lcg_dir} (`lcg serve` there creates it)"
+                )
+        else:
+            lcg_dir.mkdir(parents=True, exist_ok=True)
         self._lock_fd = self._acquire(lcg_dir / WORKSPACE_LOCK_FILE)
         try:
             self.store = WalStore(
@@ -81,6 +93,7 @@ class Workspace:
                 fsync=config.wal_fsync,
                 max_events_per_file=config.wal_max_events_per_file,
                 max_bytes_per_file=config.wal_max_bytes_per_file,
+                write_caches=not inspect,
             )
             self._owns_embedder = embedder is None
             self.embedder = embedder or make_embedder(
@@ -96,7 +109,7 @@ class Workspace:
             self.graph = GraphProjection(config.db_dir)
             self.text = TextProjection(config.text_dir)
             self.vectors = VectorProjection(
-                config.vectors_dir, self.embedder.dim, self.embedder.model_id
+                config.vectors_dir, self.embedder.dim, self.embedder.model_id, read_only=inspect
             )
             self.projector = Projector(
                 self.store,
@@ -138,10 +151,15 @@ class Workspace:
         *,
         catch_up: bool = True,
         progress: ProgressFn | None = None,
+        inspect: bool = False,
     ) -> Workspace:
-        """Open the workspace and (by default) bring every projection up to its stream."""
-        ws = cls(config, embedder)
-        if catch_up:
+        """Open the workspace and (by default) bring every projection up to its stream.
+
+        ``inspect`` opens an existing workspace only to look (``ConfigError`` if there is
+        none): no catch-up, no re-embedding, nothing written on close.
+        """
+        ws = cls(config, embedder, inspect=inspect)
+        if catch_up and not inspect:
             try:
                 ws.catch_up(progress)
             except BaseException:
@@ -233,8 +251,9 @@ class Workspace:
             return
         self._closed = True
         try:
-            with self.rw.write():
-                self.projector.save()
+            if not self.inspect_only:
+                with self.rw.write():
+                    self.projector.save()
         finally:
             self.store.close()
             self.graph.close()

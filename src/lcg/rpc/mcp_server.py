@@ -515,6 +515,10 @@ def run(
         # stdout carries the protocol: telemetry stays on stderr, and only if enabled.
         telemetry.set_sink(None, enabled=config.telemetry)
         if args.connect:
+            from lcg.rpc.client import probe_service
+
+            # Fail at startup, not on the client's first tool call, when nothing serves there.
+            probe_service(Path(args.connect))
             reg = registry if registry is not None else default_registry()
             asyncio.run(
                 _attached(

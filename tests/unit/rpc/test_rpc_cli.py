@@ -87,7 +87,10 @@ def test_mcp_arguments() -> None:
     assert (args.scope, args.connect, args.allow_remote_close) == ("read,cypher", "x.sock", True)
     defaults = _parser().parse_args(["mcp"])
     assert (defaults.scope, defaults.connect, defaults.allow_remote_close) == ("all", None, False)
-    assert mcp_server.parse_scopes(defaults.scope) == frozenset({"read", "write", "admin"})
+    # `all` includes cypher, as the reference's scope table says (commit 899eb4c).
+    assert mcp_server.parse_scopes(defaults.scope) == frozenset(
+        {"read", "write", "admin", "cypher"}
+    )
 
 
 def test_mcp_bad_scope_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
