@@ -1,0 +1,105 @@
+"""A fresh clone works on its own: ``git clone`` the repository's committed HEAD into an empty
+temporary directory (nothing beside it: no ``../shared``), run ``make demo`` there with a
+size flag, and run the tests that used to need ``../shared`` inside the clone.
+
+Installing into a new virtual environment would take minutes, so the clone reuses this
+checkout's environment as it is: ``make demo VENV=<this .venv> NO_INSTALL=1`` (the Makefile
+skips its install step), with ``PYTHONPATH=<clone>/src`` so that the clone's own code and
+data are the ones imported (checked below), never this checkout's. Uncommitted work is not
+in the clone: this test checks what a user cloning HEAD gets.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import _service_fixtures as sf  # noqa: E402
+from lcg.rpc.client import Client  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+#: The tests that needed ``../shared`` before the data moved into ``examples/``.
+USED_TO_NEED_SHARED = [
+    "tests/e2e/test_demo.py",
+    "tests/integration/test_llm_fakes_providers.py",
+    "tests/unit/extract/test_ontology.py",
+    "tests/unit/extract/test_extractor_prompts.py",
+    "tests/unit/test_self_contained.py",
+]
+
+
+def _env(clone: Path) -> dict[str, str]:
+    env = sf.serve_env()  # the hash test embedder, no LLM, no LCG_* of the caller
+    env["PYTHONPATH"] = str(clone / "src")
+    # A user's shell: this checkout's venv is not on PATH.
+    env["PATH"] = os.pathsep.join(
+        p for p in env.get("PATH", "").split(os.pathsep) if not (Path(p) / "lcg").exists()
+    )
+    return env
+
+
+def test_a_fresh_clone_runs_the_demo_and_its_tests() -> None:
+    venv = Path(sys.executable).parent.parent
+    with sf.temp_workspace("lcg-clone-") as root:
+        clone = root / "lcg"
+        subprocess.run(
+            ["git", "clone", "--quiet", str(sf.REPO), str(clone)], check=True, timeout=300
+        )
+        assert sorted(p.name for p in root.iterdir()) == ["lcg"]  # nothing beside it
+        env = _env(clone)
+        where = subprocess.run(
+            [sys.executable, "-c", "import lcg, pathlib; print(pathlib.Path(lcg.__file__))"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=str(clone),
+            check=True,
+        )
+        assert where.stdout.strip() == str(clone / "src" / "lcg" / "__init__.py")
+
+        ws = root / "ws"
+        demo = subprocess.run(
+            [
+                "make",
+                "--no-print-directory",
+                "demo",
+                f"VENV={venv}",
+                "NO_INSTALL=1",
+                f"DEMO_ARGS=--limit 5 --workspace {ws} -s",
+            ],  # fmt: skip
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=str(clone),
+            timeout=600,
+            check=False,
+        )
+        sock = ws / ".lcg" / "service.sock"
+        try:
+            assert demo.returncode == 0, demo.stdout + demo.stderr
+            assert f"corpus {clone / 'examples' / 'apollo'}" in demo.stdout
+            assert "from 5 articles" in demo.stdout
+            assert "Neil Armstrong commanded Apollo 11." in demo.stdout
+            assert "The service keeps running (pid " in demo.stdout
+        finally:
+            if sock.exists():
+                with Client(sock, timeout=60) as c:
+                    c.call("knowledge_close", {})
+
+        tests = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *USED_TO_NEED_SHARED],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=str(clone),
+            timeout=900,
+            check=False,
+        )
+        assert tests.returncode == 0, tests.stdout[-4000:] + tests.stderr[-2000:]
+        assert " passed" in tests.stdout and "skipped" not in tests.stdout
