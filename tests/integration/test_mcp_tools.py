@@ -172,6 +172,12 @@ def test_tool_semantics() -> None:
                 with pytest.raises(MCPError) as info:
                     await s.call_tool(name, {})
                 assert (info.value.code, info.value.message) == (-32601, f"Unknown tool: '{name}'")
+            # A near name suggests the closest visible tool (issue 15 item 5).
+            with pytest.raises(MCPError) as info:
+                await s.call_tool("knowledge_find_entity", {"query": "q"})
+            assert info.value.message == (
+                "Unknown tool: 'knowledge_find_entity' — did you mean 'knowledge_find_entities'?"
+            )
 
             seen: list[tuple[float, float | None, str | None]] = []
 

@@ -47,6 +47,7 @@ from lcg.rpc.errors import (
 )
 from lcg.rpc.progress import Frame, frame_fields
 from lcg.rpc.registry import MCP_SCOPES, MethodSpec, Registry, input_schema
+from lcg.rpc.schema import closest
 from lcg.rpc.server import LINE_LIMIT, App, Dispatcher
 
 if TYPE_CHECKING:
@@ -342,7 +343,10 @@ def build_mcp_server(
     ) -> mt.CallToolResult:
         spec = tools.get(params.name)
         if spec is None:
-            raise MCPError(METHOD_NOT_FOUND, f"Unknown tool: '{params.name}'")
+            # The reference's text, then the closest visible tool (never a hidden one).
+            guess = closest(params.name, list(tools), prefix="knowledge_", cutoff=75.0)
+            hint = f" — did you mean '{guess}'?" if guess else ""
+            raise MCPError(METHOD_NOT_FOUND, f"Unknown tool: '{params.name}'{hint}")
         args = dict(params.arguments or {})
         missing = [n for n in spec.required_params() if args.get(n) is None]
         if missing:
