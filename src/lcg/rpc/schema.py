@@ -270,12 +270,17 @@ def _int_field(t: mi.Type) -> bool:
 
 
 def _non_finite(value: Any) -> bool:
-    if isinstance(value, float):
-        return not math.isfinite(value)
-    if isinstance(value, list):
-        return any(_non_finite(v) for v in value)
-    if isinstance(value, dict):
-        return any(_non_finite(v) for v in value.values())
+    # Iterative: a deeply nested value must not become a RecursionError (-32603).
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return True
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
     return False
 
 
