@@ -214,6 +214,20 @@ def test_status_reports_the_loaded_workspace_ontology() -> None:
             }
 
 
+def test_status_ontology_of_a_broken_file_and_of_no_root() -> None:
+    with sf.temp_workspace() as ws:
+        (ws / ".lcg").mkdir()
+        (ws / ".lcg" / "ontology.yaml").write_text("entity_types: [unclosed\n")
+        env = {"LIMINIS_WORKSPACE_ROOT": str(ws)}
+        with sf.in_process_service(ws, env=env) as svc, sf.RawConnection(svc.socket_path) as c:
+            onto = c.result("knowledge_status")["ontology"]
+            # present on disk, but not loaded (a parse error stands for "no ontology", §5.11)
+            assert (onto["present"], onto["loaded"], onto["mode"]) == (True, False, None)
+    with sf.in_process_service() as svc, sf.RawConnection(svc.socket_path) as c:
+        onto = c.result("knowledge_status")["ontology"]
+        assert (onto["present"], onto["loaded"], onto["drifted"]) == (False, False, False)
+
+
 def test_status_shows_a_generation_change_on_disk_without_a_restart() -> None:
     with sf.in_process_service() as svc, sf.RawConnection(svc.socket_path) as c:
         c.result("knowledge_assert_entity", {"name": "Kepler"})  # the writer is now open
