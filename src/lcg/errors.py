@@ -9,6 +9,7 @@
     │   ├── CorruptFileError       a metadata file is unreadable (name + remedy)
     │   └── MarkError              a mark (checkpoint) operation failed
     ├── ProjectionError        a projection could not apply, load or answer
+    │   ├── ProjectionIOError      it cannot write to disk now (full disk, I/O error); it lags
     │   └── RebuildRefusedError    a rebuild was refused (non-empty group, busy, ...)
     ├── EmbedderError          the embedder failed or answered with a bad shape
     ├── ExtractionError        the extractor (LLM) failed
@@ -40,6 +41,7 @@ __all__ = [
     "MethodNotFoundError",
     "NotFoundError",
     "ProjectionError",
+    "ProjectionIOError",
     "ReadOnlyError",
     "RebuildRefusedError",
     "RequestError",
@@ -82,6 +84,11 @@ class MarkError(StreamError):
 
 class ProjectionError(LcgError):
     """A projection could not apply events, load its snapshot or answer a query."""
+
+
+class ProjectionIOError(ProjectionError):
+    """A projection cannot write to disk now (full disk, I/O error): it lags the stream and
+    catches up from it once it can; no event is skipped."""
 
 
 class RebuildRefusedError(ProjectionError):

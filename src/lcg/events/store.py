@@ -84,6 +84,11 @@ class WalStore:
         """Min/max seq and file statistics of the group's stream."""
         return read_bounds(self.group_dir(group_id), write_cache=self.write_caches)
 
+    def open_writers(self) -> list[StreamWriter]:
+        """The writers opened so far."""
+        with self._lock:
+            return list(self._writers.values())
+
     def has_writer(self, group_id: str) -> bool:
         """True if this store has opened ``group_id``'s writer."""
         return group_id in self._writers

@@ -24,7 +24,7 @@ import msgspec
 import numpy as np
 
 from lcg.config import Config
-from lcg.errors import InvalidParamsError, LcgError
+from lcg.errors import InvalidParamsError, LcgError, StreamError
 from lcg.events.model import (
     DroppedEdge,
     EdgeInvalidation,
@@ -345,7 +345,18 @@ class ExtractionService:
                 event, counters = _decide(
                     ws, ep, output, prepared, self.extractor.model_id, ontology
                 )
-            ws.commit(ep.group_id, [event])
+            try:
+                ws.commit(ep.group_id, [event])
+            except StreamError as exc:
+                # The outcome is not durable (a full disk): the episode stays pending, and
+                # the call that added it still succeeds, for its text is durable.
+                return EpisodeExtraction(
+                    episode_uuid=episode_uuid,
+                    group_id=ep.group_id,
+                    status="failed",
+                    error=str(exc),
+                    duration_seconds=round(time.monotonic() - started, 6),
+                )
         self._record_ontology(ws, ep.group_id, ontology)
         return EpisodeExtraction(
             episode_uuid=episode_uuid,

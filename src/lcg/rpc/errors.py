@@ -93,6 +93,7 @@ ERROR_TABLE: dict[type[E.LcgError], ErrorRule] = {
     # Mark errors carry their own complete text (the reference's `checkpoint "x" not found`).
     E.MarkError: ErrorRule(APPLICATION_ERROR, ""),
     E.ProjectionError: ErrorRule(APPLICATION_ERROR, "database error: "),
+    E.ProjectionIOError: ErrorRule(APPLICATION_ERROR, "database error: "),
     E.RebuildRefusedError: ErrorRule(APPLICATION_ERROR, "IPC error: "),
     E.EmbedderError: ErrorRule(APPLICATION_ERROR, "embedding error: "),
     E.ExtractionError: ErrorRule(APPLICATION_ERROR, "LLM error: "),
