@@ -29,7 +29,7 @@ from typing import Any, cast
 import kuzu
 import msgspec
 
-from lcg.errors import ProjectionError, RebuildRefusedError
+from lcg.errors import ProjectionError, ProjectionIOError, RebuildRefusedError
 from lcg.events.model import EdgeRecord, Event
 from lcg.projections._graph_apply import (
     EDGE_COLUMNS,
@@ -41,6 +41,7 @@ from lcg.projections._graph_apply import (
     purge,
     ts_text,
 )
+from lcg.projections._graph_guard import abandon, is_io_failure, reserve_room
 from lcg.projections._graph_index import GraphIndex, IndexDelta
 from lcg.projections._graph_schema import DB_FILE, create_schema
 from lcg.projections.rows import GraphCounts
@@ -75,6 +76,8 @@ class GraphProjection:
         self._write_lock = threading.Lock()
         self._readers: queue.SimpleQueue[kuzu.Connection] = queue.SimpleQueue()
         self._closed = False
+        #: Set once Kuzu failed a write on I/O: no more writes, and no close (ADR 0081).
+        self.io_failure: str | None = None
 
     # ---- connections ----------------------------------------------------------------
 
@@ -120,6 +123,9 @@ class GraphProjection:
         """A write transaction and its locator delta, folded in only once ``COMMIT`` succeeded."""
         with self._write_lock:
             self._check_open()
+            if self.io_failure is not None:
+                raise ProjectionIOError(self.io_failure)
+            reserve_room(self.path)
             conn = self._writer
             try:
                 conn.execute("BEGIN TRANSACTION")
@@ -133,6 +139,13 @@ class GraphProjection:
                 conn.execute("COMMIT")
             except BaseException as exc:
                 self._rollback(conn)
+                if is_io_failure(exc):
+                    self.io_failure = (
+                        f"the graph database failed writing {self.path} ({exc}); Kuzu cannot "
+                        "write again in this process: restart lcg (the stream holds every "
+                        "write and the graph catches up on open)"
+                    )
+                    raise ProjectionIOError(self.io_failure) from exc
                 if isinstance(exc, ProjectionError):
                     raise
                 if isinstance(exc, Exception):
@@ -324,4 +337,7 @@ class GraphProjection:
                 reader.close()
             forget_prepared(self._writer)
             self._writer.close()
-            self._db.close()
+            if self.io_failure is not None:
+                abandon(self._db)  # Kuzu aborts the process closing it (ADR 0081)
+            else:
+                self._db.close()

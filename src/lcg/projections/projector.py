@@ -30,6 +30,7 @@ from lcg.errors import (
     EmbedderError,
     GenerationError,
     ProjectionError,
+    ProjectionIOError,
     RebuildRefusedError,
     StreamError,
 )
@@ -487,6 +488,11 @@ class Projector:
             self.graph.apply(group_id, generation, events)
             result.transactions_committed += 1
             return
+        except ProjectionIOError:
+            # No room on disk (or Kuzu failed on I/O): no event is to blame, so none is
+            # skipped; the graph lags and catches up from the stream later (ADR 0081).
+            result.transactions_rolled_back += 1
+            raise
         except ProjectionError as exc:
             result.transactions_rolled_back += 1
             if len(events) == 1:

@@ -14,12 +14,14 @@ import fcntl
 import os
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
+from lcg import telemetry
 from lcg.config import Config, require_workspace
-from lcg.errors import ConfigError, StreamLockedError
+from lcg.errors import ConfigError, ProjectionError, StreamLockedError
+from lcg.events._fs import describe_os_error
 from lcg.events.layout import EMBEDDING_MODEL_FILE, LCG_DIR, WORKSPACE_LOCK_FILE
 from lcg.events.model import Event
 from lcg.events.sidecars import EmbeddingModelSidecar, write_embedding_model
@@ -129,6 +131,8 @@ class Workspace:
         self._locks_guard = threading.Lock()
         self._closed = False
         self._stamped: set[str] = set()
+        #: Groups whose last commit could not be applied or snapshotted after its append.
+        self._apply_faults: dict[str, str] = {}
 
     @staticmethod
     def _acquire(path: Path) -> int:
@@ -189,15 +193,53 @@ class Workspace:
         The caller holds ``group_lock(group_id)`` when its decision read the projections.
         """
         stamped = self.store.append(group_id, events)
-        # Applying excludes other applies and exclusive work (rebuild, close), not readers:
-        # each projection guards its own state, so reads never queue behind writes.
-        with self.rw.applying():
-            self.projector.apply_live(group_id, stamped)
-        if group_id not in self._stamped:
-            self._stamped.add(group_id)
-            if not (self.store.group_dir(group_id) / EMBEDDING_MODEL_FILE).exists():
-                self.record_embedding_model(group_id)
+        # From here the events are durable, so the write succeeded whatever follows: a
+        # projection that cannot apply or snapshot them (a full disk) lags, is noted in
+        # ``io_faults()`` and catches up from the stream on a later commit or on open.
+        try:
+            # Applying excludes other applies and exclusive work (rebuild, close), not
+            # readers: each projection guards its own state, so reads never queue behind.
+            with self.rw.applying():
+                self.projector.apply_live(group_id, stamped)
+            if group_id not in self._stamped:
+                self._stamped.add(group_id)
+                if not (self.store.group_dir(group_id) / EMBEDDING_MODEL_FILE).exists():
+                    self.record_embedding_model(group_id)
+        except Exception as exc:  # noqa: BLE001 - after the append nothing may fail the write
+            self._note_apply_fault(group_id, exc)
+        else:
+            if group_id in self._apply_faults:
+                self._note_apply_fault(group_id, None)
         return stamped
+
+    def _note_apply_fault(self, group_id: str, exc: Exception | None) -> None:
+        with self._locks_guard:
+            if exc is None:
+                reason = None
+                self._apply_faults.pop(group_id, None)
+            else:
+                cause = exc if isinstance(exc, OSError) else exc.__cause__
+                detail = (
+                    describe_os_error(cause, Path(cause.filename))
+                    if isinstance(cause, OSError) and cause.filename
+                    else f"{type(exc).__name__}: {exc}"
+                )
+                reason = f"projections of group {group_id!r} lag the stream: {detail}"
+                if self._apply_faults.get(group_id) == reason:
+                    return
+                self._apply_faults[group_id] = reason
+        telemetry.emit(telemetry.IoFault(component=f"projections {group_id}", reason=reason))
+
+    def io_faults(self) -> list[str]:
+        """Why writes fail or projections lag right now (a full disk), oldest cause first."""
+        faults = [w.fault for w in self.store.open_writers() if w.fault is not None]
+        if self.cache.fault is not None:
+            faults.append(self.cache.fault)
+        if self.graph.io_failure is not None:
+            faults.append(self.graph.io_failure)
+        with self._locks_guard:
+            faults.extend(self._apply_faults.values())
+        return faults
 
     @contextmanager
     def reading(self) -> Iterator[None]:
@@ -250,19 +292,43 @@ class Workspace:
         if self._closed:
             return
         self._closed = True
+
+        def save() -> None:
+            with self.rw.write():
+                self.projector.save()
+
+        steps: list[tuple[str, Callable[[], None]]] = [] if self.inspect_only else [("save", save)]
+        steps += [
+            ("streams", self.store.close),
+            ("graph", self.graph.close),
+            ("text", self.text.close),
+            ("vectors", self.vectors.close),
+            ("cache", self.cache.close),
+        ]
+        if self._owns_embedder:
+            steps.append(("embedder", self.embedder.close))
+        failure: BaseException | None = None
         try:
-            if not self.inspect_only:
-                with self.rw.write():
-                    self.projector.save()
+            # Every step runs whatever an earlier one raised: a snapshot that cannot be
+            # written (a full disk) must not leave the graph or the streams unclosed.
+            for what, step in steps:
+                try:
+                    step()
+                except (ProjectionError, OSError) as exc:
+                    # A snapshot not written costs a catch-up from the stream on the next
+                    # open, nothing more: say so and go on closing.
+                    telemetry.emit(
+                        telemetry.IoFault(
+                            component=f"workspace close ({what})",
+                            reason=f"{exc}; the projections catch up from the streams on open",
+                        )
+                    )
+                except BaseException as exc:  # noqa: BLE001 - re-raised once all steps ran
+                    failure = failure or exc
         finally:
-            self.store.close()
-            self.graph.close()
-            self.text.close()
-            self.vectors.close()
-            self.cache.close()
-            if self._owns_embedder:
-                self.embedder.close()
             os.close(self._lock_fd)
+        if failure is not None:
+            raise failure
 
     def __enter__(self) -> Workspace:
         return self

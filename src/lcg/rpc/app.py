@@ -150,6 +150,21 @@ class ServiceApp:
         """``(initializing | healthy | degraded, reason)``."""
         return self._state, self._reason
 
+    def health(self) -> tuple[State, str | None]:
+        """``state()``, except ``degraded`` while writes fail or projections lag on I/O.
+
+        Such a service still answers every method (reads work on a full disk and writes
+        are retried by their callers), so this is not the ``state()`` the dispatcher guards
+        with; it says the truth to ``health_check`` until a write succeeds again.
+        """
+        state, reason = self.state()
+        ws = self._ws
+        if state == "healthy" and ws is not None:
+            faults = ws.io_faults()
+            if faults:
+                return "degraded", "; ".join(faults)
+        return state, reason
+
     # ---- for handlers --------------------------------------------------------------------
 
     @property
