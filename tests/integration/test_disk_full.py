@@ -1,0 +1,233 @@
+"""A full disk under write load: success iff durable, reads go on, the same process recovers.
+
+A real ``lcg serve`` subprocess keeps its workspace on a small tmpfs (3 MB, as reported in
+issue 11 item 6). Four client threads assert entities and process chunks (two groups) while
+the test fills the disk with a filler file. Then:
+
+* every write answered success is in the stream, and no write answered with an error is;
+* reads (entity search, passage search, status) answer while the disk is full, and
+  ``health_check`` says ``degraded`` with ``disk full writing <path>``;
+* once the filler is deleted, writes succeed again in the same process and ``health_check``
+  says ``healthy``;
+* ``SIGTERM`` stops the service with exit code 0 (no abort in Kuzu's close), and after a
+  restart ``lcg verify`` finds the projections equal to a replay of the streams.
+
+Mounting a tmpfs needs root (CI runs the suite as root); anywhere else the test is skipped
+with the reason. The embedder is the hash test double; everything else is real.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import _service_fixtures as sf  # noqa: E402
+from lcg.rpc.client import Client  # noqa: E402
+
+TMPFS_SIZE = "3m"
+WRITERS = 4
+GROUPS = ("liminis", "df-g2")
+
+
+def _mount_tmpfs(target: Path) -> str | None:
+    """Mount a small tmpfs on ``target``; the reason it cannot be done, or ``None``."""
+    if os.geteuid() != 0:
+        return "mounting a tmpfs needs root (CI runs this test as root)"
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={TMPFS_SIZE},mode=0700", "tmpfs", str(target)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        return f"mount -t tmpfs is not permitted here: {done.stderr.strip()}"
+    return None
+
+
+@contextlib.contextmanager
+def small_disk() -> Iterator[tuple[Path, Path]]:
+    """``(mount point on a 3 MB tmpfs, a log directory off it)``; skips when not root."""
+    base = Path(tempfile.mkdtemp(prefix="lcg-df-", dir="/tmp"))
+    mnt = base / "m"
+    mnt.mkdir()
+    why = _mount_tmpfs(mnt)
+    if why is not None:
+        shutil.rmtree(base, ignore_errors=True)
+        pytest.skip(why)
+    try:
+        yield mnt, base
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def fill(path: Path) -> int:
+    """Write ``path`` until the disk is full; returns the bytes written."""
+    written = 0
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for size in (1 << 16, 1 << 12, 1 << 9, 1):
+            try:
+                while True:
+                    written += os.write(fd, b"\0" * size)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC, exc
+    finally:
+        os.close(fd)
+    return written
+
+
+class Writers:
+    """Client threads writing unique keys; every outcome recorded as (key, error or None)."""
+
+    def __init__(self, sock: Path, nonce: str) -> None:
+        self.sock = sock
+        self.nonce = nonce
+        self.outcomes: list[tuple[str, str | None]] = []
+        self.guard = threading.Lock()
+        self.stop = threading.Event()
+        self.threads: list[threading.Thread] = []
+
+    def start(self, n: int, tag: str, limit: int | None = None) -> None:
+        """Start ``n`` writers; each stops after ``limit`` writes or when told."""
+        self.stop.clear()
+        self.threads = [
+            threading.Thread(target=self._run, args=(f"{tag}{t}", limit)) for t in range(n)
+        ]
+        for thread in self.threads:
+            thread.start()
+
+    def join(self) -> None:
+        """Tell the writers to stop and wait for them."""
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(120)
+        assert not any(t.is_alive() for t in self.threads), "a writer hung"
+
+    def _run(self, who: str, limit: int | None) -> None:
+        with Client(self.sock, timeout=120) as c:
+            i = 0
+            while not self.stop.is_set() and (limit is None or i < limit):
+                i += 1
+                # Keys are unique and quoted whole in the stream: "…-n1-<nonce>" is never
+                # part of "…-n11-<nonce>".
+                key = f"{who}-n{i}-{self.nonce}"
+                error: str | None = None
+                try:
+                    if i % 2:
+                        c.assert_entity(name=key, group_id=GROUPS[0], summary=f"about {key}")
+                    else:
+                        c.process_chunk(
+                            chunk_text=f"passage {key} " + "words to search " * 20,
+                            chunk_id=key,
+                            source_file=f"{who}.txt",
+                            group_id=GROUPS[1],
+                        )
+                except Exception as exc:  # noqa: BLE001 - every refusal is recorded and checked
+                    error = str(exc)
+                with self.guard:
+                    self.outcomes.append((key, error))
+
+    def count(self, *, failed: bool) -> int:
+        """How many writes failed (or succeeded) so far."""
+        with self.guard:
+            return sum(1 for _, e in self.outcomes if (e is not None) == failed)
+
+
+def wait_for(what: str, check: object, timeout: float = 60.0) -> None:
+    """Poll ``check()`` until it is true."""
+    assert callable(check)
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def stream_text(ws: Path) -> str:
+    """Every line of every group stream, as one text."""
+    return json.dumps(sf.stream_events(ws / ".lcg" / "wal"))
+
+
+def test_a_full_disk_refuses_writes_truthfully_and_the_same_process_recovers() -> None:
+    with small_disk() as (mnt, logs):
+        ws = mnt / "ws"
+        ws.mkdir()
+        sock = ws / ".lcg" / "service.sock"
+        log = logs / "serve.log"
+        proc = sf.spawn_serve(ws, log_name=str(log))
+        try:
+            sf.wait_healthy(sock, proc)
+            writers = Writers(sock, uuid.uuid4().hex[:8])
+
+            # Write with room, then fill the disk while four writers are busy.
+            writers.start(WRITERS, "w")
+            wait_for("writes with room", lambda: writers.count(failed=False) >= 12)
+            filler = mnt / "filler"
+            fill(filler)
+            wait_for("refused writes", lambda: writers.count(failed=True) >= 8)
+            writers.join()
+            refusal = next(e for _, e in writers.outcomes if e is not None)
+            assert "disk full writing" in refusal and "nothing was written" in refusal
+
+            # While full: health says why, and reads answer.
+            with Client(sock, timeout=60) as c:
+                health = c.health_check()
+                assert health["state"] == "degraded", health
+                assert "disk full writing" in health["reason"], health
+                acked = [k for k, e in writers.outcomes if e is None]
+                entity = next(k for k in acked if k.split("-n")[1].split("-")[0] in "13579")
+                assert any(n["name"] == entity for n in c.find_entities(entity)["nodes"])
+                assert c.search_passages("words to search")["passages"]
+                assert c.status()
+
+            # Space is back: the same process writes again and says it is healthy.
+            filler.unlink()
+            writers.start(WRITERS, "r", limit=6)
+            for thread in writers.threads:
+                thread.join(120)
+            after = writers.outcomes[-WRITERS * 6 :]
+            assert [e for _, e in after if e is not None] == []
+            with Client(sock, timeout=60) as c:
+                wait_for("healthy", lambda: c.health_check()["state"] == "healthy")
+
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(120) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(30)
+        text = log.read_text(errors="replace")
+        for abort in ("double free", "corrupted", "Aborted", "Fatal Python error"):
+            assert abort not in text, text[-3000:]
+
+        # After a restart: exactly the acknowledged writes are in the streams.
+        stream = stream_text(ws)
+        acked = [k for k, e in writers.outcomes if e is None]
+        refused = [k for k, e in writers.outcomes if e is not None]
+        assert [k for k in acked if f'"{k}"' not in stream] == []
+        assert [k for k in refused if f'"{k}"' in stream] == []
+        proc = sf.spawn_serve(ws, log_name=str(log))
+        try:
+            sf.wait_healthy(sock, proc)
+            with Client(sock, timeout=60) as c:
+                for key in acked[-4:]:
+                    assert c.find_entities(key)["nodes"] or c.search_passages(key)["passages"]
+        finally:
+            assert sf.stop_serve(proc, sock) == 0
+        verify = sf.run_lcg(ws, "verify")
+        assert verify.returncode == 0, verify.stdout + verify.stderr
