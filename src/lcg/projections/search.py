@@ -353,11 +353,9 @@ class Searcher:
         scored.sort()
         kept: list[str] = []
         for _neg, u in scored:
-            if (
-                u in chunk_bm25
-                or source_of.get(u) in source_bm25
-                or cosines.get(u, 0.0) >= min_score
-            ):
+            # The same rule as RRF's: the source legs reorder passages, they add none that
+            # neither matches a query word nor reaches min_score.
+            if u in chunk_bm25 or cosines.get(u, 0.0) >= min_score:
                 kept.append(u)
                 if len(kept) == num_results:
                     break
