@@ -161,6 +161,22 @@ def test_status_does_not_catch_up_a_stream_ahead_of_its_projections(workspace: P
     assert not (workspace / ".lcg" / "vectors").exists()  # nothing was rebuilt
 
 
+def test_status_recreates_no_deleted_projection_or_cache(workspace: Path) -> None:
+    import shutil
+
+    lcg_dir = workspace / ".lcg"
+    for name in ("db", "vectors", "cache"):
+        shutil.rmtree(lcg_dir / name)
+    before = _tree(lcg_dir)
+    done = lcg("status", "--json", cwd=workspace)
+    assert done.returncode == 1, done.stdout + done.stderr  # the group lags: said, not fixed
+    report = json.loads(done.stdout)
+    assert report["wal_groups"]["g"]["hydration_status"] == "wal_ahead"
+    assert report["entity_count"] == 0  # an empty graph was looked at, outside the workspace
+    assert _tree(lcg_dir) == before
+    assert not any((lcg_dir / name).exists() for name in ("db", "vectors", "cache"))
+
+
 def test_dump_of_an_unknown_group_is_an_error_like_wal_tail(workspace: Path) -> None:
     tail = lcg("wal", "tail", "--group", "nosuch", cwd=workspace)
     dump = lcg("dump", "--group", "nosuch", "--to", str(workspace / "out"), cwd=workspace)

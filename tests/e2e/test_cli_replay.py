@@ -57,7 +57,7 @@ def test_replay_after_the_projections_are_deleted(tmp_path: Path, lcg: Lcg) -> N
         assert ws.digests("g") == digests
     # Now the group holds data: refused with the remedy, then done with --force-clear.
     status, out, err = lcg(tmp_path, "replay", "--group", "g")
-    assert status == 1 and "force_clear" in err
+    assert status == 1 and "pass --force-clear to purge" in err
     status, out, err = lcg(tmp_path, "replay", "--group", "g", "--force-clear")
     assert status == 0 and "12 events replayed" in out
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -28,8 +29,9 @@ from lcg.events.sidecars import EmbeddingModelSidecar, write_embedding_model
 from lcg.events.store import WalStore
 from lcg.events.writer import utc_now
 from lcg.extract.embedders import Embedder, make_embedder
+from lcg.projections._graph_schema import DB_FILE
 from lcg.projections._rwlock import RWLock
-from lcg.projections.cache import EmbeddingCache
+from lcg.projections.cache import EMBEDDINGS_DIR, EmbeddingCache, cache_dir_name
 from lcg.projections.embedding import CachedTextEmbedder
 from lcg.projections.graph import GraphProjection
 from lcg.projections.projector import ProgressFn, Projector, ReplayResult
@@ -77,6 +79,7 @@ class Workspace:
         #: Opened to look only (``lcg status``, ``lcg verify``): nothing is created, applied,
         #: re-embedded or saved, and vectors another embedder made stay on disk as they are.
         self.inspect_only = inspect
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
         # The lock lives in the workspace's own state directory, never beside a stream root
         # that LCG_WAL_DIR may point elsewhere (a publication, a shared folder).
         lcg_dir = config.workspace / LCG_DIR
@@ -105,10 +108,22 @@ class Workspace:
                 model=config.embedding_model,
                 dim=config.embedding_dim,
             )
-            self.cache = EmbeddingCache.for_embedder(config.cache_dir, self.embedder)
+            cache_dir = config.cache_dir
+            model_cache = (
+                cache_dir
+                / EMBEDDINGS_DIR
+                / cache_dir_name(self.embedder.model_id, self.embedder.dim)
+            )
+            if inspect and not model_cache.is_dir():
+                cache_dir = self._scratch_dir("cache")  # looking makes no cache of its own
+            self.cache = EmbeddingCache.for_embedder(cache_dir, self.embedder)
             self.text_embedder = CachedTextEmbedder(self.embedder, self.cache)
-            config.db_dir.mkdir(parents=True, exist_ok=True)
-            self.graph = GraphProjection(config.db_dir)
+            db_dir = config.db_dir
+            if inspect and not (db_dir / DB_FILE).exists():
+                # No graph yet: look at an empty one outside the workspace, create none in it.
+                db_dir = self._scratch_dir("db")
+            db_dir.mkdir(parents=True, exist_ok=True)
+            self.graph = GraphProjection(db_dir)
             self.text = TextProjection(config.text_dir)
             self.vectors = VectorProjection(
                 config.vectors_dir, self.embedder.dim, self.embedder.model_id, read_only=inspect
@@ -125,6 +140,7 @@ class Workspace:
             )
         except BaseException:
             os.close(self._lock_fd)
+            self._drop_scratch()
             raise
         self.rw = _WorkspaceLock()
         self._group_locks: dict[str, threading.Lock] = {}
@@ -133,6 +149,17 @@ class Workspace:
         self._stamped: set[str] = set()
         #: Groups whose last commit could not be applied or snapshotted after its append.
         self._apply_faults: dict[str, str] = {}
+
+    def _scratch_dir(self, name: str) -> Path:
+        """A directory outside the workspace for what an inspecting open must not create."""
+        if self._scratch is None:
+            self._scratch = tempfile.TemporaryDirectory(prefix="lcg-inspect-")
+        return Path(self._scratch.name) / name
+
+    def _drop_scratch(self) -> None:
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None
 
     @staticmethod
     def _acquire(path: Path) -> int:
@@ -327,6 +354,7 @@ class Workspace:
                     failure = failure or exc
         finally:
             os.close(self._lock_fd)
+            self._drop_scratch()
         if failure is not None:
             raise failure
 
