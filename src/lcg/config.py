@@ -136,6 +136,9 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
     replay_llm: str | None = None
     cost_table_path: str | None = None
     workspace_root: Path | None = None
+    #: ``LCG_EXPORT_ROOT``: where, besides the workspace, ``knowledge_dump_wal`` may write an
+    #: absolute ``target_dir`` (unset: nowhere else; ADR 0083).
+    export_root: Path | None = None
     #: The service's telemetry (``lcg serve``, ``lcg mcp``: JSON lines in its log on stderr);
     #: ``LCG_TELEMETRY=off`` silences it.
     telemetry: bool = True
@@ -211,6 +214,7 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
             replay_llm=e.get("LCG_REPLAY_LLM") or None,
             cost_table_path=e.get("LIMINIS_LLM_COST_TABLE_PATH") or None,
             workspace_root=Path(root) if root else None,
+            export_root=(ws / e["LCG_EXPORT_ROOT"]).resolve() if e.get("LCG_EXPORT_ROOT") else None,
             telemetry=e.get("LCG_TELEMETRY", "on") != "off",
             cli_telemetry=e.get("LCG_TELEMETRY", "off") != "off",
         )

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 from pathlib import Path
 
 import msgspec
 
 from lcg.errors import MarkError
-from lcg.events._fs import fsync_dir
+from lcg.events._fs import DIR_MODE, FILE_MODE, fsync_dir
 from lcg.events.layout import CHECKPOINTS_DIR
 
 __all__ = ["MarkInfo", "MarkRecord", "create_mark", "delete_mark", "list_marks", "validate_name"]
@@ -82,16 +83,29 @@ def _state(mark_dir: Path) -> tuple[int, int | None]:
     return highest, active
 
 
+def _lstat_mode(path: Path) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except FileNotFoundError:
+        return 0
+
+
 def _write_excl(path: Path, data: bytes) -> bool:
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     except FileExistsError:
         return False
     try:
-        os.write(fd, data)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
         os.fsync(fd)
-    finally:
+    except BaseException:
         os.close(fd)
+        # A half-written mark must not stand as created (a full disk): take it back.
+        path.unlink(missing_ok=True)
+        raise
+    os.close(fd)
     fsync_dir(path.parent)
     return True
 
@@ -99,8 +113,16 @@ def _write_excl(path: Path, data: bytes) -> bool:
 def create_mark(group_dir: Path, name: str, seq: int | None, generation: str | None) -> MarkRecord:
     """Create the mark ``name`` at ``seq``; raise ``MarkError`` if it is already active."""
     validate_name(name)
+    # Only an existing stream directory takes marks: creating it here would make a group
+    # (and pass by the case-collision guard, which only the writer applies).
+    if not stat.S_ISDIR(_lstat_mode(group_dir)):
+        raise MarkError(
+            f"no stream directory {group_dir} (or it is not a real directory): marks are made "
+            "on a group that has been written"
+        )
     mark_dir = group_dir / CHECKPOINTS_DIR / name
-    mark_dir.mkdir(parents=True, exist_ok=True)
+    mark_dir.parent.mkdir(mode=DIR_MODE, exist_ok=True)
+    mark_dir.mkdir(mode=DIR_MODE, exist_ok=True)
     record = MarkRecord(
         name=name, seq=seq, created_at_ms=int(time.time() * 1000), wal_generation=generation
     )

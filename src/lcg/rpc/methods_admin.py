@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import msgspec
@@ -30,6 +29,7 @@ from lcg.projections.dump import dump_groups
 from lcg.projections.projector import ReplayProgress, ReplayResult
 from lcg.projections.status import build_status, degraded_status
 from lcg.projections.verify import verify_workspace
+from lcg.rpc._paths import export_target
 from lcg.rpc.params import GroupId, RequiredGroupIds, SeqInt, unique, write_group
 from lcg.rpc.registry import CallContext, MethodSpec, NoParams, Params
 
@@ -344,8 +344,11 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
 
     async def dump_wal(ctx: CallContext, p: DumpParams) -> msgspec.Struct:
         ws = app.ws
+        # A client's path lands inside the workspace or LCG_EXPORT_ROOT, never elsewhere.
         target_dir = (
-            Path(p.target_dir) if p.target_dir else ws.config.wal_dir.parent / "wal-compacted"
+            export_target(ws.config, p.target_dir)
+            if p.target_dir is not None
+            else ws.config.wal_dir.parent / "wal-compacted"
         )
         groups = [p.group_id] if p.group_id else None
         return await app.run_write(dump_groups, ws, target_dir, groups)
@@ -370,15 +373,20 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
 
         def run() -> MarkCreated:
             applied = ws.projector.applied_seq(gid)
-            bounds = ws.store.bounds(gid)
-            if applied is None and bounds.max_seq is not None:
+            gdir = ws.store.group_dir(gid)
+            if applied is None:
+                # As the reference: no applied position, no mark. And nothing is created, so a
+                # mark never makes a group directory (nor one beside another's case).
+                if ws.store.bounds(gid).max_seq is not None:
+                    raise MarkError(
+                        f"group {gid!r} has no applied position yet; wait for the service to "
+                        "catch up, then create the mark"
+                    )
                 raise MarkError(
-                    f"group {gid!r} has no applied position yet; wait for the service to "
-                    "catch up, then create the mark"
+                    f"group {gid!r} has never been written (no applied position): write to it "
+                    "first, or check the group id (group ids are case-sensitive)"
                 )
             generation = ws.store.generation(gid)
-            gdir = ws.store.group_dir(gid)
-            gdir.mkdir(parents=True, exist_ok=True)
             rec = create_mark(gdir, name, applied, generation)
             return MarkCreated(name=name, group_id=gid, seq=rec.seq, generation=generation)
 

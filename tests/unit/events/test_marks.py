@@ -13,6 +13,33 @@ from lcg.events.layout import CHECKPOINTS_DIR
 from lcg.events.marks import MarkRecord, create_mark, delete_mark, list_marks, validate_name
 
 
+@pytest.fixture(autouse=True)
+def _stream_dir(gdir: Path) -> None:
+    """Marks are made on a stream directory that exists (a group that was written)."""
+    gdir.mkdir(parents=True)
+
+
+def test_a_mark_on_a_group_never_written_is_refused_and_creates_nothing(gdir: Path) -> None:
+    missing = gdir.parent / "caseg"
+    with pytest.raises(MarkError, match="no stream directory"):
+        create_mark(missing, "m", None, None)
+    assert not missing.exists()
+    # A symlink in place of a stream directory is not one either.
+    link = gdir.parent / "linked"
+    link.symlink_to(gdir)
+    with pytest.raises(MarkError, match="not a real directory"):
+        create_mark(link, "m", 1, "G")
+    assert not (gdir / CHECKPOINTS_DIR).exists()
+
+
+def test_mark_files_are_private(gdir: Path) -> None:
+    create_mark(gdir, "m", 1, "G")
+    mark_dir = gdir / CHECKPOINTS_DIR / "m"
+    assert (gdir / CHECKPOINTS_DIR).stat().st_mode & 0o777 == 0o700
+    assert mark_dir.stat().st_mode & 0o777 == 0o700
+    assert (mark_dir / "g1.create.json").stat().st_mode & 0o777 == 0o600
+
+
 def _list(gdir: Path, lo: int | None = 0, hi: int | None = 10, gen: str | None = "G") -> dict:
     marks = list_marks(gdir, wal_min_seq=lo, wal_max_seq=hi, generation=gen)
     return {m.name: m for m in marks}
