@@ -75,6 +75,9 @@ class GraphProjection:
             raise ProjectionError(f"cannot open the graph database {self.path}: {exc}") from exc
         self._write_lock = threading.Lock()
         self._readers: queue.SimpleQueue[kuzu.Connection] = queue.SimpleQueue()
+        #: Clients' Cypher (knowledge_query_cypher) runs here and nowhere else (ADR 0070).
+        self._client_conn: kuzu.Connection | None = None
+        self._client_lock = threading.Lock()
         self._closed = False
         #: Set once Kuzu failed a write on I/O: no more writes, and no close (ADR 0081).
         self.io_failure: str | None = None
@@ -117,6 +120,38 @@ class GraphProjection:
                 return cast(list[list[Any]], result.get_all())
             except Exception as exc:
                 raise ProjectionError(f"graph query failed: {exc}") from exc
+
+    def query_read_only(self, cypher: str) -> list[list[Any]]:
+        """All rows of a client's (already guarded) query, run on a connection used for
+        nothing else inside ``BEGIN TRANSACTION READ ONLY``, so Kuzu itself refuses any
+        database write the guard let through (ADR 0070)."""
+        with self._client_lock:
+            self._check_open()
+            if self._client_conn is None:
+                self._client_conn = kuzu.Connection(self._db)
+            conn = self._client_conn
+            try:
+                conn.execute("BEGIN TRANSACTION READ ONLY")
+            except Exception as exc:
+                # Never touch a connection whose BEGIN failed again (see the module doc).
+                self._client_conn = None
+                raise ProjectionError(f"cannot start a read-only transaction: {exc}") from exc
+            try:
+                result = conn.execute(cypher)
+                if not isinstance(result, kuzu.QueryResult):
+                    raise ProjectionError("graph query failed: one statement at a time")
+                return cast(list[list[Any]], result.get_all())
+            except ProjectionError:
+                raise
+            except Exception as exc:
+                raise ProjectionError(f"graph query failed: {exc}") from exc
+            finally:
+                try:
+                    conn.execute("COMMIT")
+                except Exception as exc:
+                    # A failed statement already ended the transaction.
+                    if not _is_no_txn(exc):
+                        self._client_conn = None
 
     @contextmanager
     def _transaction(self, what: str) -> Iterator[tuple[kuzu.Connection, IndexDelta]]:
@@ -335,6 +370,10 @@ class GraphProjection:
                     break
                 forget_prepared(reader)
                 reader.close()
+            with self._client_lock:
+                if self._client_conn is not None:
+                    self._client_conn.close()
+                    self._client_conn = None
             forget_prepared(self._writer)
             self._writer.close()
             if self.io_failure is not None:
