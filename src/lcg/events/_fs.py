@@ -11,7 +11,15 @@ from pathlib import Path
 
 from lcg.events.layout import TEMP_SUFFIX
 
-__all__ = ["DIR_MODE", "FILE_MODE", "atomic_write", "describe_os_error", "fsync_dir", "sweep_temps"]
+__all__ = [
+    "DIR_MODE",
+    "FILE_MODE",
+    "atomic_write",
+    "describe_os_error",
+    "fsync_dir",
+    "private_dir",
+    "sweep_temps",
+]
 
 #: Mode of every file lcg creates: the streams hold what users wrote, for their eyes only.
 FILE_MODE = 0o600
@@ -28,6 +36,25 @@ def describe_os_error(exc: OSError, path: Path) -> str:
         return f"disk full writing {path}"
     reason = exc.strerror or type(exc).__name__
     return f"{reason} writing {path} ([Errno {exc.errno}])"
+
+
+def private_dir(path: Path) -> None:
+    """Create ``path`` (and its parents) as ``0700``; an existing one of ours is tightened.
+
+    lcg's state directory holds every stream and projection, so other local users must not
+    reach into it, whatever mode a file inside gets (Kuzu and hnswlib create their own).
+    """
+    missing: list[Path] = []
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    # One by one: ``mkdir(parents=True)`` would give the parents the umask's mode.
+    for directory in reversed(missing):
+        directory.mkdir(mode=DIR_MODE, exist_ok=True)
+    st = path.stat()
+    if st.st_uid == os.geteuid() and st.st_mode & 0o077:
+        path.chmod(DIR_MODE)
 
 
 def fsync_dir(path: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import msgspec
 
-from lcg.events._fs import fsync_dir
+from lcg.events._fs import FILE_MODE, fsync_dir
 from lcg.events.layout import GENERATION_FILE, TEMP_SUFFIX
 
 __all__ = ["GenerationFile", "mint_generation", "read_generation", "write_generation"]
@@ -43,12 +43,18 @@ def read_generation(group_dir: Path) -> str | None:
     return gen or None
 
 
+def _write_private(path: Path, data: bytes) -> None:
+    """Write ``path`` (mode 0600) and make its bytes durable."""
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE), "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
 def write_generation(group_dir: Path, generation: str) -> None:
     """Replace the sidecar with ``generation`` (used when restoring it from the lines)."""
     tmp = group_dir / f"{GENERATION_FILE}.{uuid.uuid4().hex[:8]}{TEMP_SUFFIX}"
-    tmp.write_bytes(_encoder.encode(GenerationFile(generation=generation)))
-    with open(tmp, "rb") as fh:
-        os.fsync(fh.fileno())
+    _write_private(tmp, _encoder.encode(GenerationFile(generation=generation)))
     os.replace(tmp, group_dir / GENERATION_FILE)
     fsync_dir(group_dir)
 
@@ -60,9 +66,7 @@ def mint_generation(group_dir: Path) -> str:
         return existing
     generation = uuid.uuid4().hex
     tmp = group_dir / f"{GENERATION_FILE}.{uuid.uuid4().hex[:8]}{TEMP_SUFFIX}"
-    tmp.write_bytes(_encoder.encode(GenerationFile(generation=generation)))
-    with open(tmp, "rb") as fh:
-        os.fsync(fh.fileno())
+    _write_private(tmp, _encoder.encode(GenerationFile(generation=generation)))
     target = group_dir / GENERATION_FILE
     try:
         os.link(tmp, target)

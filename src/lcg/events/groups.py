@@ -11,11 +11,20 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
-from lcg.errors import GroupNameError
+from lcg.errors import GroupNameError, StreamError
 
-__all__ = ["decode_group", "encode_group", "guard_case_collision", "list_groups"]
+__all__ = [
+    "check_group_dir",
+    "check_streams",
+    "check_wal_root",
+    "decode_group",
+    "encode_group",
+    "guard_case_collision",
+    "list_groups",
+]
 
 _PLAIN = re.compile(r"[A-Za-z0-9_-]{1,200}")
 _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
@@ -93,3 +102,58 @@ def guard_case_collision(wal_root: Path, dir_name: str) -> None:
                 f"stream directory {dir_name!r} would collide with existing {entry!r} "
                 "(names may differ only by case on some file systems); use a distinct group_id"
             )
+
+
+def check_wal_root(wal_root: Path) -> None:
+    """Refuse a stream root another local user could write into or owns (``StreamError``).
+
+    Whoever can write the root can plant or swap a group's stream (the model itself); a root
+    that is missing is fine (lcg creates it ``0700``). Checked on the directory the path
+    leads to, so a root reached through a symlink is judged by its target.
+    """
+    try:
+        st = os.stat(wal_root)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        raise StreamError(f"stream root {wal_root} is not a directory")
+    if st.st_uid != os.geteuid():
+        raise StreamError(
+            f"stream root {wal_root} is owned by uid {st.st_uid}, not by this user "
+            f"(uid {os.geteuid()}): another user controls the streams; run lcg as its owner, "
+            "or copy the streams into a directory you own"
+        )
+    if st.st_mode & stat.S_IWOTH:
+        raise StreamError(
+            f"stream root {wal_root} is writable by every user (mode "
+            f"{stat.S_IMODE(st.st_mode):04o}); make it private: chmod 700 {wal_root}"
+        )
+
+
+def check_group_dir(group_dir: Path) -> None:
+    """Refuse a group stream directory that is a symlink (``StreamError``); checked by ``lstat``.
+
+    A symlinked group would send its appends (and its marks) wherever the link points.
+    """
+    try:
+        mode = os.lstat(group_dir).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        raise StreamError(
+            f"stream directory {group_dir} is a symlink (to {os.readlink(group_dir)}); lcg "
+            "writes only real directories: replace the link with the directory it points to "
+            f"(mv the target to {group_dir}) or remove it"
+        )
+    if not stat.S_ISDIR(mode):
+        raise StreamError(f"stream directory {group_dir} is not a directory; move it away")
+
+
+def check_streams(wal_root: Path) -> None:
+    """``check_wal_root`` and ``check_group_dir`` of every entry that names a group."""
+    check_wal_root(wal_root)
+    if not wal_root.is_dir():
+        return
+    for entry in sorted(os.listdir(wal_root)):
+        if decode_group(entry) is not None:
+            check_group_dir(wal_root / entry)

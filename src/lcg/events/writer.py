@@ -34,10 +34,22 @@ import msgspec
 
 from lcg import telemetry
 from lcg.errors import GenerationError, StreamError, StreamLockedError
-from lcg.events._fs import describe_os_error, fsync_dir, sweep_temps
+from lcg.events._fs import (
+    DIR_MODE,
+    FILE_MODE,
+    describe_os_error,
+    fsync_dir,
+    private_dir,
+    sweep_temps,
+)
 from lcg.events.codec import decode_line, encode_events
 from lcg.events.generation import mint_generation, read_generation, write_generation
-from lcg.events.groups import encode_group, guard_case_collision
+from lcg.events.groups import (
+    check_group_dir,
+    check_wal_root,
+    encode_group,
+    guard_case_collision,
+)
 from lcg.events.layout import LOCK_FILE, QUARANTINE_DIR, segment_name
 from lcg.events.model import Event
 from lcg.events.reader import generation_from_lines
@@ -94,10 +106,13 @@ class StreamWriter:
         dir_name = encode_group(group_id)
         self.group_dir = wal_root / dir_name
 
-        wal_root.mkdir(parents=True, exist_ok=True)
+        check_wal_root(wal_root)
+        if not wal_root.is_dir():
+            private_dir(wal_root)
         guard_case_collision(wal_root, dir_name)
+        check_group_dir(self.group_dir)
         if not self.group_dir.is_dir():
-            self.group_dir.mkdir(exist_ok=True)
+            self.group_dir.mkdir(mode=DIR_MODE, exist_ok=True)
             if fsync != "off":
                 fsync_dir(wal_root)
         self._lock_fd = self._acquire_lock()
@@ -142,7 +157,7 @@ class StreamWriter:
     # ---- opening -------------------------------------------------------------------------
 
     def _acquire_lock(self) -> int:
-        fd = os.open(self.group_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.group_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, FILE_MODE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -174,13 +189,15 @@ class StreamWriter:
 
     def _quarantine(self, path: Path, offset: int) -> None:
         qdir = self.group_dir / QUARANTINE_DIR
-        qdir.mkdir(exist_ok=True)
+        qdir.mkdir(mode=DIR_MODE, exist_ok=True)
         with open(path, "r+b") as fh:
             fh.seek(offset)
             torn = fh.read()
             # A name per cut: repeated crashes at one offset must not overwrite earlier bytes.
             target = qdir / f"{path.name}.{offset}.{uuid.uuid4().hex[:8]}.torn"
-            with open(target, "xb") as out:
+            with open(
+                os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE), "wb"
+            ) as out:
                 out.write(torn)
                 out.flush()
                 os.fsync(out.fileno())
@@ -479,7 +496,7 @@ class StreamWriter:
                 )
             )
         path = self.group_dir / segment_name(first_seq)
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
         self._file_first_seq = first_seq
         self._file_events = 0
         self._file_bytes = os.fstat(self._fd).st_size

@@ -38,7 +38,7 @@ import numpy.typing as npt
 
 from lcg import telemetry
 from lcg.errors import EmbedderError, ProjectionError
-from lcg.events._fs import atomic_write, describe_os_error
+from lcg.events._fs import atomic_write, describe_os_error, private_dir
 from lcg.events.layout import (
     EMBEDDINGS_CACHE_DIR,
     EMBEDDINGS_KEYS_SUFFIX,
@@ -192,7 +192,7 @@ class EmbeddingCache:
         #: Stores that failed (records skipped: they cost an embedder call next time).
         self.write_errors = 0
         try:
-            self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private_dir(self.path)
             self._lock_fd: int | None = os.open(
                 self.path / _LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600
             )

@@ -352,7 +352,7 @@ class TextProjection:
             dirty = [(g, grp) for g, grp in self._groups.items() if grp.dirty]
             if not dirty:
                 return
-            self._root.mkdir(parents=True, exist_ok=True)
+            self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
             for group_id, group in dirty:
                 path = self._path(group_id)
                 tmp = path.with_name(path.name + TEMP_SUFFIX)

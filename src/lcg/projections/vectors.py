@@ -145,7 +145,7 @@ class VectorProjection:
         self._lock = threading.RLock()
         self._closed = False
         if not read_only:
-            root.mkdir(parents=True, exist_ok=True)
+            root.mkdir(mode=0o700, parents=True, exist_ok=True)
         for entry in sorted(root.iterdir()) if root.is_dir() else ():
             group_id = decode_group(entry.name)
             if group_id is not None and entry.is_dir():
@@ -441,7 +441,7 @@ class VectorProjection:
     def _save_group(self, group_id: str, group: _Group) -> None:
         directory = self.root / encode_group(group_id)
         created = not directory.exists()
-        directory.mkdir(exist_ok=True)
+        directory.mkdir(mode=0o700, exist_ok=True)
         version = group.version + 1
         metas: dict[str, FieldMeta] = {}
         for name, index in sorted(group.fields.items()):

@@ -22,7 +22,8 @@ from pathlib import Path
 from lcg import telemetry
 from lcg.config import Config, require_workspace
 from lcg.errors import ConfigError, ProjectionError, StreamLockedError
-from lcg.events._fs import describe_os_error
+from lcg.events._fs import DIR_MODE, FILE_MODE, describe_os_error, private_dir
+from lcg.events.groups import check_streams
 from lcg.events.layout import EMBEDDING_MODEL_FILE, LCG_DIR, WORKSPACE_LOCK_FILE
 from lcg.events.model import Event
 from lcg.events.sidecars import EmbeddingModelSidecar, write_embedding_model
@@ -90,9 +91,11 @@ class Workspace:
                     f"no lcg workspace state at {lcg_dir} (`lcg serve` there creates it)"
                 )
         else:
-            lcg_dir.mkdir(parents=True, exist_ok=True)
+            private_dir(lcg_dir)  # 0700: no other local user reads the streams (ADR 0082)
         self._lock_fd = self._acquire(lcg_dir / WORKSPACE_LOCK_FILE)
         try:
+            if not inspect:
+                check_streams(config.wal_dir)
             self.store = WalStore(
                 config.wal_dir,
                 fsync=config.wal_fsync,
@@ -122,7 +125,7 @@ class Workspace:
             if inspect and not (db_dir / DB_FILE).exists():
                 # No graph yet: look at an empty one outside the workspace, create none in it.
                 db_dir = self._scratch_dir("db")
-            db_dir.mkdir(parents=True, exist_ok=True)
+            db_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
             self.graph = GraphProjection(db_dir)
             self.text = TextProjection(config.text_dir)
             self.vectors = VectorProjection(
@@ -163,7 +166,7 @@ class Workspace:
 
     @staticmethod
     def _acquire(path: Path) -> int:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
