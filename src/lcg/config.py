@@ -145,6 +145,10 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
     #: Telemetry of the one-shot commands (``status``, ``replay``, ...), whose stderr a person
     #: reads: only when ``LCG_TELEMETRY`` asks for it (``on``).
     cli_telemetry: bool = False
+    #: Service limits (ADR 0071): request line bytes, open connections, requests per batch.
+    rpc_max_request_bytes: int = 8 * 1024 * 1024
+    rpc_max_connections: int = 256
+    rpc_max_batch: int = 1000
 
     @classmethod
     def from_env(
@@ -217,6 +221,11 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
             export_root=(ws / e["LCG_EXPORT_ROOT"]).resolve() if e.get("LCG_EXPORT_ROOT") else None,
             telemetry=e.get("LCG_TELEMETRY", "on") != "off",
             cli_telemetry=e.get("LCG_TELEMETRY", "off") != "off",
+            rpc_max_request_bytes=_int(
+                e, "LCG_RPC_MAX_REQUEST_BYTES", 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024
+            ),
+            rpc_max_connections=_int(e, "LCG_RPC_MAX_CONNECTIONS", 256, 1, 65536),
+            rpc_max_batch=_int(e, "LCG_RPC_MAX_BATCH", 1000, 1, 1_000_000),
         )
 
 

@@ -28,7 +28,7 @@ from msgspec import Meta
 from lcg import errors as E
 from lcg.rpc.progress import MessageFrame, PassFrame
 from lcg.rpc.registry import CallContext, MethodSpec, NoParams, Params, Registry
-from lcg.rpc.server import Server, State, serve
+from lcg.rpc.server import Limits, Server, State, serve
 
 
 class EpisodeResult(msgspec.Struct):
@@ -282,7 +282,9 @@ class ThreadedServer:
         socket_path: Path,
         shutdown_timeout_ms: int = 5000,
         ready_timeout_s: float = 30.0,
+        limits: Limits | None = None,
     ) -> None:
+        self.limits = limits
         self.ready_timeout_s = ready_timeout_s
         self.app = app
         self.socket_path = socket_path
@@ -308,6 +310,7 @@ class ThreadedServer:
                 self.shutdown_timeout_ms,
                 ready_timeout_s=self.ready_timeout_s,
                 started=started,
+                limits=self.limits,
             )
 
         try:

@@ -240,7 +240,7 @@ class _Puller:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lcg.rpc.server import run_server
+    from lcg.rpc.server import Limits, run_server
 
     source = Path(args.source)
     workspace = config_from(args).workspace
@@ -254,7 +254,9 @@ def _run(args: argparse.Namespace) -> int:
         puller = _Puller(source.resolve(), args.pull_every)
         puller.thread.start()
     try:
-        return run_server(app, config.socket_path, config.shutdown_timeout_ms)
+        return run_server(
+            app, config.socket_path, config.shutdown_timeout_ms, limits=Limits.from_config(config)
+        )
     finally:
         if puller is not None:
             puller.stop.set()

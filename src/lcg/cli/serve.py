@@ -66,7 +66,7 @@ def _announce_when_ready(app: ServiceApp, config: Config) -> Callable[[Server], 
 
 def _run(args: argparse.Namespace) -> int:
     from lcg.rpc.app import build_app
-    from lcg.rpc.server import serve
+    from lcg.rpc.server import Limits, serve
 
     config = with_embedder_flags(
         config_of(args), http=args.embedder_http, uds=args.embedder_uds, kind=args.embedder
@@ -76,7 +76,15 @@ def _run(args: argparse.Namespace) -> int:
     attach_extractor_flags(app, config, http=args.extractor_http, uds=args.extractor_uds)
     started = _announce_when_ready(app, config)
     try:
-        asyncio.run(serve(app, config.socket_path, config.shutdown_timeout_ms, started=started))
+        asyncio.run(
+            serve(
+                app,
+                config.socket_path,
+                config.shutdown_timeout_ms,
+                started=started,
+                limits=Limits.from_config(config),
+            )
+        )
     except LcgError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1

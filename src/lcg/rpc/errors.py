@@ -9,7 +9,9 @@ when a class of ``lcg.errors`` has no row here.
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +39,7 @@ __all__ = [
     "WireError",
     "from_wire",
     "invalid_request",
+    "os_error_message",
     "parse_error",
     "to_wire",
 ]
@@ -169,8 +172,36 @@ def to_wire(exc: BaseException) -> WireError:
         # Idempotent: a message that already carries its prefix is not prefixed twice.
         message = text if text.startswith(rule.prefix) else rule.prefix + text
         return WireError(rule.code, message)
+    if isinstance(exc, OSError) and exc.errno is not None:
+        # The file system refused (permissions, read-only mount, full disk): not a bug of
+        # lcg but a state of the machine the caller can fix, so name the path and the fix.
+        log.warning("a call failed on the file system", exc_info=exc)
+        return WireError(APPLICATION_ERROR, os_error_message(exc))
     log.error("internal error while serving a call", exc_info=exc)
     return WireError(INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}")
+
+
+#: What to do about an ``OSError``, by errno.
+_OS_REMEDIES: dict[int, str] = {
+    errno.EACCES: "make it writable by the user lcg runs as (uid {uid}), e.g. `chmod u+w` "
+    "on it or `chown` it to that user, then retry",
+    errno.EPERM: "make it writable by the user lcg runs as (uid {uid}), e.g. `chmod u+w` "
+    "on it or `chown` it to that user, then retry",
+    errno.EROFS: "its file system is mounted read-only: remount it read-write or move the "
+    "workspace (LCG_WAL_DIR, LCG_DB_PATH) to a writable disk, then retry",
+    errno.ENOSPC: "its disk is full: free space on it, then retry",
+    errno.EDQUOT: "the disk quota is exhausted: free space or raise the quota, then retry",
+}
+
+
+def os_error_message(exc: OSError) -> str:
+    """``I/O error: <what> at <path>: <remedy>`` for an ``OSError`` met while serving."""
+    what = exc.strerror or type(exc).__name__
+    where = f" at {exc.filename}" if exc.filename is not None else ""
+    if exc.filename2 is not None:
+        where += f" and {exc.filename2}"
+    remedy = _OS_REMEDIES.get(exc.errno or 0, "check that path, then retry")
+    return f"I/O error: {what}{where}: {remedy.format(uid=os.getuid())}"
 
 
 def parse_error(detail: str) -> WireError:

@@ -5,9 +5,15 @@ Contract (reference §1.1–§1.3, §6.3, with the differences listed in docs/co
 * The socket (mode 0600) is bound **before** ``app.open()`` runs, so early clients queue
   instead of failing; ``health_check`` and the other exempt methods answer at once.
 * One JSON value per line; blank lines are ignored; requests on one connection are served
-  strictly in order (the next line is read after the answer is written); connections run
-  concurrently. A line that is not JSON gets ``-32700`` with ``id: null`` and the connection
-  stays open. Batches (arrays) are answered with an array; notifications get nothing.
+  strictly in order (the next line is read after the answer is written and drained, so a
+  client that never reads its answers stalls only itself); connections run concurrently.
+* Limits (``Limits``, ADR 0071): a request line longer than ``LCG_RPC_MAX_REQUEST_BYTES``
+  (8 MiB) is answered -32600 and the connection closed, having held at most that much; past
+  ``LCG_RPC_MAX_CONNECTIONS`` (256) a new connection gets one error line and is closed; a
+  batch holds at most ``LCG_RPC_MAX_BATCH`` requests; the listen backlog takes 1024.
+* A line that is not JSON (or nests too deeply to decode) gets ``-32700`` with ``id: null``
+  and the connection stays open. Batches (arrays) are answered with an array; notifications
+  get nothing.
 * ``params._progress_token`` (non-null) on a streaming method makes the handler's progress
   frames bare ``{"type": "progress", ...}`` lines written before the response.
 * Degraded: non-exempt methods answer -32001. Initializing: they wait for readiness, up to
@@ -36,15 +42,17 @@ from typing import Any, Literal, Protocol
 import msgspec
 
 from lcg import telemetry
+from lcg.config import Config
 from lcg.errors import ConfigError, DegradedError, LcgError, MethodNotFoundError
 from lcg.rpc import _jsonrpc as J
-from lcg.rpc.errors import WireError, invalid_request, parse_error, to_wire
+from lcg.rpc.errors import APPLICATION_ERROR, WireError, invalid_request, parse_error, to_wire
 from lcg.rpc.progress import ClientGone, Frame, encode_frame
 from lcg.rpc.registry import Registry
 
 __all__ = [
     "LINE_LIMIT",
     "App",
+    "Limits",
     "Dispatcher",
     "ProgressSink",
     "Server",
@@ -57,14 +65,46 @@ log = logging.getLogger("lcg.rpc")
 
 #: Service states an App reports.
 State = Literal["initializing", "healthy", "degraded"]
-#: The longest request line accepted (bytes); a longer one is answered -32700 and the
-#: connection closed, since its end cannot be found without reading it all.
+#: The longest *response* line a client of the service reads (attached MCP); requests are
+#: bounded by ``Limits.max_request_bytes`` instead.
 LINE_LIMIT = 64 * 1024 * 1024
+#: How far a connection's reader may read ahead of the request being served: asyncio pauses
+#: the socket once its buffer holds twice this, so a client that pipelines without reading
+#: its answers fills its own socket, not the service's memory.
+_READ_CHUNK = 64 * 1024
+#: Pending connections the kernel queues before ``accept`` (capped by
+#: /proc/sys/net/core/somaxconn); asyncio's default of 100 refused a burst of 400.
+_BACKLOG = 1024
 #: Unix socket paths longer than this cannot be bound (sun_path is 108 bytes with the NUL).
 _MAX_SOCKET_PATH = 107
 
 #: Where a streaming call's frames go.
 ProgressSink = Callable[[Frame], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one client may hold of the service (ADR 0071); ``Config`` carries the settings."""
+
+    #: The longest request line (bytes); longer → -32600 and the connection closed.
+    max_request_bytes: int = 8 * 1024 * 1024
+    #: Open connections at once; the next one is answered an error and closed.
+    max_connections: int = 256
+    #: Requests in one batch (they are all in flight together).
+    max_batch: int = 1000
+
+    @classmethod
+    def from_config(cls, config: Config) -> Limits:
+        """The limits set in ``config`` (``LCG_RPC_MAX_*``)."""
+        return cls(
+            max_request_bytes=config.rpc_max_request_bytes,
+            max_connections=config.rpc_max_connections,
+            max_batch=config.rpc_max_batch,
+        )
+
+
+class _LineTooLong(Exception):
+    """A request line grew past ``Limits.max_request_bytes`` before its newline."""
 
 
 class App(Protocol):
@@ -284,11 +324,13 @@ class Server:
         *,
         shutdown_timeout_ms: int = 5000,
         ready_timeout_s: float = 300.0,
+        limits: Limits | None = None,
     ) -> None:
         """Prepare to serve ``app`` on ``socket_path``; nothing is bound until ``start()``."""
         self.app = app
         self.socket_path = Path(socket_path)
         self.shutdown_timeout_ms = shutdown_timeout_ms
+        self.limits = limits or Limits()
         self.dispatcher = Dispatcher(
             app, ready_timeout_s=ready_timeout_s, on_shutdown=self.request_shutdown
         )
@@ -321,7 +363,9 @@ class Server:
         old_mask = os.umask(0o177)
         try:
             loop = asyncio.get_running_loop()
-            self._server = await loop.create_unix_server(self._new_protocol, path=str(path))
+            self._server = await loop.create_unix_server(
+                self._new_protocol, path=str(path), backlog=_BACKLOG
+            )
         except OSError as exc:
             raise ConfigError(f"cannot bind {path}: {exc.strerror or exc}") from exc
         finally:
@@ -408,7 +452,7 @@ class Server:
     # -- connections -------------------------------------------------------------------------
 
     def _new_protocol(self) -> asyncio.BaseProtocol:
-        reader = asyncio.StreamReader(limit=LINE_LIMIT)
+        reader = asyncio.StreamReader(limit=_READ_CHUNK)
         return _TrackedProtocol(reader, self._on_connection, self._transports)
 
     async def _on_connection(
@@ -417,6 +461,9 @@ class Server:
         task = asyncio.current_task()
         assert task is not None
         conn = _Connection(task=task)
+        if len(self._conns) >= self.limits.max_connections:
+            await self._refuse_connection(writer)
+            return
         self._conns.add(conn)
         try:
             await self._serve_connection(conn, reader, writer)
@@ -428,16 +475,65 @@ class Server:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
+    async def _refuse_connection(self, writer: asyncio.StreamWriter) -> None:
+        limit = self.limits.max_connections
+        error = WireError(
+            APPLICATION_ERROR,
+            f"IPC error: too many connections: the service serves at most {limit} at once "
+            "(LCG_RPC_MAX_CONNECTIONS); close idle connections or raise the limit",
+        )
+        with contextlib.suppress(Exception):
+            writer.write(J.encode_error(None, error))
+            await asyncio.wait_for(writer.drain(), 1.0)
+        writer.close()
+        with contextlib.suppress(Exception):
+            await writer.wait_closed()
+
+    async def _read_request(self, reader: asyncio.StreamReader) -> bytes:
+        """The next line (newline included; ``b""`` at end of stream), read in chunks of at
+        most ``_READ_CHUNK`` so only a line being received is held, never what follows it."""
+        limit = self.limits.max_request_bytes
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            try:
+                chunk = await reader.readuntil(b"\n")
+            except asyncio.LimitOverrunError as exc:
+                # No newline within the buffered bytes: take them and keep reading.
+                chunk = await reader.readexactly(exc.consumed)
+            except asyncio.IncompleteReadError as exc:
+                chunk = exc.partial  # the stream ended; an unterminated tail is one line
+                size += len(chunk)
+                if size > limit:
+                    raise _LineTooLong from None
+                parts.append(chunk)
+                return b"".join(parts)
+            size += len(chunk)
+            if size > limit:
+                raise _LineTooLong
+            parts.append(chunk)
+            if chunk.endswith(b"\n"):
+                return parts[0] if len(parts) == 1 else b"".join(parts)
+
     async def _serve_connection(
         self, conn: _Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         sink = _sink_for(writer)
         while not self._closing:
             try:
-                line = await reader.readline()
-            except ValueError:
-                # Longer than LINE_LIMIT: answer, then drop the connection (see LINE_LIMIT).
-                writer.write(J.encode_error(None, parse_error(f"line exceeds {LINE_LIMIT} bytes")))
+                line = await self._read_request(reader)
+            except _LineTooLong:
+                # Its end cannot be found without reading it all: answer, then hang up.
+                limit = self.limits.max_request_bytes
+                writer.write(
+                    J.encode_error(
+                        None,
+                        invalid_request(
+                            f"request line longer than {limit} bytes (LCG_RPC_MAX_REQUEST_BYTES);"
+                            " send smaller requests or raise the limit; closing the connection"
+                        ),
+                    )
+                )
                 await writer.drain()
                 return
             if not line:
@@ -466,9 +562,22 @@ class Server:
         except (msgspec.DecodeError, UnicodeDecodeError) as exc:
             # msgspec reports invalid UTF-8 inside a string as UnicodeDecodeError.
             return J.encode_error(None, parse_error(str(exc)))
+        except RecursionError:
+            # msgspec decodes nested arrays/objects recursively; ~1,000 levels exhaust it.
+            return J.encode_error(
+                None, parse_error("JSON nested too deeply to decode; flatten the request")
+            )
         if isinstance(value, list):
             if not value:
                 return J.encode_error(None, _empty_batch())
+            if len(value) > self.limits.max_batch:
+                return J.encode_error(
+                    None,
+                    invalid_request(
+                        f"batch of {len(value)} requests; at most {self.limits.max_batch} "
+                        "(LCG_RPC_MAX_BATCH): split it"
+                    ),
+                )
             items = [await self._handle_value(v, sink) for v in value]
             present = [i for i in items if i is not None]
             if not present:
@@ -554,6 +663,7 @@ async def serve(
     *,
     ready_timeout_s: float = 300.0,
     started: Callable[[Server], None] | None = None,
+    limits: Limits | None = None,
 ) -> Server:
     """Serve ``app`` until SIGTERM, SIGINT or ``request_shutdown()``, then shut down gracefully.
 
@@ -561,7 +671,11 @@ async def serve(
     ``request_shutdown`` from another thread). Returns the stopped server (drain counts).
     """
     server = Server(
-        app, socket_path, shutdown_timeout_ms=shutdown_timeout_ms, ready_timeout_s=ready_timeout_s
+        app,
+        socket_path,
+        shutdown_timeout_ms=shutdown_timeout_ms,
+        ready_timeout_s=ready_timeout_s,
+        limits=limits,
     )
     await server.start()
     loop = asyncio.get_running_loop()
@@ -591,10 +705,19 @@ def run_server(
     shutdown_timeout_ms: int = 5000,
     *,
     ready_timeout_s: float = 300.0,
+    limits: Limits | None = None,
 ) -> int:
     """Blocking entry point: serve until stopped; exit status 0, or 1 on an ``LcgError``."""
     try:
-        asyncio.run(serve(app, socket_path, shutdown_timeout_ms, ready_timeout_s=ready_timeout_s))
+        asyncio.run(
+            serve(
+                app,
+                socket_path,
+                shutdown_timeout_ms,
+                ready_timeout_s=ready_timeout_s,
+                limits=limits,
+            )
+        )
     except LcgError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1

@@ -121,3 +121,24 @@ def test_unknown_codes_map_to_the_remote_base() -> None:
     back = R.from_wire(-32603, "internal error: boom")
     assert type(back) is R.RemoteError
     assert isinstance(back, E.LcgError)
+
+
+@pytest.mark.parametrize(
+    ("exc", "remedy"),
+    [
+        (PermissionError(13, "Permission denied", "/ws/.lcg/wal/g"), "chmod u+w"),
+        (OSError(30, "Read-only file system", "/ws/.lcg/wal/g/x.jsonl"), "remount it"),
+        (OSError(28, "No space left on device", "/ws/.lcg/db"), "free space"),
+        (OSError(5, "Input/output error", "/ws/.lcg/db"), "check that path"),
+    ],
+)
+def test_file_system_refusals_name_the_path_and_the_remedy(exc: OSError, remedy: str) -> None:
+    wire = R.to_wire(exc)
+    assert wire.code == R.APPLICATION_ERROR
+    assert wire.message.startswith("I/O error: ")
+    assert str(exc.filename) in wire.message and exc.strerror in wire.message
+    assert remedy in wire.message
+
+
+def test_an_os_error_without_errno_is_still_internal() -> None:
+    assert R.to_wire(OSError("no errno")).code == R.INTERNAL_ERROR
