@@ -130,7 +130,9 @@ def _apply_all(db: Path, events: list[Event], batch: int) -> tuple[float, str]:
     return elapsed, digest
 
 
-def _edge_load(db: Path, statement: str, rows: list[dict[str, Any]], entities: int) -> float:
+def _edge_load(
+    db: Path, statements: tuple[str, ...], rows: list[dict[str, Any]], entities: int
+) -> float:
     database = kuzu.Database(str(db))
     conn = kuzu.Connection(database)
     create_schema(conn)
@@ -141,10 +143,13 @@ def _edge_load(db: Path, statement: str, rows: list[dict[str, Any]], entities: i
     )
     start = time.perf_counter()
     conn.execute("BEGIN TRANSACTION")
-    conn.execute(statement, {"rows": rows})
+    for statement in statements:
+        conn.execute(statement, {"rows": rows})
     conn.execute("COMMIT")
     elapsed = time.perf_counter() - start
-    result = conn.execute("MATCH ()-[e:RELATES_TO]->() RETURN count(e)")
+    result = conn.execute(
+        "MATCH (:Entity)-[:RELATES_TO]->(e:RelatesToNode_)-[:RELATES_TO]->(:Entity) RETURN count(e)"
+    )
     assert isinstance(result, kuzu.QueryResult)
     assert result.get_all() == [[len(rows)]]
     conn.close()
@@ -152,20 +157,37 @@ def _edge_load(db: Path, statement: str, rows: list[dict[str, Any]], entities: i
     return elapsed
 
 
-_EDGE_STATEMENTS: dict[str, str] = {
-    "UNWIND…MATCH (struct keys)…CREATE": (
+_NODE: Final = (
+    ":RelatesToNode_ {uuid: r.u, fact: r.f, group_id: 'g', source_node_uuid: r.s, "
+    "target_node_uuid: r.t}"
+)
+_HOP_NULLS: Final = "NULL AS a, NULL AS b, NULL AS c, NULL AS d, NULL AS e, NULL AS f, NULL AS g"
+#: Ways to add edges in the reference's schema: a ``RelatesToNode_`` and its two hops each.
+_EDGE_STATEMENTS: dict[str, tuple[str, ...]] = {
+    "UNWIND…MATCH (struct keys)…CREATE path": (
         "UNWIND $rows AS r MATCH (a:Entity {uuid: r.s}), (b:Entity {uuid: r.t}) "
-        "CREATE (a)-[:RELATES_TO {uuid: r.u, fact: r.f, group_id: 'g'}]->(b)"
+        f"CREATE (a)-[:RELATES_TO]->({_NODE})-[:RELATES_TO]->(b)",
     ),
-    "UNWIND…staged MATCH a, then b…CREATE (used)": (
+    "UNWIND…staged MATCH a, then b…CREATE path (used)": (
         "UNWIND $rows AS r WITH r.s AS s, r MATCH (a:Entity {uuid: s}) "
         "WITH a, r, r.t AS t MATCH (b:Entity {uuid: t}) "
-        "CREATE (a)-[:RELATES_TO {uuid: r.u, fact: r.f, group_id: 'g'}]->(b)"
+        f"CREATE (a)-[:RELATES_TO]->({_NODE})-[:RELATES_TO]->(b)",
     ),
-    "COPY RELATES_TO FROM (UNWIND…)": (
-        "COPY RELATES_TO FROM (UNWIND $rows AS r RETURN r.s, r.t, r.u, '' AS name, "
-        "'' AS rt, r.f, NULL AS v, NULL AS i, NULL AS x, ['x'] AS eps, '{}' AS attrs, "
-        "'g' AS g, NULL AS c)"
+    "CREATE nodes, then staged MATCH a, e, b…CREATE hops": (
+        f"UNWIND $rows AS r CREATE ({_NODE})",
+        "UNWIND $rows AS r WITH r.s AS s, r MATCH (a:Entity {uuid: s}) "
+        "WITH a, r, r.u AS u MATCH (e:RelatesToNode_ {uuid: u}) "
+        "WITH a, e, r.t AS t MATCH (b:Entity {uuid: t}) "
+        "CREATE (a)-[:RELATES_TO]->(e), (e)-[:RELATES_TO]->(b)",
+    ),
+    "COPY RelatesToNode_, COPY RELATES_TO ×2 FROM (UNWIND…)": (
+        "COPY RelatesToNode_ FROM (UNWIND $rows AS r RETURN r.u, '' AS name, 'g' AS g, "
+        "NULL AS c, r.f, ['x'] AS eps, NULL AS x, NULL AS v, NULL AS i, '{}' AS attrs, "
+        "'' AS rt, r.s, r.t)",
+        f"COPY RELATES_TO FROM (UNWIND $rows AS r RETURN r.s, r.u, {_HOP_NULLS}) "
+        "(from='Entity', to='RelatesToNode_')",
+        f"COPY RELATES_TO FROM (UNWIND $rows AS r RETURN r.u, r.t, {_HOP_NULLS}) "
+        "(from='RelatesToNode_', to='Entity')",
     ),
 }
 
@@ -244,8 +266,8 @@ def test_graph_apply_throughput(tmp_path: Path) -> None:
         for i in range(EDGE_ROWS)
     ]
     times: dict[str, float] = {}
-    for n, (label, statement) in enumerate(_EDGE_STATEMENTS.items()):
-        times[label] = _edge_load(tmp_path / f"edges{n}", statement, edge_rows, EDGE_ENTITIES)
+    for n, (label, statements) in enumerate(_EDGE_STATEMENTS.items()):
+        times[label] = _edge_load(tmp_path / f"edges{n}", statements, edge_rows, EDGE_ENTITIES)
     slowest = max(times.values())
     for label, elapsed in times.items():
         rows.append(
@@ -281,15 +303,17 @@ LIVE_EPISODES = 50_000
 REPLAY_BATCHES = 12
 #: Single-event applies timed per event type on the full graph.
 LIVE_SAMPLES = 40
-#: Recorded before the locator (commit fc968d6, same stream, loaded 2-core machine, load ≈ 12):
-#: every lookup of a relationship scanned RELATES_TO, every UNWIND-keyed lookup scanned its
-#: node table, and fresh uuids were looked up too.
+#: Recorded with schema version 1 (relationships as Kuzu rels with properties, ADR 0014;
+#: commit fadcedb, same stream, loaded 2-core machine, load ≈ 10–17) just before the change
+#: to the reference's schema (ADR 0086).
 BEFORE: Final = {
-    "replay, batches of 256, start": "364 ev/s",
-    "replay, batches of 256, end": "92 ev/s",
-    "EntityAsserted": "p50 85 ms, p99 300 ms",
-    "RelationshipAsserted": "p50 1,527 ms, p99 2,840 ms",
-    "EpisodeAdded": "p50 169 ms, p99 469 ms",
+    "replay, batches of 256, start": "970 ev/s",
+    "replay, batches of 256, end": "423 ev/s",
+    "open (locator scan)": "2,389 ms",
+    "EntityAsserted": "p50 1.6 ms, p99 15.8 ms",
+    "RelationshipAsserted": "p50 1.8 ms, p99 28.9 ms",
+    "EpisodeAdded": "p50 1.9 ms, p99 60.2 ms",
+    "find 1 relationship by uuid": "endpoints 7.7 ms, scan 278.3 ms",
 }
 
 
@@ -373,7 +397,7 @@ def test_graph_live_latency_and_replay_rate(tmp_path: Path) -> None:
             "open (locator scan)",
             f"{counts.entities:,} entities, {counts.edges:,} edges",
             f"{open_ms:,.0f} ms",
-            "-",
+            BEFORE["open (locator scan)"],
         )
     )
 
@@ -397,21 +421,21 @@ def test_graph_live_latency_and_replay_rate(tmp_path: Path) -> None:
             )
         )
 
-    # The same-run baseline: taking one relationship by scanning RELATES_TO (the old form)
-    # against addressing it through its endpoints' primary keys (the locator's form).
+    # The same-run baseline: finding one edge by scanning for its uuid against its
+    # ``RelatesToNode_`` primary key (what taking an edge does).
     probe = events[-1]
     assert isinstance(probe, EpisodeExtracted)
     target = probe.edges_created[0]
     forms = {
         "scan": (
-            "UNWIND $keys AS k MATCH (a:Entity)-[e:RELATES_TO]->(b:Entity) WHERE e.uuid = k "
-            "RETURN e.uuid",
+            "UNWIND $keys AS k MATCH (a:Entity)-[:RELATES_TO]->(e:RelatesToNode_)"
+            "-[:RELATES_TO]->(b:Entity) WHERE e.uuid = k RETURN e.uuid",
             {"keys": [target.uuid]},
         ),
-        "endpoints": (
-            "MATCH (a:Entity {uuid: $s})-[e:RELATES_TO]->(b:Entity) WHERE b.uuid = $t "
-            "AND e.uuid = $u RETURN e.uuid",
-            {"s": target.source_uuid, "t": target.target_uuid, "u": target.uuid},
+        "key": (
+            "MATCH (a:Entity)-[:RELATES_TO]->(e:RelatesToNode_ {uuid: $u})"
+            "-[:RELATES_TO]->(b:Entity) RETURN e.uuid",
+            {"u": target.uuid},
         ),
     }
     took: dict[str, float] = {}
@@ -426,8 +450,9 @@ def test_graph_live_latency_and_replay_rate(tmp_path: Path) -> None:
         (
             "find 1 relationship by uuid",
             f"{counts.edges:,} edges",
-            f"endpoints {1000 * took['endpoints']:.1f} ms",
-            f"scan {1000 * took['scan']:.1f} ms ({took['scan'] / took['endpoints']:.0f}×)",
+            f"key {1000 * took['key']:.1f} ms, scan {1000 * took['scan']:.1f} ms "
+            f"({took['scan'] / took['key']:.0f}×)",
+            BEFORE["find 1 relationship by uuid"],
         )
     )
     full.close()
@@ -435,7 +460,7 @@ def test_graph_live_latency_and_replay_rate(tmp_path: Path) -> None:
 
 
 def _print_live_table(rows: list[tuple[str, str, str, str]]) -> None:
-    header = ("what", "size", "now", "before the locator / same-run baseline")
+    header = ("what", "size", "now", "schema v1 (before ADR 0086)")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
     print("\n\ngraph projection live writes and replay (100k-event stream)")
     for r in [header, tuple("-" * w for w in widths), *rows]:

@@ -11,11 +11,11 @@ its own statements between two segments). For one segment:
    CREATE`` for new rows, ``UNWIND … MATCH … SET`` for changed ones), never one statement
    per row, whatever the number of events.
 
-Kuzu has no index on relationship properties: addressing a relationship by ``uuid`` scans the
-``RELATES_TO`` table. A segment pays at most one such scan (loading a touched relationship
-also deletes it; the write re-creates it), and only when it touches an existing edge.
-``edges_created`` of extraction and merges carry fresh uuids decided by their command, so
-they are not looked up.
+An edge is a ``RelatesToNode_`` with two ``RELATES_TO`` hops when both endpoints exist, the
+node alone when one is missing (unbound; ADR 0086). Loading a touched edge takes it out by
+its primary key (node and hops; the write re-creates it, bound or unbound), and only when it
+touches an existing edge: ``edges_created`` of extraction and merges carry fresh uuids
+decided by their command, so they are not looked up.
 
 The overlay keeps timestamps as normalised RFC 3339 strings (``…T….ffffffZ``) and the
 statements cast them with ``CAST(… AS TIMESTAMP)``; every value is a plain Python value
@@ -33,7 +33,7 @@ import uuid as uuidlib
 import weakref
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, cast
 
 import kuzu
 import msgspec
@@ -68,7 +68,6 @@ __all__ = [
     "apply_events",
     "fold_events",
     "edge_from_row",
-    "encode_edge",
     "execute",
     "forget_prepared",
     "mention_uuid",
@@ -80,9 +79,6 @@ __all__ = [
 
 #: Namespace of the deterministic MENTIONS uuids (uuid5 of ``"<episode>|<entity>"``).
 _MENTION_NS: Final = uuidlib.UUID("5b0c7a52-52f8-4f55-9a1e-6f0e3a7c2d11")
-
-_edge_encoder = msgspec.json.Encoder()
-_edge_decoder = msgspec.json.Decoder(EdgeRecord)
 
 
 class EntityState(msgspec.Struct, kw_only=True):
@@ -159,17 +155,13 @@ def _norm_edge(record: EdgeRecord, *, episodes: list[str] | None = None) -> Edge
     )
 
 
-def encode_edge(record: EdgeRecord) -> str:
-    """The ``UnboundEdge.data`` text of an edge."""
-    return _edge_encoder.encode(record).decode()
-
-
 # ---- statements -----------------------------------------------------------------------
 
-#: The columns read for an edge, aliased ``a`` (source), ``b`` (target), ``e`` (the rel).
+#: The columns read for an edge, its ``RelatesToNode_`` aliased ``e`` (the endpoints are its
+#: own columns, so an unbound edge, without hops, reads the same).
 EDGE_COLUMNS: Final = (
-    "e.uuid, e.name, a.uuid, b.uuid, e.fact, e.relation_type, e.valid_at, e.invalid_at, "
-    "e.expired_at, e.episodes, e.attributes, e.created_at, e.group_id"
+    "e.uuid, e.name, e.source_node_uuid, e.target_node_uuid, e.fact, e.relation_type, "
+    "e.valid_at, e.invalid_at, e.expired_at, e.episodes, e.attributes, e.created_at, e.group_id"
 )
 
 _ENTITY_COLUMNS: Final = (
@@ -184,29 +176,20 @@ _LOAD_ENTITIES: Final = f"UNWIND $keys AS k MATCH (e:Entity {{uuid: k}}) RETURN 
 _LOAD_EPISODES: Final = (
     f"UNWIND $keys AS k MATCH (p:Episodic {{uuid: k}}) RETURN {_EPISODE_COLUMNS}"
 )
-# Loading a touched relationship also deletes it (one scan instead of two): the segment
-# re-creates every loaded relationship, changed or not, when it writes.
-_TAKE_RELS: Final = (
-    "UNWIND $keys AS k MATCH (a:Entity)-[e:RELATES_TO]->(b:Entity) WHERE e.uuid = k "
-    "WITH e, e.uuid AS c0, e.name AS c1, a.uuid AS c2, b.uuid AS c3, e.fact AS c4, "
-    "e.relation_type AS c5, e.valid_at AS c6, e.invalid_at AS c7, e.expired_at AS c8, "
-    "e.episodes AS c9, e.attributes AS c10, e.created_at AS c11, e.group_id AS c12 "
-    "DELETE e RETURN c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12"
+# Loading a touched edge also deletes it (its node and its hops, one lookup instead of two):
+# the segment re-creates every loaded edge, changed or not, when it writes.
+_TAKE_COLUMNS: Final = (
+    "WITH e, e.uuid AS c0, e.name AS c1, e.source_node_uuid AS c2, e.target_node_uuid AS c3, "
+    "e.fact AS c4, e.relation_type AS c5, e.valid_at AS c6, e.invalid_at AS c7, "
+    "e.expired_at AS c8, e.episodes AS c9, e.attributes AS c10, e.created_at AS c11, "
+    "e.group_id AS c12 DETACH DELETE e RETURN c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12"
 )
-_LOAD_UNBOUND: Final = "UNWIND $keys AS k MATCH (n:UnboundEdge {uuid: k}) RETURN n.group_id, n.data"
-_LOAD_UNBOUND_BY_SOURCE: Final = (
-    "UNWIND $keys AS k MATCH (n:UnboundEdge) WHERE n.source_uuid = k RETURN n.group_id, n.data"
-)
-_LOAD_UNBOUND_BY_TARGET: Final = (
-    "UNWIND $keys AS k MATCH (n:UnboundEdge) WHERE n.target_uuid = k RETURN n.group_id, n.data"
-)
-_COUNT_UNBOUND: Final = "MATCH (n:UnboundEdge) RETURN count(n)"
+_TAKE_EDGES: Final = f"UNWIND $keys AS k MATCH (e:RelatesToNode_ {{uuid: k}}) {_TAKE_COLUMNS}"
 _LOAD_MENTIONS: Final = (
     "UNWIND $keys AS k MATCH (p:Episodic {uuid: k})-[:MENTIONS]->(n:Entity) RETURN p.uuid, n.uuid"
 )
 
 _DELETE_EPISODES: Final = "UNWIND $keys AS k MATCH (p:Episodic {uuid: k}) DETACH DELETE p"
-_DELETE_UNBOUND: Final = "UNWIND $keys AS k MATCH (n:UnboundEdge {uuid: k}) DELETE n"
 
 _CREATE_ENTITIES: Final = (
     "UNWIND $rows AS r CREATE (:Entity {uuid: r.uuid, name: r.name, group_id: r.group_id, "
@@ -235,23 +218,26 @@ _UPDATE_EPISODES: Final = (
     "p.entity_edges = CAST(r.entity_edges AS STRING[]), p.content_hash = r.content_hash, "
     "p.extracted = r.extracted"
 )
-# Relationships: each endpoint is bound in its own MATCH stage from a scalar, so Kuzu plans
-# two hash joins; ``MATCH (a {uuid: r.s}), (b {uuid: r.t})`` plans a cross product of the two
-# node scans, and ``COPY … FROM (UNWIND …)`` has a large fixed cost per statement (see
-# bench/test_graph_bench.py and ADR 0014).
+# The properties of a new ``RelatesToNode_`` from a row ``r`` (``_edge_row``).
+_EDGE_PROPS: Final = (
+    "{uuid: r.uuid, name: r.name, group_id: r.group_id, "
+    "created_at: CAST(r.created_at AS TIMESTAMP), fact: r.fact, "
+    "episodes: CAST(r.episodes AS STRING[]), expired_at: CAST(r.expired_at AS TIMESTAMP), "
+    "valid_at: CAST(r.valid_at AS TIMESTAMP), invalid_at: CAST(r.invalid_at AS TIMESTAMP), "
+    "attributes: r.attributes, relation_type: r.relation_type, "
+    "source_node_uuid: r.source_uuid, target_node_uuid: r.target_uuid}"
+)
+# Bound edges: the node and its two hops in one path. Each endpoint is bound in its own MATCH
+# stage from a scalar, so Kuzu plans two hash joins; ``MATCH (a {uuid: r.s}), (b {uuid:
+# r.t})`` plans a cross product of the two node scans, and ``COPY … FROM (UNWIND …)`` has a
+# large fixed cost per statement (see bench/test_graph_bench.py and ADR 0014).
 _CREATE_RELS: Final = (
     "UNWIND $rows AS r WITH r.source_uuid AS s, r MATCH (a:Entity {uuid: s}) "
     "WITH a, r, r.target_uuid AS t MATCH (b:Entity {uuid: t}) "
-    "CREATE (a)-[:RELATES_TO {uuid: r.uuid, name: r.name, relation_type: r.relation_type, "
-    "fact: r.fact, valid_at: CAST(r.valid_at AS TIMESTAMP), "
-    "invalid_at: CAST(r.invalid_at AS TIMESTAMP), expired_at: CAST(r.expired_at AS TIMESTAMP), "
-    "episodes: CAST(r.episodes AS STRING[]), attributes: r.attributes, group_id: r.group_id, "
-    "created_at: CAST(r.created_at AS TIMESTAMP)}]->(b)"
+    f"CREATE (a)-[:RELATES_TO]->(:RelatesToNode_ {_EDGE_PROPS})-[:RELATES_TO]->(b)"
 )
-_CREATE_UNBOUND: Final = (
-    "UNWIND $rows AS r CREATE (:UnboundEdge {uuid: r.uuid, group_id: r.group_id, "
-    "source_uuid: r.source_uuid, target_uuid: r.target_uuid, data: r.data})"
-)
+# Unbound edges: the node alone (an endpoint is missing; no hop, so reads do not see it).
+_CREATE_UNBOUND: Final = f"UNWIND $rows AS r CREATE (:RelatesToNode_ {_EDGE_PROPS})"
 _CREATE_MENTIONS: Final = (
     "UNWIND $rows AS r WITH r.ep AS ep, r MATCH (p:Episodic {uuid: ep}) "
     "WITH p, r, r.en AS en MATCH (n:Entity {uuid: en}) "
@@ -262,21 +248,13 @@ _CREATE_MENTIONS: Final = (
 # Single-row forms: a primary-key match on a plain parameter is the only lookup Kuzu serves
 # from the hash index; every UNWIND-keyed MATCH above is a hash join over a full table scan.
 # ``_each`` picks one form or the other by the number of rows and the table's size.
-_TAKE_REL_ONE: Final = (
-    "MATCH (a:Entity {uuid: $s})-[e:RELATES_TO]->(b:Entity) WHERE b.uuid = $t AND e.uuid = $u "
-    "WITH e, e.uuid AS c0, e.name AS c1, a.uuid AS c2, b.uuid AS c3, e.fact AS c4, "
-    "e.relation_type AS c5, e.valid_at AS c6, e.invalid_at AS c7, e.expired_at AS c8, "
-    "e.episodes AS c9, e.attributes AS c10, e.created_at AS c11, e.group_id AS c12 "
-    "DELETE e RETURN c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12"
-)
+_TAKE_EDGE_ONE: Final = f"MATCH (e:RelatesToNode_ {{uuid: $k}}) {_TAKE_COLUMNS}"
 _LOAD_ENTITY_ONE: Final = f"MATCH (e:Entity {{uuid: $k}}) RETURN {_ENTITY_COLUMNS}"
 _LOAD_EPISODE_ONE: Final = f"MATCH (p:Episodic {{uuid: $k}}) RETURN {_EPISODE_COLUMNS}"
-_LOAD_UNBOUND_ONE: Final = "MATCH (n:UnboundEdge {uuid: $k}) RETURN n.group_id, n.data"
 _LOAD_MENTIONS_ONE: Final = (
     "MATCH (p:Episodic {uuid: $k})-[:MENTIONS]->(n:Entity) RETURN p.uuid, n.uuid"
 )
 _DELETE_EPISODE_ONE: Final = "MATCH (p:Episodic {uuid: $k}) DETACH DELETE p"
-_DELETE_UNBOUND_ONE: Final = "MATCH (n:UnboundEdge {uuid: $k}) DELETE n"
 _UPDATE_ENTITY_ONE: Final = (
     "MATCH (e:Entity {uuid: $uuid}) "
     "SET e.name = $name, e.group_id = $group_id, e.labels = CAST($labels AS STRING[]), "
@@ -294,11 +272,12 @@ _UPDATE_EPISODE_ONE: Final = (
 )
 _CREATE_REL_ONE: Final = (
     "MATCH (a:Entity {uuid: $source_uuid}), (b:Entity {uuid: $target_uuid}) "
-    "CREATE (a)-[:RELATES_TO {uuid: $uuid, name: $name, relation_type: $relation_type, "
-    "fact: $fact, valid_at: CAST($valid_at AS TIMESTAMP), "
-    "invalid_at: CAST($invalid_at AS TIMESTAMP), expired_at: CAST($expired_at AS TIMESTAMP), "
-    "episodes: CAST($episodes AS STRING[]), attributes: $attributes, group_id: $group_id, "
-    "created_at: CAST($created_at AS TIMESTAMP)}]->(b)"
+    "CREATE (a)-[:RELATES_TO]->(:RelatesToNode_ {uuid: $uuid, name: $name, "
+    "group_id: $group_id, created_at: CAST($created_at AS TIMESTAMP), fact: $fact, "
+    "episodes: CAST($episodes AS STRING[]), expired_at: CAST($expired_at AS TIMESTAMP), "
+    "valid_at: CAST($valid_at AS TIMESTAMP), invalid_at: CAST($invalid_at AS TIMESTAMP), "
+    "attributes: $attributes, relation_type: $relation_type, "
+    "source_node_uuid: $source_uuid, target_node_uuid: $target_uuid})-[:RELATES_TO]->(b)"
 )
 _CREATE_MENTION_ONE: Final = (
     "MATCH (p:Episodic {uuid: $ep}), (n:Entity {uuid: $en}) "
@@ -311,10 +290,10 @@ _CREATE_MENTION_ONE: Final = (
 #: statement, whose cost is a fixed ≈ 15–40 ms of planning plus a scan of the table.
 _PER_ROW_BASE: Final = 16
 _ROWS_PER_SCAN: Final = 4_000
-#: Taking relationships by uuid scans ``RELATES_TO`` joined with ``Entity`` twice: measured
-#: ≈ 0.5 s at 60k relationships on a loaded 2-core machine, against ≈ 2 ms per relationship
-#: addressed through its endpoints, so the per-row form wins up to one row per 300.
-_RELS_PER_SCAN: Final = 300
+#: Taking edges with one ``UNWIND`` is a hash join over a scan of ``RelatesToNode_``; one by
+#: one, each is a primary-key lookup (≈ 1–2 ms with its ``DETACH DELETE``), so the per-row
+#: form wins up to one row per 1,000 edges.
+_RELS_PER_SCAN: Final = 1_000
 
 
 def _per_row(count: int, table_size: int, per_scan: int = _ROWS_PER_SCAN) -> bool:
@@ -329,6 +308,7 @@ def _each(
     table_size: int,
     *,
     keys: bool = False,
+    per_scan: int = _ROWS_PER_SCAN,
 ) -> list[list[Any]]:
     """Run ``many`` once over ``items`` or ``one`` per item; all rows returned.
 
@@ -337,7 +317,7 @@ def _each(
     """
     if not items:
         return []
-    if not _per_row(len(items), table_size):
+    if not _per_row(len(items), table_size, per_scan):
         return _rows(conn, many, {"keys" if keys else "rows": items})
     out: list[list[Any]] = []
     for item in items:
@@ -454,32 +434,22 @@ def _episode_from_row(row: list[Any]) -> EpisodeState:
 
 
 def _edge_row(edge: _Edge) -> dict[str, Any]:
+    """The parameters of one ``RelatesToNode_`` (``_EDGE_PROPS``, ``_CREATE_REL_ONE``)."""
     r = edge.record
     return {
         "uuid": r.uuid,
         "name": r.name,
-        "source_uuid": r.source_uuid,
-        "target_uuid": r.target_uuid,
+        "group_id": edge.group_id,
+        "created_at": r.created_at or None,
         "fact": r.fact,
-        "relation_type": r.relation_type,
+        "episodes": list(r.episodes),
+        "expired_at": r.expired_at,
         "valid_at": r.valid_at,
         "invalid_at": r.invalid_at,
-        "expired_at": r.expired_at,
-        "episodes": list(r.episodes),
         "attributes": r.attributes,
-        "created_at": r.created_at or None,
-        "group_id": edge.group_id,
-    }
-
-
-def _unbound_row(edge: _Edge) -> dict[str, Any]:
-    r = edge.record
-    return {
-        "uuid": r.uuid,
-        "group_id": edge.group_id,
+        "relation_type": r.relation_type,
         "source_uuid": r.source_uuid,
         "target_uuid": r.target_uuid,
-        "data": encode_edge(r),
     }
 
 
@@ -509,9 +479,9 @@ class _Segment:
         self.ep_dirty: set[str] = set()
         #: Episodes deleted (and maybe re-added) in the segment that existed before it.
         self.ep_reset: set[str] = set()
+        #: Edges of the overlay: every loaded edge was taken out of the database (node and
+        #: hops) and is dirty, so it is written back bound or unbound.
         self.edges: dict[str, _Edge] = {}
-        #: Loaded edges stored as ``UnboundEdge`` rows (loaded relationships are taken out).
-        self.edge_db: dict[str, Literal["unbound"]] = {}
         self.edge_dirty: set[str] = set()
         self.mentions_db: dict[str, set[str]] = {}
         self.mentions_new: dict[str, dict[str, None]] = {}
@@ -521,9 +491,10 @@ class _Segment:
     def load(self, events: list[Event]) -> None:
         """Load the rows ``events`` touch that the overlay does not know yet.
 
-        The locator says which keys exist, so a fresh uuid is never looked up, an endpoint
-        or a mention needs no row at all (only existence), and a relationship is addressed
-        through its endpoints' primary keys.
+        The locator says which keys exist, so a fresh uuid is never looked up, and an
+        endpoint or a mention needs no row at all (only existence). Edges are taken by their
+        primary key: the ones the events name, and the unbound ones waiting for an entity the
+        events create (they get their hops when written back).
         """
         index = self.index
         base = index.base
@@ -533,50 +504,26 @@ class _Segment:
         created_ents: dict[str, None] = {}
         for event in events:
             _collect(event, ent_keys, ep_keys, edge_keys, created_ents)
-        rel_rows: list[dict[str, str]] = []
-        unbound_keys: list[str] = []
+        for k in created_ents:
+            if k not in self.ents:
+                for u in index.waiting_on(k):
+                    edge_keys.setdefault(u, None)
+        take: list[str] = []
         for k in edge_keys:
             if k in self.edges or k in self.known_edges:
                 continue
             self.known_edges.add(k)
-            loc = index.rel(k)
-            if loc is not None:
-                rel_rows.append({"s": loc[0], "t": loc[1], "u": k})
-            elif index.unbound_edge(k) is not None:
-                unbound_keys.append(k)
-        if rel_rows:
-            if _per_row(len(rel_rows), len(base.rels), _RELS_PER_SCAN):
-                taken: list[list[Any]] = []
-                for r in rel_rows:
-                    taken.extend(_rows(self.conn, _TAKE_REL_ONE, r))
-            else:
-                taken = _rows(self.conn, _TAKE_RELS, {"keys": [r["u"] for r in rel_rows]})
-            for row in taken:
-                group, record = edge_from_row(row)
-                index.put_rel(record.uuid, None)
-                if record.uuid not in self.edges:
-                    self.edges[record.uuid] = _Edge(group_id=group, record=record)
-                    self.edge_dirty.add(record.uuid)
-        created = [k for k in created_ents if k not in self.ents]
-        waking: dict[str, None] = {}
-        for k in created:
-            for u in index.waiting_on(k):
-                if u not in self.edges and u not in waking:
-                    waking[u] = None
+            if index.rel(k) is not None or index.unbound_edge(k) is not None:
+                take.append(k)
+        size = len(base.rels) + len(base.unbound)
         for row in _each(
-            self.conn,
-            _LOAD_UNBOUND,
-            _LOAD_UNBOUND_ONE,
-            [*unbound_keys, *(u for u in waking if u not in unbound_keys)],
-            len(base.unbound),
-            keys=True,
+            self.conn, _TAKE_EDGES, _TAKE_EDGE_ONE, take, size, keys=True, per_scan=_RELS_PER_SCAN
         ):
-            if self._add_unbound(row):
-                uuid = _edge_decoder.decode(row[1]).uuid
-                if uuid in waking:
-                    # An edge waiting for an endpoint that this segment creates becomes a
-                    # relationship.
-                    self.edge_dirty.add(uuid)
+            group, record = edge_from_row(row)
+            index.put_rel(record.uuid, None)
+            index.put_unbound(record.uuid, None)
+            self.edges[record.uuid] = _Edge(group_id=group, record=record)
+            self.edge_dirty.add(record.uuid)
         ent_keys.pop("", None)
         ent_list = [
             k
@@ -622,14 +569,6 @@ class _Segment:
     def has_entity(self, uuid: str) -> bool:
         """Whether entity ``uuid`` exists in the overlay or in the database."""
         return uuid in self.ents or self.index.has_entity(uuid)
-
-    def _add_unbound(self, row: list[Any]) -> bool:
-        record = _edge_decoder.decode(row[1])
-        if record.uuid in self.edges:
-            return False
-        self.edges[record.uuid] = _Edge(group_id=row[0], record=record)
-        self.edge_db[record.uuid] = "unbound"
-        return True
 
     # -- applying -------------------------------------------------------------------------
 
@@ -826,22 +765,11 @@ class _Segment:
         self._write_mentions(bulk)
 
     def _write_edges(self, bulk: bool) -> None:
+        """Create every dirty edge: with its hops when both endpoints exist, else unbound."""
         index = self.index
-        dirty = sorted(self.edge_dirty)
-        old_unbound = [u for u in dirty if self.edge_db.get(u) == "unbound"]
-        _each(
-            self.conn,
-            _DELETE_UNBOUND,
-            _DELETE_UNBOUND_ONE,
-            old_unbound,
-            len(index.base.unbound),
-            keys=True,
-        )
-        for u in old_unbound:
-            index.put_unbound(u, None)
         rels: list[dict[str, Any]] = []
         unbound: list[dict[str, Any]] = []
-        for u in dirty:
+        for u in sorted(self.edge_dirty):
             edge = self.edges[u]
             src, dst = edge.record.source_uuid, edge.record.target_uuid
             loc = (src, dst, edge.group_id)
@@ -849,10 +777,14 @@ class _Segment:
                 rels.append(_edge_row(edge))
                 index.put_rel(u, loc)
             else:
-                unbound.append(_unbound_row(edge))
+                unbound.append(_edge_row(edge))
                 index.put_unbound(u, loc)
+        if bulk:
+            if rels or unbound:
+                _copy_edges(self.conn, rels, unbound)
+            return
         if rels:
-            _create(self.conn, "RELATES_TO", rels, bulk, len(index.base.entities))
+            _create(self.conn, "RelatesToNode_", rels, False, len(index.base.entities))
         if unbound:
             _run(self.conn, _CREATE_UNBOUND, {"rows": unbound})
 
@@ -880,7 +812,8 @@ class _Segment:
 
 _TS: Final = pa.timestamp("us")
 _STR_LIST: Final = pa.list_(pa.string())
-#: The Arrow columns of each table in DDL order (a relationship's endpoints first).
+#: The Arrow columns of each table in DDL order (a relationship's endpoints first), named by
+#: the keys of the rows written.
 _ARROW: Final[dict[str, tuple[tuple[str, Any], ...]]] = {
     "Entity": (
         ("uuid", pa.string()), ("name", pa.string()), ("group_id", pa.string()),
@@ -893,11 +826,12 @@ _ARROW: Final[dict[str, tuple[tuple[str, Any], ...]]] = {
         ("content", pa.string()), ("valid_at", _TS), ("entity_edges", _STR_LIST),
         ("content_hash", pa.string()), ("extracted", pa.bool_()),
     ),
-    "RELATES_TO": (
-        ("source_uuid", pa.string()), ("target_uuid", pa.string()), ("uuid", pa.string()),
-        ("name", pa.string()), ("relation_type", pa.string()), ("fact", pa.string()),
-        ("valid_at", _TS), ("invalid_at", _TS), ("expired_at", _TS), ("episodes", _STR_LIST),
-        ("attributes", pa.string()), ("group_id", pa.string()), ("created_at", _TS),
+    "RelatesToNode_": (
+        ("uuid", pa.string()), ("name", pa.string()), ("group_id", pa.string()),
+        ("created_at", _TS), ("fact", pa.string()), ("episodes", _STR_LIST),
+        ("expired_at", _TS), ("valid_at", _TS), ("invalid_at", _TS),
+        ("attributes", pa.string()), ("relation_type", pa.string()),
+        ("source_uuid", pa.string()), ("target_uuid", pa.string()),
     ),
     "MENTIONS": (
         ("ep", pa.string()), ("en", pa.string()), ("uuid", pa.string()),
@@ -907,11 +841,18 @@ _ARROW: Final[dict[str, tuple[tuple[str, Any], ...]]] = {
 _UNWIND_CREATE: Final = {
     "Entity": _CREATE_ENTITIES,
     "Episodic": _CREATE_EPISODES,
-    "RELATES_TO": _CREATE_RELS,
+    "RelatesToNode_": _CREATE_RELS,
     "MENTIONS": _CREATE_MENTIONS,
 }
-#: Creating a relationship matches its two endpoints: per row by primary key when few.
-_ONE_CREATE: Final = {"RELATES_TO": _CREATE_REL_ONE, "MENTIONS": _CREATE_MENTION_ONE}
+#: Creating a bound edge or a mention matches its two endpoints: per row by primary key when
+#: few.
+_ONE_CREATE: Final = {"RelatesToNode_": _CREATE_REL_ONE, "MENTIONS": _CREATE_MENTION_ONE}
+#: The columns of ``RELATES_TO`` after its endpoints, all null on a hop (the reference's
+#: direct-rel columns; lcg-api §5.1).
+_HOP_NULLS: Final = (
+    ("uuid", pa.string()), ("name", pa.string()), ("group_id", pa.string()),
+    ("fact", pa.string()), ("valid_at", _TS), ("invalid_at", _TS), ("attributes", pa.string()),
+)  # fmt: skip
 
 
 def _dt(value: str | None) -> datetime | None:
@@ -924,8 +865,8 @@ def _create(
     """Insert new rows: ``UNWIND … CREATE``, or ``COPY`` from an Arrow table when ``bulk``.
 
     ``COPY`` has a large fixed cost per statement but loads many rows fast; it pays off when
-    a whole stream is folded into one write (``fold_events``). A few relationships are
-    created one statement each (endpoints matched by primary key, no scan; ``size`` is the
+    a whole stream is folded into one write (``fold_events``). A few bound edges and mentions
+    are created one statement each (endpoints matched by primary key, no scan; ``size`` is the
     number of rows the ``UNWIND`` form would scan).
     """
     if not bulk:
@@ -935,14 +876,49 @@ def _create(
         else:
             _each(conn, _UNWIND_CREATE[table], one, rows, size)
         return
+    _copy(conn, table, _arrow(table, rows))
+
+
+def _arrow(table: str, rows: list[dict[str, Any]]) -> pa.Table:
     columns = {}
     for name, typ in _ARROW[table]:
         values = [r[name] for r in rows]
         if typ == _TS:
             values = [_dt(v) for v in values]
         columns[name] = pa.array(values, type=typ)
+    return pa.table(columns)
+
+
+def _copy(
+    conn: kuzu.Connection, target: str, data: pa.Table, pair: tuple[str, str] | None = None
+) -> None:
+    """``COPY`` an Arrow table into ``target`` (``pair``: the FROM/TO tables of a rel group)."""
+    options = "" if pair is None else f" (from='{pair[0]}', to='{pair[1]}')"
     # Not cached: Kuzu binds an Arrow parameter when it prepares the statement.
-    conn.execute(f"COPY {table} FROM $arrow", {"arrow": pa.table(columns)})
+    conn.execute(f"COPY {target} FROM $arrow{options}", {"arrow": data})
+
+
+def _hops(ends: tuple[list[str], list[str]]) -> pa.Table:
+    """The Arrow table of ``RELATES_TO`` hops from ``ends[0][i]`` to ``ends[1][i]``."""
+    n = len(ends[0])
+    columns = {"from": pa.array(ends[0], pa.string()), "to": pa.array(ends[1], pa.string())}
+    for name, typ in _HOP_NULLS:
+        columns[name] = pa.nulls(n, typ)
+    return pa.table(columns)
+
+
+def _copy_edges(
+    conn: kuzu.Connection, bound: list[dict[str, Any]], unbound: list[dict[str, Any]]
+) -> None:
+    """``COPY`` new edges: every ``RelatesToNode_``, then the two hops of the bound ones."""
+    _copy(conn, "RelatesToNode_", _arrow("RelatesToNode_", [*bound, *unbound]))
+    if not bound:
+        return
+    uuids = [r["uuid"] for r in bound]
+    sources = [r["source_uuid"] for r in bound]
+    targets = [r["target_uuid"] for r in bound]
+    _copy(conn, "RELATES_TO", _hops((sources, uuids)), ("Entity", "RelatesToNode_"))
+    _copy(conn, "RELATES_TO", _hops((uuids, targets)), ("RelatesToNode_", "Entity"))
 
 
 def _collect(
@@ -1005,13 +981,16 @@ def _collect(
 
 # ---- purge ----------------------------------------------------------------------------
 
-_FOREIGN_RELS_INTO: Final = (
-    "MATCH (a:Entity)-[e:RELATES_TO]->(b:Entity) WHERE e.group_id <> $g AND "
-    f"(a.group_id = $g OR b.group_id = $g) RETURN {EDGE_COLUMNS}"
+# Both hops of other groups' edges touching the purged entities go (not only the one at the
+# purged end): an edge is bound with both hops or unbound with none.
+_UNHOP_FOREIGN: Final = (
+    "MATCH (a:Entity)-[h1:RELATES_TO]->(e:RelatesToNode_)-[h2:RELATES_TO]->(b:Entity) "
+    "WHERE e.group_id <> $g AND (a.group_id = $g OR b.group_id = $g) "
+    "WITH h1, h2, e.uuid AS u, e.source_node_uuid AS s, e.target_node_uuid AS t, "
+    "e.group_id AS owner DELETE h1, h2 RETURN u, s, t, owner"
 )
 _PURGE: Final[tuple[str, ...]] = (
-    "MATCH (:Entity)-[e:RELATES_TO]->(:Entity) WHERE e.group_id = $g DELETE e",
-    "MATCH (n:UnboundEdge) WHERE n.group_id = $g DELETE n",
+    "MATCH (e:RelatesToNode_) WHERE e.group_id = $g DETACH DELETE e",
     "MATCH (n:Episodic) WHERE n.group_id = $g DETACH DELETE n",
     "MATCH (n:Entity) WHERE n.group_id = $g DETACH DELETE n",
 )
@@ -1020,22 +999,17 @@ _PURGE: Final[tuple[str, ...]] = (
 def purge(conn: kuzu.Connection, group_id: str, index: IndexDelta) -> None:
     """Delete every row of ``group_id`` (inside the caller's transaction).
 
-    Edges of *other* groups that point at the purged entities lose their relationship but not
-    their data: they move to ``UnboundEdge`` (the reference's "foreign edges survive without
-    the hop"), and become relationships again if the entities come back.
+    Edges of *other* groups that point at the purged entities keep their ``RelatesToNode_``
+    and lose their hops (the reference's "foreign edges survive without the hop"): they are
+    unbound, and get their hops back if the entities return.
     """
-    foreign = [
-        _unbound_row(_Edge(group_id=g, record=rec))
-        for g, rec in (edge_from_row(r) for r in _rows(conn, _FOREIGN_RELS_INTO, {"g": group_id}))
-    ]
+    foreign = _rows(conn, _UNHOP_FOREIGN, {"g": group_id})
     for statement in _PURGE:
         _run(conn, statement, {"g": group_id})
     index.purge(group_id)
-    if foreign:
-        _run(conn, _CREATE_UNBOUND, {"rows": foreign})
-    for row in foreign:
-        index.put_rel(row["uuid"], None)
-        index.put_unbound(row["uuid"], (row["source_uuid"], row["target_uuid"], row["group_id"]))
+    for uuid, source, target, owner in foreign:
+        index.put_rel(uuid, None)
+        index.put_unbound(uuid, (source, target, owner or ""))
 
 
 # ---- the batch ------------------------------------------------------------------------

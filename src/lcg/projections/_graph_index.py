@@ -1,16 +1,16 @@
-"""The in-memory locator of the graph projection: which rows exist, and where relationships are.
+"""The in-memory locator of the graph projection: which rows exist, and which edges are bound.
 
-Kuzu 0.11.3 has no index on relationship properties, and it plans every ``UNWIND``-keyed
-lookup (``UNWIND $keys AS k MATCH (e:Entity {uuid: k})``) as a hash join over a full scan of
+Kuzu 0.11.3 plans every ``UNWIND``-keyed lookup
+(``UNWIND $keys AS k MATCH (e:Entity {uuid: k})``) as a hash join over a full scan of
 the table; only a primary-key match on a plain parameter (``MATCH (e:Entity {uuid: $k})``)
 uses the hash index. So the projection keeps, in memory:
 
 * every ``Entity`` and ``Episodic`` uuid with its group (existence checks cost nothing, and a
   fresh uuid is never looked up);
-* every ``RELATES_TO`` uuid with ``(source, target, group)``, so a relationship is addressed
-  through its endpoints' primary keys instead of a scan;
-* every ``UnboundEdge`` uuid with ``(source, target, group)``, and which unbound edges wait
-  on each endpoint uuid.
+* every bound edge (a ``RelatesToNode_`` with its two ``RELATES_TO`` hops) with
+  ``(source, target, group)``;
+* every unbound edge (a ``RelatesToNode_`` without hops: an endpoint is missing) with
+  ``(source, target, group)``, and which unbound edges wait on each endpoint uuid.
 
 It is built by one scan per table when the projection opens. A write transaction works on a
 ``IndexDelta`` layered over the index; the delta is folded in only after ``COMMIT`` succeeds,
@@ -31,8 +31,8 @@ EdgeLoc = tuple[str, str, str]
 _SCANS: Final = (
     "MATCH (e:Entity) RETURN e.uuid, e.group_id",
     "MATCH (p:Episodic) RETURN p.uuid, p.group_id",
-    "MATCH (a:Entity)-[e:RELATES_TO]->(b:Entity) RETURN e.uuid, a.uuid, b.uuid, e.group_id",
-    "MATCH (n:UnboundEdge) RETURN n.uuid, n.source_uuid, n.target_uuid, n.group_id",
+    "MATCH (e:RelatesToNode_) RETURN e.uuid, e.source_node_uuid, e.target_node_uuid, e.group_id",
+    "MATCH (:Entity)-[:RELATES_TO]->(e:RelatesToNode_)-[:RELATES_TO]->(:Entity) RETURN e.uuid",
 )
 
 
@@ -62,12 +62,15 @@ class GraphIndex:
     def scan(cls, conn: kuzu.Connection) -> GraphIndex:
         """The index of everything ``conn`` sees (one scan per table)."""
         index = cls()
-        ents, eps, rels, unbound = (_all(conn, q) for q in _SCANS)
+        ents, eps, edges, hopped = (_all(conn, q) for q in _SCANS)
         index.entities = {u: g or "" for u, g in ents}
         index.episodes = {u: g or "" for u, g in eps}
-        index.rels = {u: (s, t, g or "") for u, s, t, g in rels}
-        for u, s, t, g in unbound:
-            index._put_unbound(u, (s, t, g or ""))
+        bound = {row[0] for row in hopped}
+        for u, s, t, g in edges:
+            if u in bound:
+                index.rels[u] = (s, t, g or "")
+            else:
+                index._put_unbound(u, (s, t, g or ""))
         return index
 
     def _put_unbound(self, uuid: str, loc: EdgeLoc) -> None:

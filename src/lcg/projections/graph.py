@@ -13,13 +13,16 @@ and writes it once with ``COPY`` (same result as ``apply``, several times faster
 
 The database file is ``<db_dir>/graph.kuzu``; see ``_graph_schema`` for the tables and
 ``_graph_apply`` for how events become statements, ``_graph_index`` for the in-memory
-locator (which rows exist, where each relationship is) that spares them table scans.
+locator (which rows exist, which edges are bound) that spares them table scans. The tables
+are the reference's (``RelatesToNode_`` reached by two ``RELATES_TO`` hops; ADR 0086), so a
+client's Cypher written for the reference runs unchanged.
 """
 
 from __future__ import annotations
 
 import hashlib
 import queue
+import shutil
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -29,8 +32,8 @@ from typing import Any, cast
 import kuzu
 import msgspec
 
-from lcg.errors import ProjectionError, ProjectionIOError, RebuildRefusedError
-from lcg.events.model import EdgeRecord, Event
+from lcg.errors import ProjectionError, RebuildRefusedError
+from lcg.events.model import Event
 from lcg.projections._graph_apply import (
     EDGE_COLUMNS,
     apply_events,
@@ -41,19 +44,26 @@ from lcg.projections._graph_apply import (
     purge,
     ts_text,
 )
-from lcg.projections._graph_guard import abandon, is_io_failure, reserve_room
 from lcg.projections._graph_index import GraphIndex, IndexDelta
-from lcg.projections._graph_schema import DB_FILE, create_schema
+from lcg.projections._graph_schema import DB_FILE, SCHEMA_VERSION, create_schema, stored_version
 from lcg.projections.rows import GraphCounts
 
 __all__ = ["GraphProjection"]
 
-_SET_POSITION = "MERGE (p:Position {group_id: $g}) SET p.applied_seq = $seq, p.generation = $gen"
-_unbound_decoder = msgspec.json.Decoder(EdgeRecord)
+_SET_POSITION = "MERGE (p:WalPosition {id: $g}) SET p.applied_seq = $seq, p.generation = $gen"
 
 
 def _is_no_txn(exc: BaseException) -> bool:
     return "No active transaction" in str(exc)
+
+
+def _remove_database(path: Path) -> None:
+    """Delete a closed Kuzu database: its file and its side files (``.wal``, ``.shadow``…)."""
+    for side in path.parent.glob(f"{path.name}*"):
+        if side.is_dir():
+            shutil.rmtree(side)
+        else:
+            side.unlink()
 
 
 class GraphProjection:
@@ -66,6 +76,15 @@ class GraphProjection:
             Path(db_dir).mkdir(parents=True, exist_ok=True)
             self._db = kuzu.Database(str(self.path))
             self._writer: kuzu.Connection = kuzu.Connection(self._db)
+            version = stored_version(self._writer)
+            if version is not None and version != SCHEMA_VERSION:
+                # A projection in another schema is stale, not damaged: drop it, and the
+                # catch-up at open replays every group's stream into the current schema.
+                self._writer.close()
+                self._db.close()
+                _remove_database(self.path)
+                self._db = kuzu.Database(str(self.path))
+                self._writer = kuzu.Connection(self._db)
             create_schema(self._writer)
             #: Committed locator; only the writer (under ``_write_lock``) touches it.
             self._index = GraphIndex.scan(self._writer)
@@ -75,12 +94,7 @@ class GraphProjection:
             raise ProjectionError(f"cannot open the graph database {self.path}: {exc}") from exc
         self._write_lock = threading.Lock()
         self._readers: queue.SimpleQueue[kuzu.Connection] = queue.SimpleQueue()
-        #: Clients' Cypher (knowledge_query_cypher) runs here and nowhere else (ADR 0070).
-        self._client_conn: kuzu.Connection | None = None
-        self._client_lock = threading.Lock()
         self._closed = False
-        #: Set once Kuzu failed a write on I/O: no more writes, and no close (ADR 0081).
-        self.io_failure: str | None = None
 
     # ---- connections ----------------------------------------------------------------
 
@@ -121,46 +135,11 @@ class GraphProjection:
             except Exception as exc:
                 raise ProjectionError(f"graph query failed: {exc}") from exc
 
-    def query_read_only(self, cypher: str) -> list[list[Any]]:
-        """All rows of a client's (already guarded) query, run on a connection used for
-        nothing else inside ``BEGIN TRANSACTION READ ONLY``, so Kuzu itself refuses any
-        database write the guard let through (ADR 0070)."""
-        with self._client_lock:
-            self._check_open()
-            if self._client_conn is None:
-                self._client_conn = kuzu.Connection(self._db)
-            conn = self._client_conn
-            try:
-                conn.execute("BEGIN TRANSACTION READ ONLY")
-            except Exception as exc:
-                # Never touch a connection whose BEGIN failed again (see the module doc).
-                self._client_conn = None
-                raise ProjectionError(f"cannot start a read-only transaction: {exc}") from exc
-            try:
-                result = conn.execute(cypher)
-                if not isinstance(result, kuzu.QueryResult):
-                    raise ProjectionError("graph query failed: one statement at a time")
-                return cast(list[list[Any]], result.get_all())
-            except ProjectionError:
-                raise
-            except Exception as exc:
-                raise ProjectionError(f"graph query failed: {exc}") from exc
-            finally:
-                try:
-                    conn.execute("COMMIT")
-                except Exception as exc:
-                    # A failed statement already ended the transaction.
-                    if not _is_no_txn(exc):
-                        self._client_conn = None
-
     @contextmanager
     def _transaction(self, what: str) -> Iterator[tuple[kuzu.Connection, IndexDelta]]:
         """A write transaction and its locator delta, folded in only once ``COMMIT`` succeeded."""
         with self._write_lock:
             self._check_open()
-            if self.io_failure is not None:
-                raise ProjectionIOError(self.io_failure)
-            reserve_room(self.path)
             conn = self._writer
             try:
                 conn.execute("BEGIN TRANSACTION")
@@ -174,13 +153,6 @@ class GraphProjection:
                 conn.execute("COMMIT")
             except BaseException as exc:
                 self._rollback(conn)
-                if is_io_failure(exc):
-                    self.io_failure = (
-                        f"the graph database failed writing {self.path} ({exc}); Kuzu cannot "
-                        "write again in this process: restart lcg (the stream holds every "
-                        "write and the graph catches up on open)"
-                    )
-                    raise ProjectionIOError(self.io_failure) from exc
                 if isinstance(exc, ProjectionError):
                     raise
                 if isinstance(exc, Exception):
@@ -207,7 +179,7 @@ class GraphProjection:
     def position(self, group_id: str) -> tuple[int | None, str | None]:
         """``(applied seq, generation)`` of ``group_id``; ``(None, None)`` if none recorded."""
         rows = self.query(
-            "MATCH (p:Position {group_id: $g}) RETURN p.applied_seq, p.generation", {"g": group_id}
+            "MATCH (p:WalPosition {id: $g}) RETURN p.applied_seq, p.generation", {"g": group_id}
         )
         if not rows:
             return None, None
@@ -215,7 +187,7 @@ class GraphProjection:
 
     def positions(self) -> dict[str, tuple[int | None, str | None]]:
         """Every recorded group position."""
-        rows = self.query("MATCH (p:Position) RETURN p.group_id, p.applied_seq, p.generation")
+        rows = self.query("MATCH (p:WalPosition) RETURN p.id, p.applied_seq, p.generation")
         return {g: (seq, gen) for g, seq, gen in rows}
 
     # ---- writes ----------------------------------------------------------------------
@@ -277,7 +249,7 @@ class GraphProjection:
         """Delete every row of ``group_id`` and its position (one transaction)."""
         with self._transaction(f"purge of {group_id!r}") as (c, delta):
             purge(c, group_id, delta)
-            execute(c, "MATCH (p:Position {group_id: $g}) DELETE p", {"g": group_id})
+            execute(c, "MATCH (p:WalPosition {id: $g}) DELETE p", {"g": group_id})
 
     # ---- digest and counts -------------------------------------------------------------
 
@@ -285,7 +257,7 @@ class GraphProjection:
         """Canonical sha256 of the group's entities, edges (unbound too), episodes, mentions.
 
         Rows are sorted by uuid and include every column; timestamps are hashed as RFC 3339
-        with microseconds. How an edge is stored (relationship or unbound) does not matter.
+        with microseconds. Whether an edge is bound (has its hops) does not matter.
         """
         g = {"g": group_id}
         h = hashlib.sha256()
@@ -303,16 +275,14 @@ class GraphProjection:
             g,
         )
         section("entities", [[*r[:4], ts_text(r[4]), *r[5:]] for r in entities])
+        # Every edge of the group, with its hops or without (unbound): the digest hashes the
+        # records, not how they are stored.
         edges = [
             edge_from_row(r)[1]
             for r in self.query(
-                "MATCH (a:Entity)-[e:RELATES_TO]->(b:Entity) WHERE e.group_id = $g "
-                f"RETURN {EDGE_COLUMNS}",
-                g,
+                f"MATCH (e:RelatesToNode_) WHERE e.group_id = $g RETURN {EDGE_COLUMNS}", g
             )
         ]
-        unbound = self.query("MATCH (n:UnboundEdge) WHERE n.group_id = $g RETURN n.data", g)
-        edges.extend(_unbound_decoder.decode(r[0]) for r in unbound)
         edges.sort(key=lambda e: (e.uuid, e.source_uuid, e.target_uuid))
         section("edges", edges)
         episodes = self.query(
@@ -347,14 +317,14 @@ class GraphProjection:
             rows = self.query(f"MATCH {pattern}{cond} RETURN count(*)", params)
             return int(rows[0][0])
 
-        rels = count("(:Entity)-[x:RELATES_TO]->(:Entity)")
-        unbound = count("(x:UnboundEdge)")
+        edges = count("(x:RelatesToNode_)")
+        bound = count("(:Entity)-[:RELATES_TO]->(x:RelatesToNode_)-[:RELATES_TO]->(:Entity)")
         return GraphCounts(
             entities=count("(x:Entity)"),
-            edges=rels + unbound,
+            edges=edges,
             episodes=count("(x:Episodic)"),
             pending_episodes=count("(x:Episodic)", "x.extracted = false"),
-            unbound_edges=unbound,
+            unbound_edges=edges - bound,
         )
 
     def close(self) -> None:
@@ -370,13 +340,6 @@ class GraphProjection:
                     break
                 forget_prepared(reader)
                 reader.close()
-            with self._client_lock:
-                if self._client_conn is not None:
-                    self._client_conn.close()
-                    self._client_conn = None
             forget_prepared(self._writer)
             self._writer.close()
-            if self.io_failure is not None:
-                abandon(self._db)  # Kuzu aborts the process closing it (ADR 0081)
-            else:
-                self._db.close()
+            self._db.close()

@@ -46,7 +46,8 @@ _EPISODE: Final = (
     "p.uuid, p.name, p.group_id, p.created_at, p.source, p.source_description, p.content, "
     "p.valid_at, p.entity_edges"
 )
-_REL: Final = "(a:Entity)-[e:RELATES_TO]->(b:Entity)"
+#: A bound edge: the reference's two-hop read pattern (an unbound edge has no hops).
+_REL: Final = "(a:Entity)-[:RELATES_TO]->(e:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
 _MERGED: Final = "Merged"
 
 
@@ -132,7 +133,8 @@ def edges_by_uuids(graph: GraphProjection, uuids: Sequence[str]) -> list[EdgeRow
     if not uuids:
         return []
     rows = graph.query(
-        f"UNWIND $keys AS k MATCH {_REL} WHERE e.uuid = k RETURN {EDGE_COLUMNS}",
+        "UNWIND $keys AS k MATCH (a:Entity)-[:RELATES_TO]->(e:RelatesToNode_ {uuid: k})"
+        f"-[:RELATES_TO]->(b:Entity) RETURN {EDGE_COLUMNS}",
         {"keys": list(uuids)},
     )
     return _in_order({r[0]: _edge(r) for r in rows}, uuids)
@@ -434,17 +436,12 @@ def unbound_impacts(graph: GraphProjection, group_ids: Sequence[str]) -> dict[st
     """
     purged = set(group_ids)
     params: dict[str, Any] = {"groups": list(purged)}
+    # Bound and unbound edges alike: every RelatesToNode_, with its hops or without.
     rows = graph.query(
-        f"MATCH {_REL} WHERE NOT e.group_id IN $groups AND e.invalid_at IS NULL AND "
+        "MATCH (e:RelatesToNode_) WHERE NOT e.group_id IN $groups AND e.invalid_at IS NULL AND "
         "contains(e.attributes, 'cross_group_pointers') RETURN e.group_id, e.attributes",
         params,
     )
-    for owner, data in graph.query(
-        "MATCH (n:UnboundEdge) WHERE NOT n.group_id IN $groups RETURN n.group_id, n.data", params
-    ):
-        rec = msgspec.json.decode(data)
-        if rec.get("invalid_at") is None:
-            rows.append([owner, rec.get("attributes", "{}")])
     out: dict[str, int] = {}
     for owner, attributes in rows:
         try:

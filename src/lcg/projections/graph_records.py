@@ -41,10 +41,11 @@ __all__ = [
 
 _ENTITY_COLS = "e.uuid, e.name, e.group_id, e.labels, e.created_at, e.summary, e.attributes"
 _EDGE_COLS = (
-    "r.uuid, r.name, s.uuid, t.uuid, r.fact, r.relation_type, r.valid_at, r.invalid_at, "
-    "r.expired_at, r.episodes, r.attributes, r.created_at, r.group_id"
+    "r.uuid, r.name, r.source_node_uuid, r.target_node_uuid, r.fact, r.relation_type, "
+    "r.valid_at, r.invalid_at, r.expired_at, r.episodes, r.attributes, r.created_at, r.group_id"
 )
-_edge_decoder = msgspec.json.Decoder(EdgeRecord)
+#: A bound edge (the reference's two-hop pattern); ``(r:RelatesToNode_)`` alone is every edge.
+_BOUND = "(s:Entity)-[:RELATES_TO]->(r:RelatesToNode_)-[:RELATES_TO]->(t:Entity)"
 
 
 class EpisodeRecord(msgspec.Struct, kw_only=True):
@@ -107,20 +108,6 @@ def _edge(row: list[Any]) -> tuple[str, EdgeRecord]:
     )
 
 
-def _unbound_edges(
-    graph: GraphProjection, group_id: str | None = None
-) -> list[tuple[str, EdgeRecord]]:
-    if group_id is None:
-        rows = _rows(graph, "MATCH (u:UnboundEdge) RETURN u.group_id, u.data ORDER BY u.uuid")
-    else:
-        rows = _rows(
-            graph,
-            "MATCH (u:UnboundEdge) WHERE u.group_id = $g RETURN u.group_id, u.data ORDER BY u.uuid",
-            {"g": group_id},
-        )
-    return [(r[0], _edge_decoder.decode(r[1])) for r in rows]
-
-
 def ping(graph: GraphProjection) -> None:
     """Run a trivial query (readiness probe)."""
     _rows(graph, "RETURN 1")
@@ -167,7 +154,7 @@ def active_edges_between(
     """Current edges of the group named ``name`` from source to target; oldest first."""
     rows = _rows(
         graph,
-        f"MATCH (s:Entity)-[r:RELATES_TO]->(t:Entity) WHERE s.uuid = $s AND t.uuid = $t "
+        f"MATCH {_BOUND} WHERE s.uuid = $s AND t.uuid = $t "
         f"AND r.name = $n AND r.group_id = $g AND r.invalid_at IS NULL "
         f"RETURN {_EDGE_COLS} ORDER BY r.created_at, r.uuid",
         {"s": source_uuid, "t": target_uuid, "n": name, "g": group_id},
@@ -179,8 +166,7 @@ def edges_of_entity(graph: GraphProjection, uuid: str) -> list[tuple[str, EdgeRe
     """Every edge touching ``uuid`` (either direction), with its owning group, by uuid."""
     rows = _rows(
         graph,
-        f"MATCH (s:Entity)-[r:RELATES_TO]->(t:Entity) WHERE s.uuid = $u OR t.uuid = $u "
-        f"RETURN {_EDGE_COLS} ORDER BY r.uuid",
+        f"MATCH {_BOUND} WHERE s.uuid = $u OR t.uuid = $u RETURN {_EDGE_COLS} ORDER BY r.uuid",
         {"u": uuid},
     )
     return [_edge(r) for r in rows]
@@ -190,10 +176,10 @@ def edges_with_pointers(graph: GraphProjection) -> list[tuple[str, EdgeRecord]]:
     """Every edge (bound or unbound) whose attributes carry cross-group pointers."""
     rows = _rows(
         graph,
-        f"MATCH (s:Entity)-[r:RELATES_TO]->(t:Entity) WHERE r.attributes CONTAINS "
+        f"MATCH (r:RelatesToNode_) WHERE r.attributes CONTAINS "
         f"'cross_group_pointers' RETURN {_EDGE_COLS} ORDER BY r.uuid",
     )
-    return [_edge(r) for r in rows] + _unbound_edges(graph)
+    return [_edge(r) for r in rows]
 
 
 def episode_group(graph: GraphProjection, uuid: str) -> str | None:
@@ -310,10 +296,8 @@ def episode_time_bounds(graph: GraphProjection) -> tuple[str | None, str | None]
 
 
 def query_cypher(graph: GraphProjection, query: str) -> list[list[str]]:
-    """Run a (checked read-only) query in a read-only transaction on the client connection;
-    every value stringified, null as ``""``."""
-    rows = graph.query_read_only(query)
-    return [["" if v is None else _stringify(v) for v in row] for row in rows]
+    """Run a (checked read-only) query; every value stringified, null as ``""``."""
+    return [["" if v is None else _stringify(v) for v in row] for row in _rows(graph, query)]
 
 
 def _stringify(value: Any) -> str:
@@ -342,12 +326,10 @@ def all_edges(graph: GraphProjection, group_id: str) -> list[EdgeRecord]:
     """Every edge owned by the group (bound and unbound), by uuid."""
     rows = _rows(
         graph,
-        f"MATCH (s:Entity)-[r:RELATES_TO]->(t:Entity) WHERE r.group_id = $g "
-        f"RETURN {_EDGE_COLS} ORDER BY r.uuid",
+        f"MATCH (r:RelatesToNode_) WHERE r.group_id = $g RETURN {_EDGE_COLS} ORDER BY r.uuid",
         {"g": group_id},
     )
-    edges = [_edge(r)[1] for r in rows] + [e for _g, e in _unbound_edges(graph, group_id)]
-    return sorted(edges, key=lambda e: e.uuid)
+    return [_edge(r)[1] for r in rows]
 
 
 def all_episodes(graph: GraphProjection, group_id: str) -> list[EpisodeRecord]:

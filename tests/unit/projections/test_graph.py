@@ -135,7 +135,7 @@ def test_episode_extracted_creates_links_and_marks_the_episode(graph: GraphProje
     assert ep.entity_edges == ["e1", "e2"]
     [r1] = gr.edges_by_uuids(graph, ["r1"])
     assert (r1.source_node_uuid, r1.target_node_uuid, r1.name) == ("e1", "e2", "Alice → Bob")
-    rows = graph.query("MATCH ()-[r:RELATES_TO]->() RETURN r.episodes")
+    rows = graph.query("MATCH (r:RelatesToNode_) RETURN r.episodes")
     assert rows == [[["ep1"]]]
     mentions = graph.query(
         "MATCH (p:Episodic)-[m:MENTIONS]->(e:Entity) "
@@ -158,7 +158,7 @@ def test_episode_extracted_creates_links_and_marks_the_episode(graph: GraphProje
         ],
         start=3,
     )
-    assert graph.query("MATCH ()-[r:RELATES_TO]->() RETURN r.episodes") == [[["ep1", "ep2"]]]
+    assert graph.query("MATCH (r:RelatesToNode_) RETURN r.episodes") == [[["ep1", "ep2"]]]
     [r1] = gr.edges_by_uuids(graph, ["r1"])
     assert r1.invalid_at == "2024-05-03 07:00:00"
     [e1] = gr.entities_by_uuids(graph, ["e1"])
@@ -229,7 +229,7 @@ def test_entities_merged(graph: GraphProjection) -> None:
     assert e3.labels == ["Entity", "Merged"] and e3.attributes == '{"merged_into":"e1"}'
     [r2, r3] = gr.edges_by_uuids(graph, ["r2", "r3"])
     assert r2.invalid_at == "2024-05-02 08:30:00" and r3.invalid_at is None
-    assert graph.query("MATCH ()-[r:RELATES_TO {uuid: 'r3'}]->() RETURN r.episodes") == [[["ep1"]]]
+    assert graph.query("MATCH (r:RelatesToNode_ {uuid: 'r3'}) RETURN r.episodes") == [[["ep1"]]]
 
 
 def test_corrections_applied_merges_and_retracts(graph: GraphProjection) -> None:
