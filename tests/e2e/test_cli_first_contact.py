@@ -136,7 +136,7 @@ def test_status_with_another_embedder_changes_nothing_and_says_mismatch(workspac
     assert "mismatch" in done.stdout, done.stdout + done.stderr
     assert "match\n" not in done.stdout.replace("mismatch", "")
     assert "re-embed the group with `lcg replay --group g --force-clear`" in done.stdout
-    assert "configure hash" in done.stdout  # the embedder the vectors were built with
+    assert "configure hash-embedder-v1 (384-d) again" in done.stdout  # what built them
     # Nothing was re-embedded or rewritten: the vector snapshots, the streams and the
     # sidecar naming the vectors' embedder are byte for byte (and mtime) as they were.
     assert sidecar.read_bytes() == before
@@ -147,6 +147,19 @@ def test_status_with_another_embedder_changes_nothing_and_says_mismatch(workspac
     assert again.returncode == 0, again.stdout + again.stderr
     assert again.stdout.rstrip().endswith("match") and "mismatch" not in again.stdout
     assert _tree(lcg_dir / "vectors") == vectors
+
+
+def test_verify_with_another_embedder_says_why_and_changes_nothing(workspace: Path) -> None:
+    lcg_dir = workspace / ".lcg"
+    vectors, streams = _tree(lcg_dir / "vectors"), _tree(lcg_dir / "wal")
+    done = lcg("verify", cwd=workspace, env={"LCG_EMBEDDING_DIM": "64"})
+    assert done.returncode == 1
+    assert "the vectors of group 'g' were built with hash-embedder-v1 (384-d)" in done.stdout
+    assert "the configured embedder is hash-embedder-v1 (64-d)" in done.stdout
+    assert _tree(lcg_dir / "vectors") == vectors and _tree(lcg_dir / "wal") == streams
+    ok = lcg("verify", cwd=workspace)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert ok.stdout.splitlines()[-1] == "verify: ok"
 
 
 def test_status_does_not_catch_up_a_stream_ahead_of_its_projections(workspace: Path) -> None:

@@ -85,8 +85,9 @@ def _print_remedies(data: dict[str, Any]) -> None:
             )
             print(
                 f"mismatch: the vectors of group {gid!r} were built with {built}, the configured "
-                f"embedder is {configured}: configure {built} again (LCG_EMBEDDER), or "
-                f"re-embed the group with `lcg replay --group {gid} --force-clear`"
+                f"embedder is {configured}: configure {built} again (LCG_EMBEDDER, "
+                "LCG_EMBEDDING_DIM), or re-embed the group with "
+                f"`lcg replay --group {gid} --force-clear`"
             )
         elif g.get("cleared_through_seq") is not None:
             print(

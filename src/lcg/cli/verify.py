@@ -26,6 +26,8 @@ def _run(args: argparse.Namespace) -> int:
     params = {"group_ids": [args.group]} if args.group else {}
     client = live_client(config)
     report: dict[str, Any]
+    #: Groups whose vectors another embedder built: why their vectors digest differs.
+    foreign: dict[str, str] = {}
     if client is not None:
         with client:
             report = client.call("knowledge_verify", params)
@@ -35,12 +37,22 @@ def _run(args: argparse.Namespace) -> int:
         with open_direct(config, inspect=True) as ws:  # verifying only looks
             groups = [args.group] if args.group else None
             report = msgspec.to_builtins(verify_workspace(ws, groups))
+            configured = f"{ws.embedder.model_id} ({ws.embedder.dim}-d)"
+            for gid, (model, dim, _, _) in ws.vectors.foreign_groups.items():
+                foreign[gid] = (
+                    f"  the vectors of group {gid!r} were built with {model} ({dim}-d), the "
+                    f"configured embedder is {configured}: verify with {model} configured "
+                    "(LCG_EMBEDDER, LCG_EMBEDDING_DIM), or re-embed with "
+                    f"`lcg replay --group {gid} --force-clear`"
+                )
     if args.json:
         print_json(report)
     else:
         for g in report["groups"]:
             verdict = "ok" if g["equal"] else "DIFFERENT: " + ", ".join(g["differing"])
             print(f"{g['group_id']:<24} applied seq {g['applied_seq']}: {verdict}")
+            if g["group_id"] in foreign:
+                print(foreign[g["group_id"]])
         print("verify: ok" if report["ok"] else "verify: FAILED")
     return 0 if report["ok"] else 1
 
