@@ -156,9 +156,9 @@ def test_wal_marks(svc: Svc) -> None:
     [mark] = [m for m in listed["checkpoints"] if m["name"] == "before-x_1"]
     assert set(mark) == {"name", "seq", "reachable", "wal_min_seq", "wal_max_seq", "generation"}
     assert mark["reachable"] is True and mark["wal_min_seq"] == 0
-    # an empty group: seq null
-    empty = svc.ok("knowledge_wal_mark_create", {"name": "m", "group_id": "never-written"})
-    assert empty["seq"] is None
+    # a group never written (no applied position) takes no mark, as the reference (issue 11)
+    e = svc.err("knowledge_wal_mark_create", {"name": "m", "group_id": "never-written"})
+    assert "has never been written" in e["message"]
     assert svc.ok("knowledge_wal_mark_delete", {"name": "before-x_1"}) == {
         "success": True, "name": "before-x_1", "group_id": "liminis"}  # fmt: skip
     e = svc.err("knowledge_wal_mark_delete", {"name": "before-x_1"})
