@@ -285,9 +285,14 @@ def _fsync_dir(path: Path) -> None:
 class TextProjection:
     """BM25 full-text search over every group's entities, edges and episodes."""
 
-    def __init__(self, root: Path) -> None:
-        """Open the projection stored under ``root`` (``<workspace>/.lcg/text``)."""
+    def __init__(self, root: Path, *, read_only: bool = False) -> None:
+        """Open the projection stored under ``root`` (``<workspace>/.lcg/text``).
+
+        ``read_only`` (``lcg status``/``verify``): no file is deleted; a snapshot of an older
+        format or analyzer is left on disk, not loaded, and listed in ``discarded_groups``.
+        """
         self._root = root
+        self._read_only = read_only
         self._groups: dict[str, _Group] = {}
         self._lock = threading.RLock()
         #: Groups being replayed in bulk: compaction waits for ``end_bulk``.
@@ -308,7 +313,8 @@ class TextProjection:
             name = entry.name
             if name.endswith(TEMP_SUFFIX):
                 # A save that died before its rename; the previous snapshot (if any) stands.
-                entry.unlink(missing_ok=True)
+                if not self._read_only:
+                    entry.unlink(missing_ok=True)
                 continue
             if not name.endswith(SNAPSHOT_SUFFIX):
                 continue
@@ -319,7 +325,8 @@ class TextProjection:
             if group is None:
                 # Made by an older lcg or analyzer: its terms are not this analyzer's. With
                 # no position the projector replays the group.
-                entry.unlink()
+                if not self._read_only:
+                    entry.unlink()
                 self.discarded_groups.append(group_id)
                 continue
             self._groups[group_id] = group

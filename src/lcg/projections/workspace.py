@@ -127,7 +127,7 @@ class Workspace:
                 db_dir = self._scratch_dir("db")
             db_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
             self.graph = GraphProjection(db_dir)
-            self.text = TextProjection(config.text_dir)
+            self.text = TextProjection(config.text_dir, read_only=inspect)
             self.vectors = VectorProjection(
                 config.vectors_dir, self.embedder.dim, self.embedder.model_id, read_only=inspect
             )
