@@ -18,78 +18,21 @@ with the reason. The embedder is the hash test double; everything else is real.
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import json
-import os
-import shutil
 import signal
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _service_fixtures as sf  # noqa: E402
+from _tmpfs import fill, small_disk  # noqa: E402
 from lcg.rpc.client import Client  # noqa: E402
 
-TMPFS_SIZE = "3m"
 WRITERS = 4
 GROUPS = ("liminis", "df-g2")
-
-
-def _mount_tmpfs(target: Path) -> str | None:
-    """Mount a small tmpfs on ``target``; the reason it cannot be done, or ``None``."""
-    if os.geteuid() != 0:
-        return "mounting a tmpfs needs root (CI runs this test as root)"
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={TMPFS_SIZE},mode=0700", "tmpfs", str(target)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        return f"mount -t tmpfs is not permitted here: {done.stderr.strip()}"
-    return None
-
-
-@contextlib.contextmanager
-def small_disk() -> Iterator[tuple[Path, Path]]:
-    """``(mount point on a 3 MB tmpfs, a log directory off it)``; skips when not root."""
-    base = Path(tempfile.mkdtemp(prefix="lcg-df-", dir="/tmp"))
-    mnt = base / "m"
-    mnt.mkdir()
-    why = _mount_tmpfs(mnt)
-    if why is not None:
-        shutil.rmtree(base, ignore_errors=True)
-        pytest.skip(why)
-    try:
-        yield mnt, base
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
-        shutil.rmtree(base, ignore_errors=True)
-
-
-def fill(path: Path) -> int:
-    """Write ``path`` until the disk is full; returns the bytes written."""
-    written = 0
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        for size in (1 << 16, 1 << 12, 1 << 9, 1):
-            try:
-                while True:
-                    written += os.write(fd, b"\0" * size)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC, exc
-    finally:
-        os.close(fd)
-    return written
 
 
 class Writers:
