@@ -193,3 +193,37 @@ def test_last_lines_longer_than_the_tail_window(gdir: Path, make_episode: Episod
     with StreamWriter(gdir.parent, "g", fsync="off") as writer:
         assert writer.next_seq == 2
     assert _seqs(gdir) == [0, 1]
+
+
+def test_skipped_seqs_cover_a_lost_head_a_hole_and_a_bad_tail(
+    gdir: Path, make_episode: Episode
+) -> None:
+    corrupt = _line(make_episode, 6).replace(b"G", b"H", 1)
+    _write(
+        gdir,
+        [
+            _line(make_episode, 2),  # seqs 0-1 lost: the stream's head
+            _line(make_episode, 3),
+            _line(make_episode, 5),  # 4 lost
+            corrupt,  # 6 claimed, damaged
+            b"garbage\n",  # 7, unreadable
+        ],
+    )
+    rep = ReadReport()
+    got = [e.seq for e in StreamReader(gdir).events(report=rep)]
+    assert got == [2, 3, 5]
+    assert rep.skipped_seqs == [(0, 1), (4, 4), (6, 7)]
+    assert rep.seqs_skipped == 5
+    assert rep.corrupt_lines == 1 and rep.unparseable_lines == 1
+    assert rep.damaged and rep.resume_seq == 8
+    # A read from a later seq expects that seq first; a range read clips the tail.
+    part = ReadReport()
+    assert [e.seq for e in StreamReader(gdir).events(3, 5, report=part)] == [3, 5]
+    assert part.skipped_seqs == [(4, 4)]
+
+
+def test_a_clean_read_skips_nothing(gdir: Path, make_episode: Episode) -> None:
+    _write(gdir, [_line(make_episode, s) for s in range(4)])
+    rep = ReadReport()
+    assert [e.seq for e in StreamReader(gdir).events(report=rep)] == [0, 1, 2, 3]
+    assert rep.skipped_seqs == [] and not rep.damaged and rep.resume_seq == 4

@@ -1,0 +1,89 @@
+"""Issue 11 item 2, exactly as reported, against a real ``lcg serve`` subprocess: assert a, b,
+c; stop; delete the stream's last line; start; assert d. The write used to be acknowledged
+(``created: true``) and never shown, with status ``hydrated`` and ``lcg verify`` DIFFERENT; now
+the group is degraded with the reason and remedy, d is refused, ``lcg status`` exits 1, and
+``lcg replay --force-clear`` (the remedy) makes the group take writes again (ADR 0076)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests._service_fixtures import run_lcg, spawn_serve, stop_serve, temp_workspace, wait_healthy
+
+from lcg.events.segments import list_segments
+from lcg.rpc.client import Client
+from lcg.rpc.errors import DEGRADED, RemoteError
+
+GROUP = "liminis"
+
+
+def _settled_health(sock: Path, proc: Any) -> dict[str, Any]:
+    """Poll ``health_check`` until the service is past ``initializing`` (no sleeps to wait)."""
+    deadline = time.monotonic() + 90
+    while not sock.exists():
+        assert proc.poll() is None, "lcg serve exited before binding"
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    with Client(sock, timeout=60) as c:
+        while True:
+            health = dict(c.health_check())
+            if health["state"] != "initializing":
+                return health
+            assert time.monotonic() < deadline, health
+            time.sleep(0.02)
+
+
+def test_a_write_after_a_lost_tail_is_refused_not_lost() -> None:
+    with temp_workspace() as ws:
+        sock = ws / ".lcg" / "service.sock"
+        proc = spawn_serve(ws)
+        try:
+            wait_healthy(sock, proc)
+            with Client(sock, timeout=60) as c:
+                for name in ("a", "b", "c"):
+                    c.call("knowledge_assert_entity", {"name": name})
+        finally:
+            assert stop_serve(proc, sock) == 0
+
+        (segment,) = list_segments(ws / ".lcg" / "wal" / GROUP)
+        lines = segment.path.read_bytes().splitlines(keepends=True)
+        assert len(lines) == 3
+        segment.path.write_bytes(b"".join(lines[:-1]))  # the lost tail: c's line
+
+        proc = spawn_serve(ws)
+        try:
+            health = _settled_health(sock, proc)
+            assert health["state"] == "degraded" and health["healthy"] is False
+            assert "applied seq 2" in health["reason"]
+            assert f"lcg replay --group {GROUP} --force-clear" in health["reason"]
+            with Client(sock, timeout=60) as c:
+                with pytest.raises(RemoteError) as refused:
+                    c.call("knowledge_assert_entity", {"name": "d"})
+                assert refused.value.code == DEGRADED
+                assert "refused" in str(refused.value.data)
+                # Reads are still served: c is there, as the projections hold it.
+                status = c.call("knowledge_status", {})
+                group = status["wal_groups"][GROUP]
+                assert group["hydration_status"] == "projections_ahead"
+                assert group["degraded_reason"] and status["entity_count"] == 3
+            assert len(segment.path.read_bytes().splitlines()) == 2  # nothing appended
+
+            shown = run_lcg(ws, "status")
+            assert shown.returncode == 1 and "degraded: group 'liminis'" in shown.stdout
+
+            # The remedy: rebuild from what the stream holds; then d is written and shown.
+            replay = run_lcg(ws, "replay", "--group", GROUP, "--force-clear")
+            assert replay.returncode == 0, replay.stdout + replay.stderr
+            with Client(sock, timeout=60) as c:
+                assert c.health_check()["state"] == "healthy"
+                created = c.call("knowledge_assert_entity", {"name": "d"})
+                assert created["created"] is True
+                assert c.call("knowledge_status", {})["entity_count"] == 3  # a, b, d
+            verified = run_lcg(ws, "verify")
+            assert verified.returncode == 0, verified.stdout + verified.stderr
+            assert run_lcg(ws, "status").returncode == 0
+        finally:
+            stop_serve(proc, sock)
