@@ -52,9 +52,7 @@ def lcg(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def _config(root: Path) -> Config:
-    return Config.from_env(
-        root, env={"LCG_EMBEDDER": "hash", "LCG_WAL_MAX_EVENTS_PER_FILE": "5"}
-    )
+    return Config.from_env(root, env={"LCG_EMBEDDER": "hash", "LCG_WAL_MAX_EVENTS_PER_FILE": "5"})
 
 
 def _open(root: Path) -> Workspace:
