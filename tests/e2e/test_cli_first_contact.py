@@ -131,17 +131,19 @@ def test_status_with_another_embedder_changes_nothing_and_says_mismatch(workspac
     before = sidecar.read_bytes()
     vectors = _tree(lcg_dir / "vectors")
     streams = _tree(lcg_dir / "wal")
+    everything = _tree(lcg_dir)
     # The vectors were built by the hash embedder at 384 dimensions; configure 64.
     done = lcg("status", cwd=workspace, env={"LCG_EMBEDDING_DIM": "64"})
     assert "mismatch" in done.stdout, done.stdout + done.stderr
     assert "match\n" not in done.stdout.replace("mismatch", "")
     assert "re-embed the group with `lcg replay --group g --force-clear`" in done.stdout
     assert "configure hash-embedder-v1 (384-d) again" in done.stdout  # what built them
-    # Nothing was re-embedded or rewritten: the vector snapshots, the streams and the
-    # sidecar naming the vectors' embedder are byte for byte (and mtime) as they were.
+    # Nothing was re-embedded or rewritten: the vector snapshots, the streams, the sidecar
+    # naming the vectors' embedder and the graph are byte for byte (and mtime) as they were.
     assert sidecar.read_bytes() == before
     assert _tree(lcg_dir / "vectors") == vectors
     assert _tree(lcg_dir / "wal") == streams
+    assert _tree(lcg_dir) == everything
     # The configured embedder again: a match, and still nothing changed.
     again = lcg("status", cwd=workspace)
     assert again.returncode == 0, again.stdout + again.stderr

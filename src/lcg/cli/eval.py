@@ -231,7 +231,7 @@ def _print_comparison(comparison: dict[str, Any]) -> None:
     names = list(strict)
     keys = [k for k in next(iter(strict.values())) if k.startswith(("extraction.f", "retrieval."))]
     print("\nmodel comparison (strict, mean over seeds)")
-    print(f"{'metric':<40} " + " ".join(f"{n[:18]:>18}" for n in names))
+    print(f"{'METRIC':<40} " + " ".join(f"{n[:18]:>18}" for n in names))
     for k in keys[:30]:
         print(f"{k:<40} " + " ".join(f"{strict[n].get(k, 0.0):>18.4f}" for n in names))
     if comparison.get("pairwise"):

@@ -48,7 +48,7 @@ from lcg.projections._graph_index import GraphIndex, IndexDelta
 from lcg.projections._graph_schema import DB_FILE, SCHEMA_VERSION, create_schema, stored_version
 from lcg.projections.rows import GraphCounts
 
-__all__ = ["GraphProjection"]
+__all__ = ["GraphProjection", "StaleGraphError"]
 
 _SET_POSITION = "MERGE (p:WalPosition {id: $g}) SET p.applied_seq = $seq, p.generation = $gen"
 
@@ -66,17 +66,33 @@ def _remove_database(path: Path) -> None:
             side.unlink()
 
 
+class StaleGraphError(ProjectionError):
+    """A read-only open found the graph in another schema (a writing open would rebuild it)."""
+
+
 class GraphProjection:
     """The Kuzu-backed graph projection of every group's stream."""
 
-    def __init__(self, db_dir: Path) -> None:
-        """Open (or create) ``<db_dir>/graph.kuzu`` and its schema."""
+    def __init__(self, db_dir: Path, *, read_only: bool = False) -> None:
+        """Open (or create) ``<db_dir>/graph.kuzu`` and its schema.
+
+        ``read_only`` (``lcg status``/``verify``): an existing database, opened in Kuzu's
+        read-only mode (nothing written, not even a checkpoint); one in another schema raises
+        ``StaleGraphError`` instead of being dropped.
+        """
         self.path = Path(db_dir) / DB_FILE
         try:
             Path(db_dir).mkdir(parents=True, exist_ok=True)
-            self._db = kuzu.Database(str(self.path))
+            self._db = kuzu.Database(str(self.path), read_only=read_only)
             self._writer: kuzu.Connection = kuzu.Connection(self._db)
             version = stored_version(self._writer)
+            if read_only and version != SCHEMA_VERSION:
+                self._writer.close()
+                self._db.close()
+                raise StaleGraphError(
+                    f"the graph database {self.path} is in schema {version}, this lcg's is "
+                    f"{SCHEMA_VERSION}: `lcg serve` rebuilds it from the streams"
+                )
             if version is not None and version != SCHEMA_VERSION:
                 # A projection in another schema is stale, not damaged: drop it, and the
                 # catch-up at open replays every group's stream into the current schema.
@@ -85,7 +101,8 @@ class GraphProjection:
                 _remove_database(self.path)
                 self._db = kuzu.Database(str(self.path))
                 self._writer = kuzu.Connection(self._db)
-            create_schema(self._writer)
+            if not read_only:
+                create_schema(self._writer)
             #: Committed locator; only the writer (under ``_write_lock``) touches it.
             self._index = GraphIndex.scan(self._writer)
         except ProjectionError:

@@ -34,7 +34,7 @@ from lcg.projections._graph_schema import DB_FILE
 from lcg.projections._rwlock import RWLock
 from lcg.projections.cache import EMBEDDINGS_DIR, EmbeddingCache, cache_dir_name
 from lcg.projections.embedding import CachedTextEmbedder
-from lcg.projections.graph import GraphProjection
+from lcg.projections.graph import GraphProjection, StaleGraphError
 from lcg.projections.projector import ProgressFn, Projector, ReplayResult
 from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection
@@ -121,12 +121,7 @@ class Workspace:
                 cache_dir = self._scratch_dir("cache")  # looking makes no cache of its own
             self.cache = EmbeddingCache.for_embedder(cache_dir, self.embedder)
             self.text_embedder = CachedTextEmbedder(self.embedder, self.cache)
-            db_dir = config.db_dir
-            if inspect and not (db_dir / DB_FILE).exists():
-                # No graph yet: look at an empty one outside the workspace, create none in it.
-                db_dir = self._scratch_dir("db")
-            db_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-            self.graph = GraphProjection(db_dir)
+            self.graph = self._open_graph(config.db_dir, inspect)
             self.text = TextProjection(config.text_dir, read_only=inspect)
             self.vectors = VectorProjection(
                 config.vectors_dir, self.embedder.dim, self.embedder.model_id, read_only=inspect
@@ -152,6 +147,18 @@ class Workspace:
         self._stamped: set[str] = set()
         #: Groups whose last commit could not be applied or snapshotted after its append.
         self._apply_faults: dict[str, str] = {}
+
+    def _open_graph(self, db_dir: Path, inspect: bool) -> GraphProjection:
+        if not inspect:
+            db_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+            return GraphProjection(db_dir)
+        if (db_dir / DB_FILE).exists():
+            try:
+                return GraphProjection(db_dir, read_only=True)
+            except StaleGraphError:
+                pass  # another schema: as good as none until `lcg serve` rebuilds it
+        # No graph to look at: an empty one outside the workspace, none created in it.
+        return GraphProjection(self._scratch_dir("db"))
 
     def _scratch_dir(self, name: str) -> Path:
         """A directory outside the workspace for what an inspecting open must not create."""

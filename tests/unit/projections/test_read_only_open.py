@@ -14,8 +14,11 @@ import numpy.typing as npt
 import pytest
 
 from lcg.events.layout import TEMP_SUFFIX
+from lcg.projections import graph as graph_module
 from lcg.projections import text as text_module
 from lcg.projections._analyzer import ANALYZER_VERSION
+from lcg.projections._graph_schema import SCHEMA_VERSION
+from lcg.projections.graph import GraphProjection, StaleGraphError
 from lcg.projections.ops import Op, Upsert, texts_to_embed
 from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection
@@ -89,3 +92,29 @@ def test_text_of_an_older_analyzer_is_kept_when_read_only(
     assert writing.discarded_groups == ["g"]
     writing.close()
     assert _files(root) == {}
+
+
+def _stat(root: Path) -> dict[str, tuple[int, int]]:
+    return {
+        str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_a_read_only_graph_writes_nothing_and_refuses_another_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "db"
+    GraphProjection(db).close()
+    before = _stat(db)
+    looking = GraphProjection(db, read_only=True)
+    assert looking.counts("g").entities == 0
+    looking.close()
+    assert _stat(db) == before  # not even a checkpoint
+
+    # A newer lcg's schema: a writing open would drop the graph; a looking one refuses.
+    monkeypatch.setattr(graph_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    with pytest.raises(StaleGraphError, match="`lcg serve` rebuilds it from the streams"):
+        GraphProjection(db, read_only=True)
+    assert _stat(db) == before
