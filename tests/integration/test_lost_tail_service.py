@@ -46,7 +46,7 @@ def test_a_write_after_a_lost_tail_is_refused_not_lost() -> None:
                 for name in ("a", "b", "c"):
                     c.call("knowledge_assert_entity", {"name": name})
         finally:
-            assert stop_serve(proc, sock) == 0
+            stop_serve(proc, sock)
 
         (segment,) = list_segments(ws / ".lcg" / "wal" / GROUP)
         lines = segment.path.read_bytes().splitlines(keepends=True)

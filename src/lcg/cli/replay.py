@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 import msgspec
@@ -31,9 +32,15 @@ A group that already holds data is refused unless --force-clear purges it first;
 whose generation changed is detected and replayed in full. --dry-run only reads and counts.
 Goes through the running service when there is one.
 
+A replay that skipped anything (a seq gap, a corrupt, unparseable, unknown, future-version or
+foreign-generation line, an event that failed to apply) lists the skipped seqs and exits 1;
+--accept-loss makes it succeed (and lifts the group's degraded state) once you have decided the
+loss is acceptable.
+
 Example:
   lcg replay --group liminis --force-clear
   lcg replay --group notes --from-seq 1200 --dry-run
+  lcg replay --group liminis --force-clear --accept-loss
 """
 
 
@@ -50,6 +57,13 @@ def _summary(result: dict[str, Any]) -> str:
     }
     if bad:
         parts.append(", ".join(f"{k}={v}" for k, v in bad.items()))
+    skipped = result.get("skipped_seqs") or []
+    if skipped:
+        spans = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in skipped[:20])
+        verb = "loss accepted for" if result.get("loss_accepted") else "SKIPPED"
+        parts.append(f"{verb} {result.get('seqs_skipped', 0)} seq(s): {spans}")
+    elif not result.get("success", True):
+        parts.append("SKIPPED lines without a seq")
     if result.get("reset_detected"):
         parts.append(f"reset detected (was {result.get('previous_generation')})")
     if result.get("fidelity_warning"):
@@ -140,6 +154,7 @@ def _replay(config: Config, args: argparse.Namespace) -> int:
         "to_seq": args.to_seq,
         "dry_run": args.dry_run,
         "force_clear": args.force_clear,
+        "accept_loss": args.accept_loss,
     }
     client = live_client(config)
     if client is not None:
@@ -157,6 +172,7 @@ def _replay(config: Config, args: argparse.Namespace) -> int:
                 to_seq=args.to_seq,
                 dry_run=args.dry_run,
                 force_clear=args.force_clear,
+                accept_loss=args.accept_loss,
                 progress=lambda p: show_replay(bar, p),
             )
             result = msgspec.to_builtins(res)
@@ -165,7 +181,15 @@ def _replay(config: Config, args: argparse.Namespace) -> int:
         print_json(result)
     else:
         print(_summary(result))
-    return 0 if not result.get("failed_lines") else 1
+    if not result.get("success", True):
+        print(
+            f"Error: the replay of group {result['group_id']} skipped events; inspect them with "
+            f"`lcg wal verify --group {result['group_id']}`, restore the stream, or rerun with "
+            "--accept-loss",
+            file=sys.stderr,
+        )
+        return 1
+    return 0 if not result.get("failed_lines") or result.get("loss_accepted") else 1
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -181,6 +205,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--to-seq", type=int, default=None, help="last seq to apply (inclusive)")
     p.add_argument("--force-clear", action="store_true", help="purge the group first")
     p.add_argument("--dry-run", action="store_true", help="read and count only")
+    p.add_argument(
+        "--accept-loss",
+        action="store_true",
+        help="succeed even if seqs were skipped (the stream's damage is accepted)",
+    )
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
     p.add_argument("-s", "--silent", action="store_true", help="no progress bar")
     p.set_defaults(func=_run)

@@ -13,7 +13,9 @@ __all__ = ["register"]
 
 _HELP = """Show the workspace: per group the stream's max seq, each projection's applied seq,
 the generation and its status, hydration status, counts and pending extractions.
-Exits 1 when the workspace is not healthy (degraded, or a stream ahead of its projections).
+Exits 1 when the workspace is not healthy: degraded, a stream ahead of its projections, or a
+damaged group (its stream lost events, or disagrees with its generation sidecar) - the
+reason and the remedy are printed.
 
 Example:
   lcg status
@@ -43,9 +45,12 @@ def _run(args: argparse.Namespace) -> int:
         print_json(data)
     else:
         _print_table(data)
+    groups = data.get("wal_groups", {}).values()
     healthy = data.get("queryable", False) and all(
-        g.get("hydration_status") != "wal_ahead" for g in data.get("wal_groups", {}).values()
+        g.get("hydration_status") == "hydrated" or g.get("hydration_status") == "not_applicable"
+        for g in groups
     )
+    healthy = healthy and not any(g.get("degraded_reason") for g in groups)
     return 0 if healthy else 1
 
 
@@ -70,6 +75,9 @@ def _print_table(data: dict[str, Any]) -> None:
             f"{gid:<20} {_n(g['max_seq']):>8} {_n(g['applied_seq']):>8} "
             f"{g['hydration_status']:<10} {generation:<34} {g['embedding_model_status']}"
         )
+    for g in data.get("wal_groups", {}).values():
+        if g.get("degraded_reason"):
+            print(f"degraded: {g['degraded_reason']}")
     _print_remedies(data)
 
 

@@ -13,7 +13,8 @@ __all__ = ["register"]
 
 _HELP = """Prove the projections are exact functions of the streams: replay every group (or
 one) into temporary projections and compare the graph, text and vector digests with the live
-ones. Exits 1 on any difference.
+ones. Exits 1 on any difference, and on damage: a degraded group, or a replay that skipped
+seqs (a gap, a corrupt line).
 
 Example:
   lcg verify
@@ -50,9 +51,13 @@ def _run(args: argparse.Namespace) -> int:
     else:
         for g in report["groups"]:
             verdict = "ok" if g["equal"] else "DIFFERENT: " + ", ".join(g["differing"])
+            if g.get("problems") and g["equal"]:
+                verdict = "DAMAGED"
             print(f"{g['group_id']:<24} applied seq {g['applied_seq']}: {verdict}")
             if g["group_id"] in foreign:
                 print(foreign[g["group_id"]])
+            for problem in g.get("problems", []):
+                print(f"  {problem}")
         print("verify: ok" if report["ok"] else "verify: FAILED")
     return 0 if report["ok"] else 1
 

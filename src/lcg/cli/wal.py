@@ -61,8 +61,12 @@ class VerifyResult(msgspec.Struct, kw_only=True):
     unrecognised_lines: int
     failed_lines: int
     generation_mismatch_lines: int
+    #: Lines whose checksum fails, or that lack one after lines that carry one.
+    corrupt_lines: int
     seq_gaps: int
     seq_regressions: int
+    #: Inclusive ``[first, last]`` ranges of the seqs a replay would skip.
+    skipped_seqs: list[tuple[int, int]]
     torn_tail: bool
     defects: list[str]
     warnings: list[str]
@@ -173,6 +177,7 @@ def _verify_group(group_id: str, gdir: Path) -> VerifyResult:
         "unrecognised_lines",
         "failed_lines",
         "generation_mismatch_lines",
+        "corrupt_lines",
     ):
         n = getattr(report, counter)
         if n:
@@ -199,8 +204,10 @@ def _verify_group(group_id: str, gdir: Path) -> VerifyResult:
         unrecognised_lines=report.unrecognised_lines,
         failed_lines=report.failed_lines,
         generation_mismatch_lines=report.generation_mismatch_lines,
+        corrupt_lines=report.corrupt_lines,
         seq_gaps=report.seq_gaps,
         seq_regressions=report.seq_regressions,
+        skipped_seqs=report.skipped_seqs,
         torn_tail=report.torn_tail,
         defects=defects,
         warnings=warnings,
@@ -226,6 +233,9 @@ def _verify(args: argparse.Namespace) -> int:
             print(f"  defect: {defect}")
         for warning in r.warnings:
             print(f"  warning: {warning}")
+        if r.skipped_seqs:
+            spans = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in r.skipped_seqs)
+            print(f"  skipped seqs: {spans}")
         for s in r.samples:
             print(f"  {s.problem} x{s.count} at {s.file}:{s.line_no}: {s.detail}")
     return 0 if all(r.ok for r in results) else 1
@@ -287,7 +297,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         details="""
             Exits 1 if any group has a defect: a seq gap or regression, a stream not starting
             at 0, a file not named by its first seq, lines of two generations, or lines that
-            cannot be applied (unparseable, unrecognised, failed, other generation). A torn
+            cannot be applied (unparseable, unrecognised, failed, other generation, corrupt:
+            a checksum that does not match, each reported by seq and file:line). A torn
             last line and a missing generation sidecar are warnings: the next writer repairs
             them.
         """,

@@ -4,17 +4,25 @@ A dump is the shortest stream that reproduces the projections: entities (``Entit
 tombstones included), relationships (``RelationshipAsserted``, or ``CrossGroupEdgeAdded`` for
 edges with cross-group pointers), then episodes (``EpisodeAdded``, followed by an
 ``EpisodeExtracted`` carrying the mentions of each extracted episode). Replaying a dump gives
-the same digests as the original. The target must be empty; a failed dump removes what it wrote.
+the same digests as the original. The target must be empty (or absent).
+
+A dump is written into a hidden temporary directory beside the target,
+``.<target name>.dump-<pid>.tmp``, and renamed onto the target only when every group is
+written and synced (ADR 0077): a dump that fails or is killed leaves no target that looks like
+a valid stream. A failed dump removes its temporary directory; one left by a killed process is
+removed by the next dump to the same target.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import msgspec
 
 from lcg.errors import StreamError
+from lcg.events._fs import fsync_dir
 from lcg.events.model import (
     CrossGroupEdgeAdded,
     EntityAsserted,
@@ -78,19 +86,47 @@ def _events_of_group(ws: Workspace, group_id: str) -> tuple[list[Event], int, in
     return events, len(entities) + len(episodes), len(edges)
 
 
+def _temp_dir(target_dir: Path) -> Path:
+    return target_dir.parent / f".{target_dir.name}.dump-{os.getpid()}.tmp"
+
+
+def _sweep_dead_dumps(target_dir: Path) -> None:
+    """Remove temporary directories of dumps to ``target_dir`` whose process is gone."""
+    prefix = f".{target_dir.name}.dump-"
+    if not target_dir.parent.is_dir():
+        return
+    for entry in target_dir.parent.iterdir():
+        name = entry.name
+        if not (name.startswith(prefix) and name.endswith(".tmp") and entry.is_dir()):
+            continue
+        pid_text = name[len(prefix) : -len(".tmp")]
+        if not pid_text.isdigit():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry, ignore_errors=True)
+        except PermissionError:
+            continue  # another user's live process
+
+
 def dump_groups(ws: Workspace, target_dir: Path, groups: list[str] | None = None) -> DumpResult:
     """Dump ``groups`` (default: every group) into a new stream root at ``target_dir``."""
-    created = not target_dir.exists()
-    if not created and any(target_dir.iterdir()):
+    exists = target_dir.exists()
+    if exists and (not target_dir.is_dir() or any(target_dir.iterdir())):
         raise StreamError(
             f"dump target {target_dir} is not empty; choose a new directory or empty it first"
         )
     chosen = (
         groups if groups is not None else sorted(set(ws.store.groups()) | set(ws.graph.positions()))
     )
-    target_dir.mkdir(parents=True, exist_ok=True)
+    target_dir.parent.mkdir(parents=True, exist_ok=True)
+    _sweep_dead_dumps(target_dir)
+    tmp = _temp_dir(target_dir)
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
     store = WalStore(
-        target_dir,
+        tmp,
         fsync="batch",
         max_events_per_file=ws.config.wal_max_events_per_file,
         max_bytes_per_file=0,
@@ -107,16 +143,20 @@ def dump_groups(ws: Workspace, target_dir: Path, groups: list[str] | None = None
             if not events:
                 store.writer(group_id)  # an empty group still gets a stream and a generation
             store.writer(group_id).sync()
+        store.close()
+        for gdir in tmp.iterdir():
+            if gdir.is_dir():
+                fsync_dir(gdir)
+        fsync_dir(tmp)
+        # The rename is the commit point: before it, the target does not exist.
+        if exists:
+            target_dir.rmdir()
+        os.rename(tmp, target_dir)
+        fsync_dir(target_dir.parent)
     except BaseException:
         store.close()
-        if created:
-            shutil.rmtree(target_dir, ignore_errors=True)
-        else:
-            for seg_dir in target_dir.iterdir():
-                for seg in list_segments(seg_dir):
-                    seg.path.unlink(missing_ok=True)
+        shutil.rmtree(tmp, ignore_errors=True)
         raise
-    store.close()
     files = sum(len(list_segments(target_dir / d.name)) for d in target_dir.iterdir() if d.is_dir())
     return DumpResult(
         nodes_dumped=nodes,

@@ -15,6 +15,19 @@ Rebuild semantics follow the reference (``knowledge_rebuild_from_wal``):
 3. a recorded generation that differs from the stream's → reset: purge, replay in full;
 4. ``from_seq == 0`` into a group that holds data → refused unless ``force_clear``;
 5. events failing to apply are isolated by bisection, counted and sampled; the rest apply.
+
+Damage is reported, never absorbed (ADR 0076). A group is *degraded* — served as its
+projections hold it, its writes refused until the operator acts — when
+
+* ``behind``: a projection has applied a seq the stream no longer holds (a lost tail), so the
+  writer would hand out seqs the projections take as applied;
+* ``generation``: ``.wal-generation.json`` and the stream's lines name different generations
+  (a reset is detected only when both agree; this is never purged);
+* ``skipped``: a replay skipped seqs (a gap, a corrupt, unparseable, unknown, future-version or
+  foreign-generation line, an event failing to apply). Its ``success`` is false unless the
+  caller passes ``accept_loss``. This kind is kept in ``damage_file`` across restarts (a later
+  catch-up starts past the hole and would not see it) until a full replay reads the stream
+  clean or accepts the loss.
 """
 
 from __future__ import annotations
@@ -22,11 +35,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 
 from lcg import telemetry
 from lcg.errors import (
+    CorruptFileError,
     EmbedderError,
     GenerationError,
     ProjectionError,
@@ -34,18 +49,65 @@ from lcg.errors import (
     RebuildRefusedError,
     StreamError,
 )
+from lcg.events._fs import atomic_write
+from lcg.events.generation import read_generation
+from lcg.events.layout import GENERATION_FILE
 from lcg.events.model import Event
-from lcg.events.reader import ReadReport, StreamReader
+from lcg.events.reader import ReadReport, StreamReader, generation_from_lines
 from lcg.events.segments import list_segments
 from lcg.events.store import WalStore
 from lcg.projections.base import EventProjection, OpProjection, VectorOpProjection
 from lcg.projections.embedding import TextEmbedder
 from lcg.projections.ops import Op, derive_ops, texts_to_embed
 
-__all__ = ["FailedSample", "Projector", "ReplayProgress", "ReplayResult"]
+__all__ = [
+    "ClearedFloor",
+    "DamageKind",
+    "FailedSample",
+    "GroupDamage",
+    "Projector",
+    "ReplayProgress",
+    "ReplayResult",
+]
 
 _SAVE_EVERY_EVENTS = 2000
 _SAVE_EVERY_S = 5.0
+
+
+DamageKind = Literal["behind", "generation", "skipped"]
+
+
+class GroupDamage(msgspec.Struct, kw_only=True):
+    """Why a group is degraded: what its stream lost, and what the operator can do."""
+
+    kind: DamageKind
+    #: The whole message, remedy included (shown by health, status and refused writes).
+    reason: str
+
+
+class _DamageFile(msgspec.Struct, kw_only=True):
+    """``.lcg/damaged-groups.json``: the ``skipped`` damage of each group."""
+
+    groups: dict[str, GroupDamage] = {}
+
+
+_damage_decoder = msgspec.json.Decoder(_DamageFile)
+
+
+class ClearedFloor(msgspec.Struct, kw_only=True):
+    """A group whose projections were cleared with its stream kept: the stream's end then."""
+
+    through_seq: int
+    generation: str | None = None
+
+
+class _ClearedFile(msgspec.Struct, kw_only=True):
+    """``<db_dir>/cleared.json``: the cleared floor of each group (ADR 0100)."""
+
+    groups: dict[str, ClearedFloor] = {}
+
+
+_cleared_decoder = msgspec.json.Decoder(_ClearedFile)
 
 
 class FailedSample(msgspec.Struct, kw_only=True):
@@ -91,6 +153,15 @@ class ReplayResult(msgspec.Struct, kw_only=True):
     legacy_skipped_lines: int = 0
     generation_mismatch_lines: int = 0
     lines_skipped: int = 0
+    #: Lines whose checksum failed (also counted in ``failed_lines``).
+    corrupt_lines: int = 0
+    seq_gaps: int = 0
+    seq_regressions: int = 0
+    #: Inclusive ``[first, last]`` ranges of the seqs this replay did not apply.
+    skipped_seqs: list[tuple[int, int]] = []
+    seqs_skipped: int = 0
+    #: True when seqs were skipped and the caller accepted it (``accept_loss``).
+    loss_accepted: bool = False
     failed_samples: list[FailedSample] = []
     failed_sample_categories_dropped: int = 0
     fidelity_warning: str | None = None
@@ -127,6 +198,8 @@ class Projector:
         failure_samples: int = 10,
         fidelity_threshold: float = 0.10,
         bulk_load: bool = True,
+        damage_file: Path | None = None,
+        cleared_file: Path | None = None,
     ) -> None:
         self.store = store
         self.graph = graph
@@ -145,6 +218,219 @@ class Projector:
         self.embedder_failures: dict[str, str] = {}
         # Groups whose vectors stopped mid-replay: later batches must not skip past the gap.
         self._vectors_blocked: set[str] = set()
+        #: Where ``skipped`` damage is kept across restarts (``None``: in memory only).
+        self.damage_file = damage_file
+        #: Degraded groups and why; writes to them are refused (``Workspace.commit``).
+        self.damage: dict[str, GroupDamage] = self._load_damage()
+        #: Where the floors of ``clear_projections`` are kept (``None``: in memory only).
+        self.cleared_file = cleared_file
+        self._cleared: dict[str, ClearedFloor] = self._load_cleared()
+
+    # ---- cleared floors (knowledge_clear_all with preserve_wal, ADR 0100) ------------------
+
+    def _load_cleared(self) -> dict[str, ClearedFloor]:
+        if self.cleared_file is None:
+            return {}
+        try:
+            data = self.cleared_file.read_bytes()
+        except FileNotFoundError:
+            return {}
+        try:
+            return dict(_cleared_decoder.decode(data).groups)
+        except ValueError as exc:  # msgspec.DecodeError or UnicodeDecodeError
+            raise CorruptFileError(
+                f"{self.cleared_file} is unreadable ({exc}); delete it (the next catch-up then "
+                "restores every event a clear_all had cleared) or rebuild the groups"
+            ) from exc
+
+    def _save_cleared(self) -> None:
+        if self.cleared_file is None:
+            return
+        if not self._cleared:
+            self.cleared_file.unlink(missing_ok=True)
+            return
+        self.cleared_file.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(
+            self.cleared_file, msgspec.json.encode(_ClearedFile(groups=dict(self._cleared)))
+        )
+
+    def cleared_through(self, group_id: str) -> int | None:
+        """The last seq a ``clear_projections`` left out of ``group_id``; ``None`` if none."""
+        floor = self._cleared.get(group_id)
+        return None if floor is None else floor.through_seq
+
+    def clear_projections(self, group_ids: list[str]) -> None:
+        """Empty the projections of ``group_ids`` while their streams stay as they are.
+
+        Each group's stream end is recorded first, so a catch-up (a later write, a restart)
+        applies only what is appended after the clear; ``rebuild`` replays the rest.
+        """
+        for group_id in group_ids:
+            end = self.store.bounds(group_id).max_seq
+            if end is None:
+                self._cleared.pop(group_id, None)
+            else:
+                self._cleared[group_id] = ClearedFloor(
+                    through_seq=end, generation=self.store.generation(group_id)
+                )
+        self._save_cleared()
+        for group_id in group_ids:
+            for _, proj in self._projections():
+                proj.purge_group(group_id)
+            self._vectors_blocked.discard(group_id)
+            self.embedder_failures.pop(group_id, None)
+        self.save()
+
+    def forget_cleared(self, group_id: str | None = None) -> None:
+        """Drop the cleared floor of ``group_id`` (of every group if ``None``)."""
+        if group_id is None:
+            self._cleared.clear()
+        elif self._cleared.pop(group_id, None) is None:
+            return
+        self._save_cleared()
+
+    # ---- damage --------------------------------------------------------------------------
+
+    def _load_damage(self) -> dict[str, GroupDamage]:
+        if self.damage_file is None:
+            return {}
+        try:
+            data = self.damage_file.read_bytes()
+        except FileNotFoundError:
+            return {}
+        try:
+            return dict(_damage_decoder.decode(data).groups)
+        except ValueError as exc:  # msgspec.DecodeError or UnicodeDecodeError
+            raise CorruptFileError(
+                f"{self.damage_file} is unreadable ({exc}); delete it and rebuild the groups "
+                "whose streams are damaged (`lcg replay --group G --force-clear`), which "
+                "finds the damage again"
+            ) from exc
+
+    def _save_damage(self) -> None:
+        if self.damage_file is None:
+            return
+        kept = {g: d for g, d in sorted(self.damage.items()) if d.kind == "skipped"}
+        if not kept and not self.damage_file.exists():
+            return
+        atomic_write(self.damage_file, msgspec.json.encode(_DamageFile(groups=kept)))
+
+    def forget_damage(self) -> None:
+        """Drop every group's damage (its streams and projections were deleted: ``clear_all``)."""
+        self.damage.clear()
+        self._save_damage()
+
+    def degraded_reason(self, group_id: str) -> str | None:
+        """Why ``group_id`` is degraded, or ``None`` when it is not."""
+        damage = self.damage.get(group_id)
+        return None if damage is None else damage.reason
+
+    def _set_damage(self, group_id: str, kind: DamageKind, reason: str) -> None:
+        previous = self.damage.get(group_id)
+        self.damage[group_id] = GroupDamage(kind=kind, reason=reason)
+        if kind == "skipped" or (previous is not None and previous.kind == "skipped"):
+            self._save_damage()
+        # Only a workspace's own projector (it keeps a damage file) speaks for the service;
+        # a scratch replay (``lcg verify``) reports through its result.
+        if self.damage_file is not None and (previous is None or previous.reason != reason):
+            telemetry.emit(telemetry.ServiceState(state="degraded", reason=reason))
+
+    def _clear_damage(self, group_id: str, kinds: tuple[DamageKind, ...]) -> None:
+        damage = self.damage.get(group_id)
+        if damage is not None and damage.kind in kinds:
+            del self.damage[group_id]
+            if damage.kind == "skipped":
+                self._save_damage()
+
+    def _generation_split(self, group_id: str) -> str | None:
+        """The reason, if the sidecar and the lines name different generations."""
+        gdir = self.store.group_dir(group_id)
+        sidecar = read_generation(gdir)
+        lines = generation_from_lines(gdir)
+        if sidecar is None or lines is None or sidecar == lines:
+            return None
+        held = {gen for _, p in self._projections() if (gen := p.position(group_id)[1])}
+        kept = ", ".join(sorted(held)) or "none"
+        return (
+            f"group {group_id!r}: {gdir / GENERATION_FILE} names generation {sidecar!r} but "
+            f"the stream's lines carry {lines!r}; the projections (generation {kept}) are kept "
+            "as they are and served, and writes are refused. Restore the sidecar from the "
+            "stream's publication, or delete it (the next writer restores it from the lines), "
+            "then restart lcg"
+        )
+
+    def _behind(self, group_id: str, generation: str) -> str | None:
+        """The reason, if a projection has applied a seq past the end of the stream."""
+        max_seq = self.store.bounds(group_id).max_seq
+        end = -1 if max_seq is None else max_seq
+        for name, proj in self._projections():
+            seq, gen = proj.position(group_id)
+            if gen == generation and seq is not None and seq > end:
+                stream_end = "holds no event" if max_seq is None else f"ends at seq {max_seq}"
+                return (
+                    f"group {group_id!r}: the stream {stream_end} but the {name} projection "
+                    f"has applied seq {seq}; the stream lost its last {seq - end} event(s) (a "
+                    "torn line quarantined, power loss under LCG_WAL_FSYNC=batch|off, or an "
+                    "older copy restored). New writes would reuse those seqs, so they are "
+                    f"refused: rebuild from what the stream holds with `lcg replay --group "
+                    f"{group_id} --force-clear`, or restore the stream's lost tail"
+                )
+        return None
+
+    def assess_all(self) -> dict[str, str]:
+        """Look for a lost tail or a generation split in every group, applying nothing."""
+        found = {}
+        for group_id in self.store.groups():
+            reason = self._assess(group_id, self.store.generation(group_id))
+            if reason is not None:
+                found[group_id] = reason
+        return found
+
+    def _assess(self, group_id: str, generation: str | None) -> str | None:
+        """Re-derive the ``behind`` and ``generation`` damage of ``group_id``; its reason."""
+        self._clear_damage(group_id, ("behind", "generation"))
+        split = self._generation_split(group_id)
+        if split is not None:
+            self._set_damage(group_id, "generation", split)
+            return split
+        behind = None if generation is None else self._behind(group_id, generation)
+        if behind is not None:
+            self._set_damage(group_id, "behind", behind)
+        return behind
+
+    def _judge(self, group_id: str, result: ReplayResult, *, full: bool, accept_loss: bool) -> None:
+        """Set ``success`` from what the replay skipped; degrade or heal the group."""
+        damaged = bool(
+            result.lines_skipped
+            or result.failed_lines
+            or result.seq_gaps
+            or result.seq_regressions
+            or result.seqs_skipped
+        )
+        if not damaged:
+            if full and not result.dry_run:
+                self._clear_damage(group_id, ("skipped",))
+            return
+        what = _describe_skips(result)
+        if accept_loss:
+            result.loss_accepted = True
+            result.warnings.append(f"loss accepted: {what}")
+            if not result.dry_run:
+                self._clear_damage(group_id, ("skipped",))
+            return
+        result.success = False
+        if result.dry_run:
+            return
+        reason = (
+            f"group {group_id!r}: replaying its stream skipped {what}; the projections lack "
+            f"those events. See them with `lcg wal verify --group {group_id}`, then restore the "
+            "stream from a publication or backup, or accept the loss with `lcg replay --group "
+            f"{group_id} --force-clear --accept-loss`"
+        )
+        result.warnings.append(reason)
+        current = self.damage.get(group_id)
+        if current is None or current.kind == "skipped":
+            self._set_damage(group_id, "skipped", reason)
 
     # ---- positions -----------------------------------------------------------------------
 
@@ -166,6 +452,11 @@ class Projector:
         """True if any projection holds a position for ``group_id``."""
         return any(p.position(group_id)[0] is not None for _, p in self._projections())
 
+    def group_has_rows(self, group_id: str) -> bool:
+        """True if the graph holds an entity, episode or edge of ``group_id``."""
+        counts = self.graph.counts(group_id)
+        return bool(counts.entities or counts.episodes or counts.edges)
+
     # ---- catching up ---------------------------------------------------------------------
 
     def catch_up(self, group_id: str, progress: ProgressFn | None = None) -> ReplayResult:
@@ -177,6 +468,12 @@ class Projector:
         """
         generation = self.store.generation(group_id)
         result = ReplayResult(group_id=group_id, generation=generation)
+        damage = self._assess(group_id, generation)
+        if damage is not None:
+            # Nothing is purged or applied: the projections stay as the last good state.
+            result.success = False
+            result.warnings.append(damage)
+            return result
         if generation is None:
             if self.group_has_data(group_id) and list_segments(self.store.group_dir(group_id)):
                 raise GenerationError(self._unknown_generation_message(group_id))
@@ -188,7 +485,18 @@ class Projector:
                 result.previous_generation = gen
                 proj.purge_group(group_id)
                 self._note_reset(name, group_id, gen, generation)
-        return self._replay(group_id, generation, 0, None, result, progress)
+        # A group cleared with its stream kept stays cleared: only later events apply.
+        from_seq = 0
+        floor = self._cleared.get(group_id)
+        if floor is not None:
+            if floor.generation not in (None, generation) or result.reset_detected:
+                self.forget_cleared(group_id)
+            else:
+                from_seq = floor.through_seq + 1
+        full = from_seq == 0 and not self.group_has_data(group_id)
+        replayed = self._replay(group_id, generation, from_seq, None, result, progress)
+        self._judge(group_id, replayed, full=full, accept_loss=False)
+        return replayed
 
     def catch_up_all(self, progress: ProgressFn | None = None) -> dict[str, ReplayResult]:
         """``catch_up`` every group of the stream store; then save the snapshots."""
@@ -240,13 +548,26 @@ class Projector:
         to_seq: int | None = None,
         dry_run: bool = False,
         force_clear: bool = False,
+        accept_loss: bool = False,
         progress: ProgressFn | None = None,
     ) -> ReplayResult:
-        """Rebuild ``group_id``'s projections from its stream, as the reference's rebuild."""
+        """Rebuild ``group_id``'s projections from its stream, as the reference's rebuild.
+
+        ``success`` is false when the replay skipped any seq, unless ``accept_loss``.
+        """
         gdir = self.store.group_dir(group_id)
         if not list_segments(gdir):
             raise StreamError(f"No WAL files found at {gdir}")
-        generation = self.store.generation(group_id)
+        split = self._generation_split(group_id)
+        if split is not None and not dry_run:
+            # A rebuild would take the sidecar's word, purge, and replay none of the lines.
+            raise GenerationError(split)
+        # The stream on disk decides (§3.9 step 3), not the generation an open writer cached:
+        # a stream replaced under a running service is a reset.
+        generation = read_generation(gdir) or generation_from_lines(gdir)
+        if not dry_run and self.store.has_writer(group_id):
+            if self.store.writer(group_id).generation != generation:
+                self.store.close_writer(group_id)
         recorded = self.graph.position(group_id)
         if recorded[0] is not None and generation is None:
             raise GenerationError(self._unknown_generation_message(group_id))
@@ -266,10 +587,12 @@ class Projector:
                     f"generation changed from {recorded_gen} to {generation}: a real rebuild "
                     "purges the group and replays it in full"
                 )
-                return self._dry_run(group_id, generation, 0, None, result)
+                return self._dry_run(group_id, generation, 0, None, result, accept_loss)
             from_seq, to_seq, force_clear = 0, None, True
             result.from_seq, result.to_seq = 0, None
-        if from_seq == 0 and self.group_has_data(group_id):
+        # As the reference (§3.9 step 4): the group's rows decide, not a recorded position,
+        # so an emptied group (delete_by_group, clear_all) can be replayed from seq 0.
+        if from_seq == 0 and self.group_has_rows(group_id):
             if dry_run:
                 raise RebuildRefusedError(
                     f"group {group_id!r} already holds data; a dry run from seq 0 would describe "
@@ -281,14 +604,20 @@ class Projector:
                     "replay it, or delete it with knowledge_delete_by_group first"
                 )
         if dry_run:
-            return self._dry_run(group_id, generation, from_seq, to_seq, result)
+            return self._dry_run(group_id, generation, from_seq, to_seq, result, accept_loss)
         if generation is None:
             raise GenerationError(self._unknown_generation_message(group_id))
-        if force_clear:
+        if force_clear or from_seq == 0:
+            # A replay from seq 0 starts from nothing: positions left by a purge that emptied
+            # the group would otherwise make it skip what it was asked to replay.
             for _, proj in self._projections():
                 proj.purge_group(group_id)
+        self.forget_cleared(group_id)
+        full = from_seq == 0 and to_seq is None and not self.group_has_data(group_id)
         replayed = self._replay(group_id, generation, from_seq, to_seq, result, progress)
         self.save()
+        self._judge(group_id, replayed, full=full, accept_loss=accept_loss)
+        self._assess(group_id, generation)
         return replayed
 
     def _dry_run(
@@ -298,6 +627,7 @@ class Projector:
         from_seq: int,
         to_seq: int | None,
         result: ReplayResult,
+        accept_loss: bool = False,
     ) -> ReplayResult:
         started = time.monotonic()
         report = ReadReport()
@@ -307,6 +637,7 @@ class Projector:
             result.last_committed_seq = batch[-1].seq
         self._fold_report(result, report)
         result.duration_ms = int((time.monotonic() - started) * 1000)
+        self._judge(group_id, result, full=False, accept_loss=accept_loss)
         return result
 
     # ---- the replay loop -----------------------------------------------------------------
@@ -365,12 +696,22 @@ class Projector:
         if bulk and self._bulk_load(
             group_id, generation, reader, to_seq, report, result, note, stage
         ):
+            # Continue past every line the bulk pass read, bad ones too: counted once.
+            start = max((self.graph.position(group_id)[0] or -1) + 1, report.resume_seq)
             report = ReadReport()
             reader = StreamReader(gdir, generation=generation)
-            start = (self.graph.position(group_id)[0] or -1) + 1
+            # Only lines appended while the bulk pass ran are left; reading the last file
+            # again for none would count it (and its frame) twice (issue 12 item 7).
+            end = self.store.bounds(group_id).max_seq
+            if to_seq is not None and end is not None:
+                end = min(end, to_seq)
+            tail = end is not None and start <= end
         else:
             start = max(from_seq, lowest + 1)
-        for batch in reader.batches(start, to_seq, batch_size=self.batch_size, report=report):
+            tail = True
+        for batch in (
+            reader.batches(start, to_seq, batch_size=self.batch_size, report=report) if tail else ()
+        ):
             self._apply_batch(group_id, generation, batch, result)
             note(batch)
         self._fold_report(result, report)
@@ -505,6 +846,7 @@ class Projector:
 
     def _record_failure(self, result: ReplayResult, event: Event, exc: Exception) -> None:
         result.failed_lines += 1
+        _add_skip(result, event.seq, event.seq)
         kind = event.__struct_config__.tag
         error = str(exc)[:300]
         preview = f"{kind} seq={event.seq}"
@@ -523,9 +865,18 @@ class Projector:
         result.wal_files_processed += report.files_read
         result.unparseable_lines += report.unparseable_lines
         result.unrecognised_lines += report.unrecognised_lines
-        result.failed_lines += report.failed_lines
+        # A corrupt line is a failed one to the reference's counters, and named on its own.
+        result.failed_lines += report.failed_lines + report.corrupt_lines
+        result.corrupt_lines += report.corrupt_lines
         result.generation_mismatch_lines += report.generation_mismatch_lines
         result.lines_skipped += report.bad_lines
+        result.seq_gaps += report.seq_gaps
+        result.seq_regressions += report.seq_regressions
+        for first, last in report.skipped_seqs:
+            _add_skip(result, first, last)
+        # Ranges past the report's cap are counted, not listed.
+        listed = sum(last - first + 1 for first, last in report.skipped_seqs)
+        result.seqs_skipped += report.seqs_skipped - listed
         for sample in report.samples:
             if len(result.failed_samples) < self.failure_samples:
                 result.failed_samples.append(
@@ -569,6 +920,38 @@ class Projector:
                 reason=f"{name} projection of group {group_id!r}: generation {old} -> {new}",
             )
         )
+
+
+def _add_skip(result: ReplayResult, first: int, last: int) -> None:
+    """Add seqs ``first..last`` to the result's skipped ranges (kept sorted and merged)."""
+    result.seqs_skipped += last - first + 1
+    ranges = sorted([*result.skipped_seqs, (first, last)])
+    merged: list[tuple[int, int]] = []
+    for lo, hi in ranges:
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    result.skipped_seqs = merged[:100]
+
+
+def _describe_skips(result: ReplayResult) -> str:
+    """``seqs 5, 10-19 (corrupt=1, seq_gaps=1)``: what a replay skipped, in one phrase."""
+    spans = [str(a) if a == b else f"{a}-{b}" for a, b in result.skipped_seqs[:10]]
+    more = len(result.skipped_seqs) - len(spans)
+    listed = ", ".join(spans) + (f" and {more} more range(s)" if more > 0 else "")
+    counters = {
+        "corrupt": result.corrupt_lines,
+        "failed": result.failed_lines - result.corrupt_lines,
+        "unrecognised": result.unrecognised_lines,
+        "unparseable": result.unparseable_lines,
+        "generation_mismatch": result.generation_mismatch_lines,
+        "seq_gaps": result.seq_gaps,
+        "seq_regressions": result.seq_regressions,
+    }
+    named = ", ".join(f"{k}={v}" for k, v in counters.items() if v)
+    head = f"{result.seqs_skipped} seq(s) ({listed})" if spans else "lines without a seq"
+    return f"{head}; {named}" if named else head
 
 
 def _ops_after(

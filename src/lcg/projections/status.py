@@ -4,12 +4,15 @@ Per group: the stream's bounds and generation, each projection's applied positio
 hydration status, counts, pending extractions, and the embedding model the stream's vectors
 were built with against the running one. Field names and value rules follow the reference:
 
-* ``applied_seq`` – ``None`` unknown / the lowest applied seq over the projections;
+* ``applied_seq`` – the lowest applied seq over the projections, 0 when nothing is applied
+  (the reference's overloaded 0; ``projections`` has each projection's own, null if none);
 * ``max_seq`` – the highest seq in the stream, or ``None``;
 * ``generation_status`` – ``known`` (a generation exists), ``not_applicable`` (no generation
   and no content), ``unknown`` (content but no readable generation);
-* ``hydration_status`` – ``not_applicable`` (empty stream), ``hydrated`` (applied ≥ max),
-  ``wal_ahead`` (the stream holds events not applied yet).
+* ``hydration_status`` – ``not_applicable`` (empty stream), ``hydrated`` (applied = max),
+  ``wal_ahead`` (the stream holds events not applied yet), ``projections_ahead`` (a projection
+  applied seqs the stream no longer holds: it lost its tail);
+* ``degraded_reason`` – why the group is degraded (its writes are refused), with the remedy.
 """
 
 from __future__ import annotations
@@ -18,8 +21,17 @@ from typing import Literal
 
 import msgspec
 
-from lcg.events.layout import DEFAULT_GROUP
+from lcg.errors import CorruptFileError
+from lcg.events.generation import read_generation
+from lcg.events.layout import DEFAULT_GROUP, LEGACY_LCG_DIR, ONTOLOGY_FILE
+from lcg.events.reader import generation_from_lines
 from lcg.events.sidecars import read_embedding_model
+from lcg.extract.ontology import (
+    OntologyLoader,
+    drift_summary,
+    read_hash_file,
+    workspace_ontology_path,
+)
 from lcg.projections import graph_records as gr
 from lcg.projections.workspace import Workspace
 
@@ -32,6 +44,7 @@ __all__ = [
     "WalStatus",
     "build_status",
     "degraded_status",
+    "ontology_status",
 ]
 
 
@@ -62,7 +75,7 @@ class WalGroupStatus(msgspec.Struct, kw_only=True):
     max_seq: int | None
     generation: str | None
     generation_status: Literal["known", "not_applicable", "unknown"]
-    hydration_status: Literal["not_applicable", "hydrated", "wal_ahead"]
+    hydration_status: Literal["not_applicable", "hydrated", "wal_ahead", "projections_ahead"]
     embedding_model: str | None
     embedding_dim: int | None
     embedding_model_status: Literal["not_applicable", "unknown", "match", "mismatch"]
@@ -72,6 +85,10 @@ class WalGroupStatus(msgspec.Struct, kw_only=True):
     episode_count: int = 0
     pending_episodes: int = 0
     vectors_lagging_reason: str | None = None
+    #: Events up to this seq were cleared by ``knowledge_clear_all`` (stream kept) and are
+    #: not in the projections until ``knowledge_rebuild_from_wal`` replays them.
+    cleared_through_seq: int | None = None
+    degraded_reason: str | None = None
 
 
 class WalStatus(WalGroupStatus, kw_only=True):
@@ -134,6 +151,34 @@ class DegradedStatus(msgspec.Struct, kw_only=True):
     cross_group_pointers: PointerCounts | None = None
 
 
+def ontology_status(loader: OntologyLoader, *, has_episodes: bool) -> OntologyStatus:
+    """The workspace ontology as the extraction layer loaded it (reference §3.1, §5.11).
+
+    ``present``: a workspace ontology file exists; ``loaded``: it parsed into types (an empty
+    or broken file is present but not loaded); drift against ``.lcg/ontology-hash.json``.
+    """
+    root = loader.root
+    if root is None:
+        return OntologyStatus()
+    present = (
+        workspace_ontology_path(root).exists() or (root / LEGACY_LCG_DIR / ONTOLOGY_FILE).exists()
+    )
+    onto = loader.workspace()
+    try:
+        summary = drift_summary(read_hash_file(root), onto, has_episodes=has_episodes)
+    except CorruptFileError as exc:
+        summary = str(exc)
+    return OntologyStatus(
+        present=present,
+        loaded=onto is not None,
+        mode=onto.mode if onto is not None else None,
+        entity_type_count=len(onto.entity_types) if onto is not None else 0,
+        relation_type_count=len(onto.relation_types) if onto is not None else 0,
+        drifted=summary is not None,
+        drift_summary=summary,
+    )
+
+
 def degraded_status(reason: str | None, *, initializing: bool) -> DegradedStatus:
     """The status while the workspace is closed (initializing or degraded)."""
     return DegradedStatus(
@@ -147,7 +192,10 @@ def degraded_status(reason: str | None, *, initializing: bool) -> DegradedStatus
 
 def _group_status(ws: Workspace, group_id: str) -> tuple[WalGroupStatus, int, int]:
     bounds = ws.store.bounds(group_id)
-    generation = ws.store.generation(group_id)
+    gdir = ws.store.group_dir(group_id)
+    # Read from disk, not from a writer's memory: a stream replaced (a new generation) under
+    # a running service shows at once, as the reference reads it per call.
+    generation = read_generation(gdir) or generation_from_lines(gdir)
     positions = ws.projector.positions(group_id)
     applied = ws.projector.applied_seq(group_id)
     if generation is not None:
@@ -156,9 +204,18 @@ def _group_status(ws: Workspace, group_id: str) -> tuple[WalGroupStatus, int, in
         gen_status = "not_applicable"
     else:
         gen_status = "unknown"
-    if bounds.max_seq is None:
-        hydration: Literal["not_applicable", "hydrated", "wal_ahead"] = "not_applicable"
-    elif (applied if applied is not None else -1) >= bounds.max_seq:
+    Hydration = Literal["not_applicable", "hydrated", "wal_ahead", "projections_ahead"]
+    highest = max(
+        (-1 if seq is None or gen != generation else seq) for seq, gen in positions.values()
+    )
+    end = -1 if bounds.max_seq is None else bounds.max_seq
+    hydration: Hydration
+    if highest > end:
+        hydration = "projections_ahead"
+    elif not bounds.max_seq:
+        # The reference's rule: max_seq null or 0 → not_applicable; applied (null → 0) ≥ max.
+        hydration = "not_applicable"
+    elif (applied if applied is not None else 0) >= bounds.max_seq:
         hydration = "hydrated"
     else:
         hydration = "wal_ahead"
@@ -176,7 +233,9 @@ def _group_status(ws: Workspace, group_id: str) -> tuple[WalGroupStatus, int, in
         model_status = "mismatch"
     counts = ws.graph.counts(group_id)
     status = WalGroupStatus(
-        applied_seq=applied,
+        # The reference reports 0 for "nothing applied" (a fresh or cleared group), never null;
+        # each projection's own position (null when none) is in ``projections``.
+        applied_seq=0 if applied is None else applied,
         max_seq=bounds.max_seq,
         generation=generation,
         generation_status=gen_status,
@@ -194,6 +253,8 @@ def _group_status(ws: Workspace, group_id: str) -> tuple[WalGroupStatus, int, in
         episode_count=counts.episodes,
         pending_episodes=counts.pending_episodes,
         vectors_lagging_reason=ws.projector.embedder_failures.get(group_id),
+        cleared_through_seq=ws.projector.cleared_through(group_id),
+        degraded_reason=ws.projector.degraded_reason(group_id),
     )
     return status, bounds.file_count, bounds.byte_size
 

@@ -4,6 +4,10 @@ For each group, the live projections' digests are taken at their applied seq; th
 then replayed up to that seq into a temporary graph, text and vector projection with the same
 embedder (through the same cache), and the three digests must be equal. The projections are
 held for reading while this runs, so nothing is applied in between.
+
+Equal digests are not enough (ADR 0076): a group is not ok either when it is degraded (its
+stream lost events, or disagrees with its generation sidecar) or when the replay skipped seqs
+(a gap, a corrupt line): both are listed in ``problems``.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from pathlib import Path
 
 import msgspec
 
+from lcg.errors import GenerationError
 from lcg.projections.graph import GraphProjection
 from lcg.projections.projector import Projector
 from lcg.projections.text import TextProjection
@@ -32,10 +37,12 @@ class GroupVerdict(msgspec.Struct, kw_only=True):
     equal: bool
     differing: list[str] = []
     note: str | None = None
+    #: Damage found besides the digests (a degraded group, seqs the replay skipped).
+    problems: list[str] = []
 
 
 class VerifyReport(msgspec.Struct, kw_only=True):
-    """The verdict of ``lcg verify``: ``ok`` when every group's digests are equal."""
+    """The verdict of ``lcg verify``: ``ok`` when every group is equal and undamaged."""
 
     ok: bool
     groups: list[GroupVerdict]
@@ -72,8 +79,22 @@ def verify_workspace(ws: Workspace, groups: list[str] | None = None) -> VerifyRe
                 if len(set(seqs.values())) > 1:
                     note = f"projections stand at different seqs {seqs}; compared at each"
                 replayed: dict[str, str] = {}
+                problems: list[str] = []
+                degraded = ws.projector.degraded_reason(group_id)
+                if degraded is not None:
+                    problems.append(f"degraded: {degraded}")
                 if applied is not None:
-                    projector.rebuild(group_id, to_seq=applied)
+                    try:
+                        result = projector.rebuild(group_id, to_seq=applied)
+                    except GenerationError as exc:
+                        problems.append(f"not replayed: {exc}")
+                    else:
+                        if not result.success:
+                            problems.append(
+                                f"the replay skipped {result.seqs_skipped} seq(s) "
+                                f"{[list(r) for r in result.skipped_seqs[:10]]} "
+                                f"(bad lines: {result.lines_skipped})"
+                            )
                 replayed = {
                     "graph": graph.digest(group_id),
                     "text": text.digest(group_id),
@@ -89,10 +110,11 @@ def verify_workspace(ws: Workspace, groups: list[str] | None = None) -> VerifyRe
                         equal=not differing,
                         differing=differing,
                         note=note,
+                        problems=problems,
                     )
                 )
         finally:
             graph.close()
             text.close()
             vectors.close()
-    return VerifyReport(ok=all(v.equal for v in verdicts), groups=verdicts)
+    return VerifyReport(ok=all(v.equal and not v.problems for v in verdicts), groups=verdicts)

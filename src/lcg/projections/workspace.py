@@ -21,10 +21,16 @@ from pathlib import Path
 
 from lcg import telemetry
 from lcg.config import Config, require_workspace
-from lcg.errors import ConfigError, ProjectionError, StreamLockedError
+from lcg.errors import ConfigError, DegradedError, ProjectionError, StreamLockedError
 from lcg.events._fs import DIR_MODE, FILE_MODE, describe_os_error, private_dir
 from lcg.events.groups import check_streams
-from lcg.events.layout import EMBEDDING_MODEL_FILE, LCG_DIR, WORKSPACE_LOCK_FILE
+from lcg.events.layout import (
+    CLEARED_FILE,
+    DAMAGE_FILE,
+    EMBEDDING_MODEL_FILE,
+    LCG_DIR,
+    WORKSPACE_LOCK_FILE,
+)
 from lcg.events.model import Event
 from lcg.events.sidecars import EmbeddingModelSidecar, write_embedding_model
 from lcg.events.store import WalStore
@@ -135,6 +141,8 @@ class Workspace:
                 batch_size=config.replay_batch_size,
                 failure_samples=config.replay_failure_samples,
                 fidelity_threshold=config.replay_fidelity_threshold,
+                damage_file=lcg_dir / DAMAGE_FILE,
+                cleared_file=config.db_dir / CLEARED_FILE,
             )
         except BaseException:
             os.close(self._lock_fd)
@@ -200,12 +208,15 @@ class Workspace:
         none): no catch-up, no re-embedding, nothing written on close.
         """
         ws = cls(config, embedder, inspect=inspect)
-        if catch_up and not inspect:
-            try:
+        try:
+            if catch_up and not inspect:
                 ws.catch_up(progress)
-            except BaseException:
-                ws.close()
-                raise
+            elif inspect:
+                # Looking still finds damage (a lost tail, a sidecar naming another generation).
+                ws.projector.assess_all()
+        except BaseException:
+            ws.close()
+            raise
         return ws
 
     def catch_up(self, progress: ProgressFn | None = None) -> dict[str, ReplayResult]:
@@ -228,7 +239,12 @@ class Workspace:
         """Append ``events`` to the group's stream, then apply them; return them stamped.
 
         The caller holds ``group_lock(group_id)`` when its decision read the projections.
+        A degraded group (its stream lost events the projections hold, or the reverse) takes
+        no write until the operator acts: appending would bury the damage or reuse seqs.
         """
+        reason = self.projector.degraded_reason(group_id)
+        if reason is not None:
+            raise DegradedError(f"writes to group {group_id!r} are refused: {reason}")
         stamped = self.store.append(group_id, events)
         # From here the events are durable, so the write succeeded whatever follows: a
         # projection that cannot apply or snapshot them (a full disk) lags, is noted in
@@ -313,6 +329,9 @@ class Workspace:
             if self.config.wal_dir.exists():
                 shutil.rmtree(self.config.wal_dir)
             self.config.wal_dir.mkdir(parents=True, exist_ok=True)
+            # New streams start at seq 0 again: no floor of the old ones may hide them.
+            self.projector.forget_cleared()
+            self.projector.forget_damage()  # nothing is left that could be damaged
             self.projector.save()
 
     def digests(self, group_id: str) -> dict[str, str]:

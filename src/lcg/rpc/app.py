@@ -160,7 +160,8 @@ class ServiceApp:
         state, reason = self.state()
         ws = self._ws
         if state == "healthy" and ws is not None:
-            faults = ws.io_faults()
+            # A damaged group is degraded too (ADR 0076): its reads work, its writes wait.
+            faults = [*ws.io_faults(), *(d.reason for d in ws.projector.damage.values())]
             if faults:
                 return "degraded", "; ".join(faults)
         return state, reason

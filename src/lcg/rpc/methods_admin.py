@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import msgspec
@@ -20,15 +23,17 @@ from lcg.errors import (
     RequestError,
     StreamError,
 )
+from lcg.events.groups import encode_group
 from lcg.events.marks import MarkInfo, create_mark, delete_mark, list_marks
 from lcg.events.segments import list_segments
 from lcg.ingest import cross_group, deletion
 from lcg.projections import graph_records as gr
 from lcg.projections.cypher import check_read_only
-from lcg.projections.dump import dump_groups
+from lcg.projections.dump import DumpResult, dump_groups
 from lcg.projections.projector import ReplayProgress, ReplayResult
 from lcg.projections.status import build_status, degraded_status
 from lcg.projections.verify import verify_workspace
+from lcg.projections.workspace import Workspace
 from lcg.rpc._paths import export_target
 from lcg.rpc.params import GroupId, RequiredGroupIds, SeqInt, unique, write_group
 from lcg.rpc.registry import CallContext, MethodSpec, NoParams, Params
@@ -251,6 +256,27 @@ class ResetPreview(msgspec.Struct, kw_only=True):
     message: str
 
 
+def _dump_group_into(ws: Workspace, target_dir: Path, group_id: str) -> DumpResult:
+    """Dump one group so that ``target_dir`` *is* its stream directory (reference §5.6).
+
+    The group is dumped into a hidden staging root beside the target, then its stream
+    directory is renamed onto the (absent or empty) target: no half-written target is seen.
+    """
+    if target_dir.exists() and (not target_dir.is_dir() or any(target_dir.iterdir())):
+        raise StreamError(
+            f"dump target {target_dir} is not empty; choose a new directory or empty it first"
+        )
+    staging = target_dir.parent / f".{target_dir.name}.group-{os.getpid()}.tmp"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        result = dump_groups(ws, staging, [group_id])
+        os.replace(staging / encode_group(group_id), target_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    result.target_dir = str(target_dir)
+    return result
+
+
 def _with_indices(result: ReplayResult) -> dict[str, Any] | ResetPreview:
     """A rebuild result as sent: a real rebuild adds ``indices_built`` (reference §3.9)."""
     if result.dry_run and result.reset_detected:
@@ -350,8 +376,10 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
             if p.target_dir is not None
             else ws.config.wal_dir.parent / "wal-compacted"
         )
-        groups = [p.group_id] if p.group_id else None
-        return await app.run_write(dump_groups, ws, target_dir, groups)
+        if p.group_id:
+            # One group: its stream goes directly into target_dir, as the reference (§5.6).
+            return await app.run_write(_dump_group_into, ws, target_dir, p.group_id)
+        return await app.run_write(dump_groups, ws, target_dir, None)
 
     async def prepare_checkpoint(ctx: CallContext, p: NoParams) -> CheckpointResult:
         ws = app.ws
