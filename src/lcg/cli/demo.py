@@ -23,6 +23,7 @@ import msgspec
 
 from lcg.cli._service import ProgressBar, live_client
 from lcg.config import Config
+from lcg.errors import LcgError
 from lcg.rpc.client import Client
 from lcg.rpc.errors import TransportError
 
@@ -115,6 +116,11 @@ def _wait_started(proc: subprocess.Popen[bytes], client: Client, log: Path) -> N
                 ) from None
             if time.monotonic() > deadline:
                 raise
+        except LcgError as exc:
+            # It answered, with an error (degraded, or a fault of the service itself).
+            raise LcgError(
+                f"lcg serve (pid {proc.pid}) is not healthy: {exc}; its log is {log}"
+            ) from exc
 
 
 def service_pid(socket_path: Path) -> int | None:
@@ -334,7 +340,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int)
     parser.add_argument("-s", "--silent", action="store_true")
     args = parser.parse_args(argv)
-    return _run_args(args)
+    try:
+        return _run_args(args)
+    except LcgError as exc:
+        # As `lcg demo` reports it: one line saying what failed, no traceback.
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
