@@ -28,7 +28,9 @@ from lcg.rpc.client import Client
 from lcg.rpc.server import Server, serve
 
 REPO = Path(__file__).resolve().parent.parent
-LCG = REPO / ".venv" / "bin" / "lcg"
+#: The ``lcg`` script of the environment running the tests (a clone tested with another
+#: checkout's venv has no ``.venv`` of its own).
+LCG = Path(sys.executable).parent / "lcg"
 HASH_ENV = {"LCG_EMBEDDER": "hash", "LCG_TELEMETRY": "off"}
 
 

@@ -215,7 +215,7 @@ def test_marks_through_the_console_script(ws: Path) -> None:
     out = lcg(ws, "mark", "create", "before").stdout
     assert out.strip() == "created mark 'before' at seq 6 of group 'liminis'"
     again = lcg(ws, "mark", "create", "before", check=1)
-    assert again.stderr.strip() == 'Error: checkpoint "before" already exists'
+    assert again.stderr.strip() == 'Error: mark "before" already exists'
     table = lcg(ws, "mark", "list").stdout.splitlines()
     assert table[0].split() == ["NAME", "SEQ", "REACHABLE", "GENERATION"]
     assert table[1].split()[:3] == ["before", "6", "yes"]
@@ -232,9 +232,9 @@ def test_marks(ws: Path, inproc: InProcess) -> None:
     assert (made["success"], made["seq"], made["group_id"]) == (True, 2, "liminis")
     assert len(made["generation"]) == 32
     _, err = inproc(ws, "mark", "create", "late", "--seq", "7", check=1)
-    assert err.startswith("Error: --seq 7 is past the end of group 'liminis'")
+    assert err.startswith("Error: --seq 7 is past the end of the stream of group 'liminis'")
     _, err = inproc(ws, "mark", "create", "bad name", check=1)
-    assert err.startswith("Error: invalid checkpoint name 'bad name'")
+    assert err.startswith("Error: invalid mark name 'bad name'")
     assert "is negative" in inproc(ws, "mark", "create", "x", "--seq", "-1", check=2)[1]
     inproc(ws, "mark", "create", "zz")
     assert _marks(inproc, ws) == ["early", "zz"]
