@@ -273,3 +273,19 @@ def test_mark_create_goes_through_the_service_and_says_mark(tmp_path: Path) -> N
     assert direct.stdout == "created mark 'z' at seq 2 of group 'notes'\n", direct.stderr
     listed = lcg("mark", "list", "--group", "notes", cwd=ws)
     assert listed.stdout.splitlines()[0].split() == ["NAME", "SEQ", "REACHABLE", "GENERATION"]
+
+
+# ---- item 1: data kept outside the repository is named when missing -----------------------
+
+
+def test_longmemeval_names_the_missing_data_and_where(tmp_path: Path) -> None:
+    data = tmp_path / "lme"
+    data.mkdir()
+    (data / "sessions.jsonl").write_text("")
+    done = lcg("eval", "longmemeval", "--data", str(data), cwd=tmp_path)
+    assert done.returncode == 1
+    assert f"questions-dev.jsonl not found in {data}" in done.stderr
+    assert "pass --data DIR, the folder holding sessions.jsonl and questions-dev.jsonl" in (
+        done.stderr
+    )
+    assert not (tmp_path / ".lcg").exists()  # nothing was set up for a run that cannot start
