@@ -215,13 +215,13 @@ class StreamReader:
                     if seq is None or problem == "corrupt":
                         untrusted += 1
                     else:
-                        self._advance(rep, expected_next, seq, name, line_no)
+                        self._advance(rep, expected_next, seq, name, line_no, untrusted)
                         rep.skip(seq, seq)
                         expected_next = max(expected_next, seq + 1)
                         untrusted = 0
                     continue
                 event = decoded.event
-                self._advance(rep, expected_next, event.seq, name, line_no)
+                self._advance(rep, expected_next, event.seq, name, line_no, untrusted)
                 expected_next = event.seq + 1
                 untrusted = 0
                 if event.gen not in rep.generations_seen:
@@ -248,9 +248,17 @@ class StreamReader:
             yield batch
 
     @staticmethod
-    def _advance(rep: ReadReport, expected: int, seq: int, file: str, line_no: int) -> None:
-        """Count a gap (and skip its seqs) or a regression before a line of ``seq``."""
-        if seq > expected:
+    def _advance(
+        rep: ReadReport, expected: int, seq: int, file: str, line_no: int, untrusted: int = 0
+    ) -> None:
+        """Count a gap (and skip its seqs) or a regression before a line of ``seq``.
+
+        A hole no wider than the bad lines just before it is theirs (each already counted in
+        its class): its seqs are skipped, but it is not counted again as a gap.
+        """
+        if expected < seq <= expected + untrusted:
+            rep.skip(expected, seq - 1)
+        elif seq > expected:
             rep.seq_gaps += 1
             rep.note("seq_gap", f"seq {seq} after {expected - 1}", file, line_no, seq)
             rep.skip(expected, seq - 1)
