@@ -291,3 +291,26 @@ def test_wal_verify_reports_a_modified_letter_by_seq_and_file_line(
     status, out, _ = lcg(tmp_path, "wal", "verify", "--group", GROUP, "--json")
     (report,) = json.loads(out)
     assert report["corrupt_lines"] == 1 and not report["ok"]
+
+
+def test_a_stream_written_before_checksums_replays_clean_and_takes_new_lines(
+    tmp_path: Path, lcg: Lcg
+) -> None:
+    _populate(tmp_path, 8)
+    for seg in list_segments(_gdir(tmp_path)):  # as lcg wrote them before ADR 0075
+        legacy = []
+        for line in seg.path.read_bytes().splitlines():
+            raw = json.loads(line)
+            del raw[CHECKSUM_FIELD]
+            legacy.append(msgspec.json.encode(raw) + b"\n")
+        seg.path.write_bytes(b"".join(legacy))
+    _drop_projections(tmp_path)
+    with _open(tmp_path) as ws:
+        assert ws.projector.degraded_reason(GROUP) is None
+        assert ws.graph.counts(GROUP).entities == 8
+        assertion.assert_entity(ws, name="after the upgrade", group_id=GROUP)
+    status, out, _ = lcg(tmp_path, "wal", "verify", "--group", GROUP)
+    assert status == 0, out
+    status, out, err = lcg(tmp_path, "replay", "--group", GROUP, "--force-clear", "--json")
+    assert status == 0, out + err
+    assert json.loads(out)["success"] is True
