@@ -414,23 +414,33 @@ class StreamWriter:
             raise StreamError(f"group {self.group_id!r}: {own_error}")
 
     def _commit(self, batch: list[tuple[int, int, int, bytes]]) -> tuple[int, StreamError | None]:
-        """Write and sync ``batch``: (chunks written, the error that stopped it, if any)."""
+        """Write and sync ``batch``: (chunks written and synced, the error that stopped it).
+
+        When a chunk fails cleanly, the chunks written before it are still synced, so that
+        they can be acknowledged; if that sync fails, the writer is broken and none is.
+        """
         written = 0
+        failure: StreamError | None = None
         with self._io_lock:
             try:
                 for _, first, n_events, data in batch:
                     self._write_chunk(first, n_events, data)
                     written += 1
+            except StreamError as exc:
+                failure = exc
+            except BaseException as exc:
+                # Whatever failed (too many open files, a bug), the waiters are told.
+                if self._broken is None:
+                    self._broken = f"a group commit failed: {exc}"
+                return written, StreamError(self._broken)
+            if self._broken is not None:
+                return written, failure or StreamError(self._broken)
+            try:
                 if written and self._fd is not None:
                     self._sync_now(self._fd)
-            except BaseException as exc:
-                # Whatever failed (a full disk, too many open files), the waiters are told.
-                if isinstance(exc, StreamError):
-                    return written, exc
-                if self._broken is None and not isinstance(exc, OSError):
-                    self._broken = f"a group commit failed: {exc}"
-                return written, StreamError(f"{self._broken or exc}")
-        return written, None
+            except StreamError as exc:
+                return written, exc
+        return written, failure
 
     def _write_chunk(self, first_seq: int, n_events: int, data: bytes) -> None:
         try:
