@@ -18,6 +18,7 @@ __all__ = [
     "describe_os_error",
     "fsync_dir",
     "private_dir",
+    "probe_write",
     "sweep_temps",
 ]
 
@@ -87,6 +88,28 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
         raise
     if durable:
         fsync_dir(path.parent)
+
+
+def probe_write(directory: Path, size: int = 1 << 16) -> OSError | None:
+    """Write and remove a ``size``-byte temp file in ``directory``: ``None`` if that worked.
+
+    How a failure on a full disk is known to be over without risking a real write.
+    """
+    probe = directory / f".probe.{uuid.uuid4().hex[:8]}{TEMP_SUFFIX}"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        try:
+            view = memoryview(bytes(size))
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        return exc
+    finally:
+        with contextlib.suppress(OSError):
+            probe.unlink()
+    return None
 
 
 def sweep_temps(directory: Path, older_than_s: float = 300.0) -> int:

@@ -40,6 +40,7 @@ from lcg.events._fs import (
     describe_os_error,
     fsync_dir,
     private_dir,
+    probe_write,
     sweep_temps,
 )
 from lcg.events.codec import decode_line, encode_events
@@ -540,6 +541,12 @@ class StreamWriter:
                     return
             with self._lock:
                 self._synced = max(self._synced, target)
+
+    def recheck(self) -> None:
+        """Clear ``fault`` if the stream's directory takes a write again (space came back)."""
+        if self.fault is not None and self._broken is None:
+            if probe_write(self.group_dir) is None:
+                self.fault = None
 
     def sync(self) -> None:
         """Make everything appended so far durable, whatever the policy."""

@@ -38,7 +38,7 @@ import numpy.typing as npt
 
 from lcg import telemetry
 from lcg.errors import EmbedderError, ProjectionError
-from lcg.events._fs import atomic_write, describe_os_error, private_dir
+from lcg.events._fs import atomic_write, describe_os_error, private_dir, probe_write
 from lcg.events.layout import (
     EMBEDDINGS_CACHE_DIR,
     EMBEDDINGS_KEYS_SUFFIX,
@@ -498,6 +498,12 @@ class EmbeddingCache:
             # Appends would land past stray bytes: stop storing until the cache is reopened
             # (which cuts the files back to whole records).
             self.read_only = True
+
+    def recheck(self) -> None:
+        """Clear ``fault`` if the cache's directory takes a write again (space came back)."""
+        if self.fault is not None and probe_write(self.path) is None:
+            with self._lock:
+                self._note_fault(None)
 
     def _note_fault(self, reason: str | None) -> None:
         if reason == self.fault:

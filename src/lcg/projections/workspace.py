@@ -283,6 +283,26 @@ class Workspace:
                 self._apply_faults[group_id] = reason
         telemetry.emit(telemetry.IoFault(component=f"projections {group_id}", reason=reason))
 
+    def retry_io_faults(self) -> None:
+        """Retry what failed on I/O: clear faults whose directory takes writes again, and
+        catch up the groups whose projections lag (once there is room, nothing waits for the
+        next write to a group)."""
+        for writer in self.store.open_writers():
+            writer.recheck()
+        self.cache.recheck()
+        with self._locks_guard:
+            lagging = list(self._apply_faults)
+        for group_id in lagging:
+            with self.group_lock(group_id):
+                try:
+                    with self.rw.applying():
+                        self.projector.catch_up(group_id)
+                        self.projector.save()
+                except Exception as exc:  # noqa: BLE001 - still failing: noted, tried again later
+                    self._note_apply_fault(group_id, exc)
+                else:
+                    self._note_apply_fault(group_id, None)
+
     def io_faults(self) -> list[str]:
         """Why writes fail or projections lag right now (a full disk), oldest cause first."""
         faults = [w.fault for w in self.store.open_writers() if w.fault is not None]

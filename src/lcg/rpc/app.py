@@ -76,6 +76,8 @@ class ServiceApp:
         self.jobs: dict[str, Job] = {}
         self.active_writes = 0
         self._writes_guard = threading.Lock()
+        #: A retry of I/O faults (``health``) is running in a write thread.
+        self._retrying_io = False
         self.shutdown_hook: Callable[[], None] | None = None
         #: Supplies the ontology status (set by the extraction layer when one is loaded).
         self.ontology_provider: Callable[[], OntologyStatus] | None = None
@@ -155,16 +157,39 @@ class ServiceApp:
 
         Such a service still answers every method (reads work on a full disk and writes
         are retried by their callers), so this is not the ``state()`` the dispatcher guards
-        with; it says the truth to ``health_check`` until a write succeeds again.
+        with; it says the truth to ``health_check`` until the faults are over. While there
+        are I/O faults, each call starts (at most one at a time) a retry in a write thread —
+        a probe write, and a catch-up of the lagging groups — so that the service is healthy
+        again soon after space came back, without waiting for a client's write.
         """
         state, reason = self.state()
         ws = self._ws
         if state == "healthy" and ws is not None:
+            io_faults = ws.io_faults()
+            if io_faults:
+                self._retry_io(ws)
             # A damaged group is degraded too (ADR 0076): its reads work, its writes wait.
-            faults = [*ws.io_faults(), *(d.reason for d in ws.projector.damage.values())]
+            faults = [*io_faults, *(d.reason for d in ws.projector.damage.values())]
             if faults:
                 return "degraded", "; ".join(faults)
         return state, reason
+
+    def _retry_io(self, ws: Workspace) -> None:
+        with self._writes_guard:
+            if self._retrying_io:
+                return
+            self._retrying_io = True
+
+        def run() -> None:
+            try:
+                ws.retry_io_faults()
+            finally:
+                self._retrying_io = False
+
+        try:
+            self._write_pool.submit(run)
+        except RuntimeError:  # the pool is shut down: the service is closing
+            self._retrying_io = False
 
     # ---- for handlers --------------------------------------------------------------------
 
