@@ -214,6 +214,54 @@ def test_status_reports_the_loaded_workspace_ontology() -> None:
             }
 
 
+def test_degraded_status_reports_the_workspace_ontology_too() -> None:
+    """§3.1 shape 1 (no DB) carries ``ontology`` as well."""
+    import asyncio
+    import fcntl
+    import os
+    import threading
+
+    from lcg.config import Config
+    from lcg.rpc.app import build_app
+    from lcg.rpc.server import serve
+
+    with sf.temp_workspace() as ws:
+        (ws / ".lcg").mkdir()
+        (ws / ".lcg" / "ontology.yaml").write_text("entity_types: [Person, Place]\n")
+        # Another holder of the workspace lock makes the open fail: the service degrades.
+        fd = os.open(ws / ".lcg" / "workspace.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            config = Config.from_env(ws, env={**sf.HASH_ENV, "LIMINIS_WORKSPACE_ROOT": str(ws)})
+            app = build_app(config)
+            bound = threading.Event()
+            thread = threading.Thread(
+                target=lambda: asyncio.run(
+                    serve(app, config.socket_path, 2000, started=lambda _s: bound.set())
+                ),
+                daemon=True,
+            )
+            thread.start()
+            assert bound.wait(30)
+            with sf.RawConnection(config.socket_path) as c:
+                status = c.result("knowledge_status")
+                for _ in range(1000):
+                    if status.get("initializing") is False:
+                        break
+                    status = c.result("knowledge_status")
+                assert status["degraded"] is True
+                onto = status["ontology"]
+                assert (onto["present"], onto["loaded"], onto["entity_type_count"]) == (
+                    True,
+                    True,
+                    2,
+                )
+                assert c.result("knowledge_close") == {"status": "closed"}
+            thread.join(30)
+        finally:
+            os.close(fd)
+
+
 def test_status_ontology_of_a_broken_file_and_of_no_root() -> None:
     with sf.temp_workspace() as ws:
         (ws / ".lcg").mkdir()

@@ -179,14 +179,17 @@ def ontology_status(loader: OntologyLoader, *, has_episodes: bool) -> OntologySt
     )
 
 
-def degraded_status(reason: str | None, *, initializing: bool) -> DegradedStatus:
+def degraded_status(
+    reason: str | None, *, initializing: bool, ontology: OntologyStatus | None = None
+) -> DegradedStatus:
     """The status while the workspace is closed (initializing or degraded)."""
     return DegradedStatus(
         degraded=not initializing,
         reason=reason,
         initializing=initializing,
         recovery_available=["drop_lbug_wal", "rebuild_from_workspace_wal"],
-        ontology=OntologyStatus(),
+        # The reference reports the workspace ontology in this shape too (§3.1 shape 1).
+        ontology=ontology or OntologyStatus(),
     )
 
 

@@ -345,7 +345,9 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
         state, reason = app.state()
         ws = app.workspace_or_none
         if ws is None:
-            return degraded_status(reason, initializing=state == "initializing")
+            return degraded_status(
+                reason, initializing=state == "initializing", ontology=app.ontology_status()
+            )
 
         def run() -> msgspec.Struct:
             with ws.reading():
