@@ -180,7 +180,7 @@ def wait_healthy(
         # The bind happens in the child; give it the CPU rather than spinning.
         time.sleep(0.02)
     with Client(sock, timeout=timeout) as c:
-        c.wait_ready(max(1.0, deadline - time.monotonic()))
+        c.wait_ready(max(1.0, deadline - time.monotonic()), starting=True)
 
 
 def stop_serve(proc: subprocess.Popen[bytes], sock: Path) -> int:

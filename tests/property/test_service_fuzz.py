@@ -75,6 +75,7 @@ def fuzzed() -> Iterator[Fuzzed]:
 
 def _methods() -> tuple[list[str], dict[str, list[str]]]:
     from lcg.rpc.methods import build_registry
+    from lcg.rpc.schema import field_docs
 
     names: list[str] = []
     params: dict[str, list[str]] = {}
@@ -82,7 +83,7 @@ def _methods() -> tuple[list[str], dict[str, list[str]]]:
         if spec.name in EXCLUDED:
             continue
         names.append(spec.name)
-        params[spec.name] = [p.name for p in spec.params]
+        params[spec.name] = [doc.name for doc in field_docs(spec.params)]
     return names, params
 
 
