@@ -32,7 +32,7 @@ from typing import Any, cast
 import kuzu
 import msgspec
 
-from lcg.errors import ProjectionError, RebuildRefusedError
+from lcg.errors import ProjectionError, ProjectionIOError, RebuildRefusedError
 from lcg.events.model import Event
 from lcg.projections._graph_apply import (
     EDGE_COLUMNS,
@@ -44,6 +44,7 @@ from lcg.projections._graph_apply import (
     purge,
     ts_text,
 )
+from lcg.projections._graph_guard import abandon, is_io_failure, reserve_room
 from lcg.projections._graph_index import GraphIndex, IndexDelta
 from lcg.projections._graph_schema import DB_FILE, SCHEMA_VERSION, create_schema, stored_version
 from lcg.projections.rows import GraphCounts
@@ -111,7 +112,12 @@ class GraphProjection:
             raise ProjectionError(f"cannot open the graph database {self.path}: {exc}") from exc
         self._write_lock = threading.Lock()
         self._readers: queue.SimpleQueue[kuzu.Connection] = queue.SimpleQueue()
+        #: Clients' Cypher (knowledge_query_cypher) runs here and nowhere else (ADR 0070).
+        self._client_conn: kuzu.Connection | None = None
+        self._client_lock = threading.Lock()
         self._closed = False
+        #: Set once Kuzu failed a write on I/O: no more writes, and no close (ADR 0081).
+        self.io_failure: str | None = None
 
     # ---- connections ----------------------------------------------------------------
 
@@ -152,11 +158,46 @@ class GraphProjection:
             except Exception as exc:
                 raise ProjectionError(f"graph query failed: {exc}") from exc
 
+    def query_read_only(self, cypher: str) -> list[list[Any]]:
+        """All rows of a client's (already guarded) query, run on a connection used for
+        nothing else inside ``BEGIN TRANSACTION READ ONLY``, so Kuzu itself refuses any
+        database write the guard let through (ADR 0070)."""
+        with self._client_lock:
+            self._check_open()
+            if self._client_conn is None:
+                self._client_conn = kuzu.Connection(self._db)
+            conn = self._client_conn
+            try:
+                conn.execute("BEGIN TRANSACTION READ ONLY")
+            except Exception as exc:
+                # Never touch a connection whose BEGIN failed again (see the module doc).
+                self._client_conn = None
+                raise ProjectionError(f"cannot start a read-only transaction: {exc}") from exc
+            try:
+                result = conn.execute(cypher)
+                if not isinstance(result, kuzu.QueryResult):
+                    raise ProjectionError("graph query failed: one statement at a time")
+                return cast(list[list[Any]], result.get_all())
+            except ProjectionError:
+                raise
+            except Exception as exc:
+                raise ProjectionError(f"graph query failed: {exc}") from exc
+            finally:
+                try:
+                    conn.execute("COMMIT")
+                except Exception as exc:
+                    # A failed statement already ended the transaction.
+                    if not _is_no_txn(exc):
+                        self._client_conn = None
+
     @contextmanager
     def _transaction(self, what: str) -> Iterator[tuple[kuzu.Connection, IndexDelta]]:
         """A write transaction and its locator delta, folded in only once ``COMMIT`` succeeded."""
         with self._write_lock:
             self._check_open()
+            if self.io_failure is not None:
+                raise ProjectionIOError(self.io_failure)
+            reserve_room(self.path)
             conn = self._writer
             try:
                 conn.execute("BEGIN TRANSACTION")
@@ -170,6 +211,13 @@ class GraphProjection:
                 conn.execute("COMMIT")
             except BaseException as exc:
                 self._rollback(conn)
+                if is_io_failure(exc):
+                    self.io_failure = (
+                        f"the graph database failed writing {self.path} ({exc}); Kuzu cannot "
+                        "write again in this process: restart lcg (the stream holds every "
+                        "write and the graph catches up on open)"
+                    )
+                    raise ProjectionIOError(self.io_failure) from exc
                 if isinstance(exc, ProjectionError):
                     raise
                 if isinstance(exc, Exception):
@@ -357,6 +405,13 @@ class GraphProjection:
                     break
                 forget_prepared(reader)
                 reader.close()
+            with self._client_lock:
+                if self._client_conn is not None:
+                    self._client_conn.close()
+                    self._client_conn = None
             forget_prepared(self._writer)
             self._writer.close()
-            self._db.close()
+            if self.io_failure is not None:
+                abandon(self._db)  # Kuzu aborts the process closing it (ADR 0081)
+            else:
+                self._db.close()

@@ -296,8 +296,10 @@ def episode_time_bounds(graph: GraphProjection) -> tuple[str | None, str | None]
 
 
 def query_cypher(graph: GraphProjection, query: str) -> list[list[str]]:
-    """Run a (checked read-only) query; every value stringified, null as ``""``."""
-    return [["" if v is None else _stringify(v) for v in row] for row in _rows(graph, query)]
+    """Run a (checked read-only) query in a read-only transaction on the client connection;
+    every value stringified, null as ``""``."""
+    rows = graph.query_read_only(query)
+    return [["" if v is None else _stringify(v) for v in row] for row in rows]
 
 
 def _stringify(value: Any) -> str:
