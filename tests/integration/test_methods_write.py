@@ -155,10 +155,11 @@ def test_process_chunk_lite_mode(svc: Svc) -> None:
     assert again["episode_uuid"] == r["episode_uuid"]
     assert again["extraction"]["status"] == "duplicate"
     assert sf.stream_bytes(svc.wal) == before
-    # .json (any case) → json source
+    # .json (any case): the episode keeps source "text", as the reference (the JSON prompt is
+    # chosen at extraction; see test_reference_contract.py)
     j = svc.ok("knowledge_process_chunk", {**p, "chunk_id": "k2", "source_file": "data.JSON"})
     eps = svc.ok("knowledge_get_episodes", {"group_id": "ingest"})["episodes"]
-    assert {e["uuid"]: e["source"] for e in eps}[j["episode_uuid"]] == "json"
+    assert {e["uuid"]: e["source"] for e in eps}[j["episode_uuid"]] == "text"
 
 
 def test_process_chunk_oversized_warning(svc: Svc) -> None:
