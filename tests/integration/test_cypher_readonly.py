@@ -14,6 +14,7 @@ import asyncio
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -149,3 +150,31 @@ def test_issue_reproductions_are_refused_over_mcp(env: Env) -> None:
         assert "root:" not in text
     assert answers[-1] == (False, answers[-1][1]) and '"2"' in answers[-1][1]
     env.assert_untouched([["2"]])
+
+
+def test_queries_that_crash_kuzu_s_parser_are_refused_and_the_service_lives(env: Env) -> None:
+    # Kuzu 0.11.3 segfaults on both (the whole service with it) before any timeout applies.
+    for query in ("RETURN " + "(" * 5000 + "1" + ")" * 5000, "RETURN 1" + "+1" * 10_000):
+        error = env.conn.error("knowledge_query_cypher", {"query": query})
+        assert error["code"] == -32000 and "simplify it" in error["message"]
+    env.assert_untouched([["2"]])
+
+
+HEAVY = (
+    "UNWIND range(1, 20000) AS a UNWIND range(1, 20000) AS b "
+    "WITH a, b WHERE (a * b) % 7 = 3 RETURN count(*)"
+)
+
+
+def test_a_long_query_is_stopped_at_the_timeout() -> None:
+    with (
+        sf.in_process_service(env={"LCG_CYPHER_TIMEOUT_MS": "300"}) as s,
+        sf.RawConnection(s.socket_path) as conn,
+    ):
+        started = time.monotonic()
+        error = conn.error("knowledge_query_cypher", {"query": HEAVY})
+        assert time.monotonic() - started < 60
+        assert error["code"] == -32000, error
+        assert "300 ms" in error["message"] and "LCG_CYPHER_TIMEOUT_MS" in error["message"]
+        # The connection kept for clients' Cypher is usable again.
+        assert conn.result("knowledge_query_cypher", {"query": "RETURN 1"})["rows"] == [["1"]]

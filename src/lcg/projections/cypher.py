@@ -30,7 +30,28 @@ from typing import Literal
 
 from lcg.errors import ReadOnlyError
 
-__all__ = ["KUZU_KEYWORDS", "READ_CLAUSES", "READ_KEYWORDS", "Token", "check_read_only", "tokenize"]
+__all__ = [
+    "KUZU_KEYWORDS",
+    "MAX_DEPTH",
+    "MAX_QUERY_CHARS",
+    "MAX_TOKENS",
+    "READ_CLAUSES",
+    "READ_KEYWORDS",
+    "Token",
+    "check_read_only",
+    "tokenize",
+]
+
+# Kuzu 0.11.3's parser and binder recurse without a bound and are superlinear: measured,
+# 5,000 nested parentheses or `RETURN 1+1+…` with 10,000 terms crash the process (SIGSEGV),
+# 400 nested lists take a minute to parse, 7,000 terms 16 s. Kuzu's query timeout does not
+# cover parsing. So the guard bounds what reaches the parser (ADR 0070).
+#: Longest query accepted (characters).
+MAX_QUERY_CHARS = 100_000
+#: Most tokens (comments and whitespace not counted).
+MAX_TOKENS = 2_000
+#: Deepest nesting of ``()``, ``[]`` and ``{}`` together.
+MAX_DEPTH = 32
 
 #: Clauses a query may start with.
 READ_CLAUSES = frozenset({"MATCH", "OPTIONAL", "UNWIND", "WITH", "RETURN"})
@@ -247,9 +268,35 @@ def _ends_value(tok: Token, as_name: bool) -> bool:
     return tok.text in _VALUE_END_PUNCT
 
 
+def _check_size(query: str, tokens: list[Token] | None) -> None:
+    simplify = "split it into smaller queries or simplify it"
+    if tokens is None:
+        if len(query) > MAX_QUERY_CHARS:
+            raise _refuse(f"it is {len(query):,} characters long, over {MAX_QUERY_CHARS:,}; "
+                          f"{simplify}")  # fmt: skip
+        return
+    if len(tokens) > MAX_TOKENS:
+        raise _refuse(f"it has {len(tokens):,} tokens, over {MAX_TOKENS:,}; {simplify}")
+    depth = 0
+    for tok in tokens:
+        if tok.kind != "punct":
+            continue
+        if tok.text in "([{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise _refuse(
+                    f"brackets nest deeper than {MAX_DEPTH} (offset {tok.pos}); {simplify}"
+                )
+        elif tok.text in ")]}":
+            depth -= 1
+
+
 def check_read_only(query: str) -> None:
-    """Raise ``ReadOnlyError`` unless ``query`` is a single read-only statement."""
+    """Raise ``ReadOnlyError`` unless ``query`` is a single read-only statement small
+    enough for Kuzu's parser (``MAX_QUERY_CHARS``, ``MAX_TOKENS``, ``MAX_DEPTH``)."""
+    _check_size(query, None)
     tokens = tokenize(query)
+    _check_size(query, tokens)
     if not tokens:
         raise _refuse(f"it holds no statement; {_REMEDY}")
     for k, tok in enumerate(tokens):

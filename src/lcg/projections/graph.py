@@ -158,15 +158,16 @@ class GraphProjection:
             except Exception as exc:
                 raise ProjectionError(f"graph query failed: {exc}") from exc
 
-    def query_read_only(self, cypher: str) -> list[list[Any]]:
+    def query_read_only(self, cypher: str, timeout_ms: int = 30_000) -> list[list[Any]]:
         """All rows of a client's (already guarded) query, run on a connection used for
         nothing else inside ``BEGIN TRANSACTION READ ONLY``, so Kuzu itself refuses any
-        database write the guard let through (ADR 0070)."""
+        database write the guard let through, and stopped after ``timeout_ms`` (ADR 0070)."""
         with self._client_lock:
             self._check_open()
             if self._client_conn is None:
                 self._client_conn = kuzu.Connection(self._db)
             conn = self._client_conn
+            conn.set_query_timeout(timeout_ms)
             try:
                 conn.execute("BEGIN TRANSACTION READ ONLY")
             except Exception as exc:
@@ -181,6 +182,11 @@ class GraphProjection:
             except ProjectionError:
                 raise
             except Exception as exc:
+                if "Interrupted" in str(exc):
+                    raise ProjectionError(
+                        f"graph query failed: it ran past {timeout_ms} ms and was stopped "
+                        "(LCG_CYPHER_TIMEOUT_MS); narrow it (WHERE, LIMIT) or raise the limit"
+                    ) from exc
                 raise ProjectionError(f"graph query failed: {exc}") from exc
             finally:
                 try:

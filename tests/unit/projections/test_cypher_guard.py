@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lcg.errors import ReadOnlyError
-from lcg.projections.cypher import check_read_only, tokenize
+from lcg.projections.cypher import MAX_DEPTH, MAX_TOKENS, check_read_only, tokenize
 
 # ---- the reproductions ----------------------------------------------------------
 
@@ -150,6 +150,28 @@ ACCEPTED = [
 @pytest.mark.parametrize("query", ACCEPTED)
 def test_accepted(query: str) -> None:
     check_read_only(query)
+
+
+# Kuzu 0.11.3 crashes (SIGSEGV) parsing these, or takes minutes: the guard bounds them.
+TOO_BIG = {
+    "5,000 nested parentheses": "RETURN " + "(" * 5000 + "1" + ")" * 5000,
+    "400 nested lists": "RETURN " + "[" * 400 + "1" + "]" * 400,
+    "10,000 terms": "RETURN 1" + "+1" * 10_000,
+    "200,000 characters": "RETURN '" + "a" * 200_000 + "'",
+}
+
+
+@pytest.mark.parametrize("query", TOO_BIG.values(), ids=TOO_BIG.keys())
+def test_queries_kuzu_cannot_parse_safely_are_refused(query: str) -> None:
+    with pytest.raises(ReadOnlyError, match="split it into smaller queries or simplify it"):
+        check_read_only(query)
+
+
+def test_the_size_bounds_are_inclusive() -> None:
+    check_read_only("RETURN " + "(" * MAX_DEPTH + "1" + ")" * MAX_DEPTH)
+    check_read_only("RETURN 1" + "+1" * ((MAX_TOKENS - 2) // 2))
+    with pytest.raises(ReadOnlyError):
+        check_read_only("RETURN " + "(" * (MAX_DEPTH + 1) + "1" + ")" * (MAX_DEPTH + 1))
 
 
 def test_tokens_mark_names_by_position() -> None:
