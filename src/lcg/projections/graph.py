@@ -102,13 +102,18 @@ class GraphProjection:
                 _remove_database(self.path)
                 self._db = kuzu.Database(str(self.path))
                 self._writer = kuzu.Connection(self._db)
-            if not read_only:
+            if not read_only and version != SCHEMA_VERSION:
+                # Only a new (or dropped) database is written here: an up-to-date one opens
+                # without a write, so it opens on a full disk too (ADR 0081).
+                reserve_room(self.path)
                 create_schema(self._writer)
             #: Committed locator; only the writer (under ``_write_lock``) touches it.
             self._index = GraphIndex.scan(self._writer)
         except ProjectionError:
             raise
         except Exception as exc:
+            if is_io_failure(exc) and getattr(self, "_db", None) is not None:
+                abandon(self._db)  # Kuzu aborts the process destroying it (ADR 0081)
             raise ProjectionError(f"cannot open the graph database {self.path}: {exc}") from exc
         self._write_lock = threading.Lock()
         self._readers: queue.SimpleQueue[kuzu.Connection] = queue.SimpleQueue()
