@@ -30,6 +30,22 @@ COUNT = "MATCH (e:Entity) RETURN count(e)"
 SECRET = "root:$6$not-a-real-hash:19000:0:99999:7:::"
 
 
+def issue_repros(shadow: Path, victim: Path) -> list[str]:
+    """The issue's reproductions, pointed at ``shadow`` (LOAD FROM) and ``victim`` (COPY TO)."""
+    return [
+        f'// \'\nLOAD FROM "{shadow}" (file_format="csv", header=false, delim=":") '
+        "RETURN * LIMIT 2 // '",
+        "/*'*/ MATCH (e:Entity) DETACH DELETE e //'",
+        f"// '\nCOPY (RETURN 'overwritten' AS x) TO \"{victim}\" // '",
+        "CALL show_tables() RETURN *",
+        "/*'*/ CALL show_tables() RETURN * //'",
+        "MATCH (e:Entity) SET e.name = 'overwritten'",
+        "/*'*/ MATCH (e:Entity) SET e.name = 'overwritten' //'",
+        # Kuzu does not close a comment at '**/': the DELETE is code to it
+        "/* **/ MATCH (e) RETURN '*/ MATCH (e:Entity) DETACH DELETE e //'",
+    ]
+
+
 class Env:
     """The shared service, a connection to it, and files outside its workspace."""
 
@@ -44,18 +60,7 @@ class Env:
 
     def repros(self) -> list[str]:
         """The issue's reproductions, pointed at this test's files."""
-        return [
-            f'// \'\nLOAD FROM "{self.shadow}" (file_format="csv", header=false, delim=":") '
-            "RETURN * LIMIT 2 // '",
-            "/*'*/ MATCH (e:Entity) DETACH DELETE e //'",
-            f"// '\nCOPY (RETURN 'overwritten' AS x) TO \"{self.victim}\" // '",
-            "CALL show_tables() RETURN *",
-            "/*'*/ CALL show_tables() RETURN * //'",
-            "MATCH (e:Entity) SET e.name = 'overwritten'",
-            "/*'*/ MATCH (e:Entity) SET e.name = 'overwritten' //'",
-            # Kuzu does not close a comment at '**/': the DELETE is code to it
-            "/* **/ MATCH (e) RETURN '*/ MATCH (e:Entity) DETACH DELETE e //'",
-        ]
+        return issue_repros(self.shadow, self.victim)
 
     def assert_untouched(self, entities: list[list[str]]) -> None:
         """The graph and the files outside the workspace are as they were."""
@@ -122,12 +127,12 @@ def test_read_only_transaction_refuses_a_write_the_guard_missed(env: Env) -> Non
     env.assert_untouched([["2"]])
 
 
-async def _mcp_calls(sock: Path, queries: list[str]) -> list[tuple[bool, str]]:
+async def _mcp_calls(cwd: Path, args: list[str], queries: list[str]) -> list[tuple[bool, str]]:
     params = StdioServerParameters(
         command=str(sf.LCG),
-        args=["mcp", "--connect", str(sock), "--scope", "cypher"],
+        args=["mcp", *args, "--scope", "cypher"],
         env=sf.serve_env(),
-        cwd=str(sock.parent),
+        cwd=str(cwd),
     )
     out: list[tuple[bool, str]] = []
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
@@ -141,9 +146,10 @@ async def _mcp_calls(sock: Path, queries: list[str]) -> list[tuple[bool, str]]:
     return out
 
 
-def test_issue_reproductions_are_refused_over_mcp(env: Env) -> None:
+def test_issue_reproductions_are_refused_over_attached_mcp(env: Env) -> None:
     queries = env.repros()
-    answers = asyncio.run(_mcp_calls(env.svc.socket_path, [*queries, COUNT]))
+    sock = env.svc.socket_path
+    answers = asyncio.run(_mcp_calls(sock.parent, ["--connect", str(sock)], [*queries, COUNT]))
     for q, (is_error, text) in zip(queries, answers[:-1], strict=True):
         assert is_error, (q, text)
         assert "read-only" in text, (q, text)
@@ -178,3 +184,26 @@ def test_a_long_query_is_stopped_at_the_timeout() -> None:
         assert "300 ms" in error["message"] and "LCG_CYPHER_TIMEOUT_MS" in error["message"]
         # The connection kept for clients' Cypher is usable again.
         assert conn.result("knowledge_query_cypher", {"query": "RETURN 1"})["rows"] == [["1"]]
+
+
+def test_issue_reproductions_are_refused_over_standalone_mcp() -> None:
+    # `lcg mcp --scope cypher` opening the workspace itself (no service in front of it).
+    outside = Path(tempfile.mkdtemp(prefix="lcg-outside-", dir="/tmp"))
+    try:
+        with sf.temp_workspace("lcg-mcp-") as ws:
+            with sf.in_process_service(ws) as s, sf.RawConnection(s.socket_path) as conn:
+                conn.result("knowledge_assert_entity", {"name": "Kepler"})
+                conn.result("knowledge_assert_entity", {"name": "Tycho"})
+            shadow, victim = outside / "shadow", outside / "victim.csv"
+            shadow.write_text(SECRET + "\n")
+            victim.write_text("id,value\n1,original\n")
+            queries = issue_repros(shadow, victim)
+            answers = asyncio.run(_mcp_calls(ws, [], [*queries, COUNT]))
+            for q, (is_error, text) in zip(queries, answers[:-1], strict=True):
+                assert is_error and "read-only" in text, (q, text)
+                assert "root:" not in text
+            assert answers[-1][0] is False and '"2"' in answers[-1][1], answers[-1]
+            assert victim.read_text() == "id,value\n1,original\n"
+            assert sorted(p.name for p in outside.iterdir()) == ["shadow", "victim.csv"]
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
