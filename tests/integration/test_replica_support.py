@@ -20,8 +20,8 @@ from lcg.config import Config
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest.assertion import assert_entity, assert_relationship
 from lcg.ingest.episodes import process_chunk
-from lcg.projections.replica import Follower
 from lcg.projections.workspace import Workspace
+from lcg.replication.follow import Follower
 
 HASH = {"LCG_EMBEDDER": "hash", "LCG_TELEMETRY": "off"}
 GIT_ENV = {

@@ -10,6 +10,7 @@ PACKAGES = [
     "lcg",
     "lcg.events",
     "lcg.projections",
+    "lcg.replication",
     "lcg.ingest",
     "lcg.extract",
     "lcg.rpc",
