@@ -81,8 +81,11 @@ def test_a_fresh_clone_runs_the_demo_and_its_tests() -> None:
             check=False,
         )
         sock = ws / ".lcg" / "service.sock"
+        log = ws / "serve.log"
         try:
-            assert demo.returncode == 0, demo.stdout + demo.stderr
+            assert demo.returncode == 0, (
+                demo.stdout + demo.stderr + (log.read_text()[-4000:] if log.exists() else "")
+            )
             assert f"corpus {clone / 'examples' / 'apollo'}" in demo.stdout
             assert "from 5 articles" in demo.stdout
             assert "Neil Armstrong commanded Apollo 11." in demo.stdout
