@@ -73,13 +73,17 @@ _UTC: Final = UTC
 
 
 class PassageWeights(msgspec.Struct, frozen=True, kw_only=True):
-    """The weights of the passage legs under ``fusion="weighted"`` (chosen in ADR 0092)."""
+    """The weights of the passage legs under ``fusion="weighted"``.
+
+    The defaults were chosen on the LongMemEval dev questions with 5-fold cross-validation
+    (ADR 0092, ``bench/lme_fusion_cv.py``); the time prior's weight on all dev questions.
+    """
 
     chunk_bm25: float = 1.0
-    chunk_vector: float = 1.0
-    source_bm25: float = 1.0
-    source_vector: float = 1.0
-    time: float = 0.0
+    chunk_vector: float = 0.25
+    source_bm25: float = 0.5
+    source_vector: float = 0.25
+    time: float = 0.5
 
 
 #: The default weights (ADR 0092).

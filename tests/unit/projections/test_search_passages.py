@@ -48,9 +48,12 @@ def ws(tmp_path: Path) -> Workspace:
     )
     _chunk(workspace, "s-walk", 1, "we walk along the river every morning", "2023-04-10T09:00:00Z")
     _chunk(workspace, "s-walk", 2, "the weather was grey", "2023-04-10T09:00:00Z")
-    # Distractors: each has one of the words, once, in a short turn.
+    # Distractors: each has one of the words, once, in a short turn, among other turns.
     _chunk(workspace, "s-river", 0, "river cruise tickets", "2023-05-20T09:00:00Z")
     _chunk(workspace, "s-shoes", 0, "the puppy chewed my shoes", "2023-05-21T09:00:00Z")
+    for source, when in (("s-river", "2023-05-20T09:00:00Z"), ("s-shoes", "2023-05-21T09:00:00Z")):
+        _chunk(workspace, source, 1, "we booked a table for dinner", when)
+        _chunk(workspace, source, 2, "the weather was sunny and warm", when)
     for i in range(12):
         _chunk(
             workspace,
@@ -72,8 +75,10 @@ def _search(ws: Workspace, query: str, **kw: object) -> list[str]:
 
 def test_a_source_that_holds_the_whole_question_ranks_first(ws: Workspace) -> None:
     with ws:
-        names = _search(ws, "puppy river", as_of="2023-05-30T00:00:00Z")
-        # Before sources, every one-word turn tied with s-walk's: its source now breaks that.
+        # The distractors' chunks are shorter, so they win the chunk legs; the source that
+        # holds both words wins the source legs, enough to lift its turns above them.
+        with_sources = PassageWeights(source_bm25=1.0)
+        names = _search(ws, "puppy river", as_of="2023-05-30T00:00:00Z", weights=with_sources)
         assert names[0].startswith("s-walk#")
         assert {"s-walk#0", "s-walk#1"} <= set(names[:3])
         # Without the source legs the answer's turns are no better than the distractors'.
@@ -141,7 +146,7 @@ def test_a_relative_time_in_the_query_favours_passages_near_it(ws: Workspace) ->
         names = _search(ws, query, as_of="2023-05-30T00:00:00Z", weights=timed)
         # s-walk (10 April) is in "last month" (April); s-shoes (21 May) is not.
         assert names.index("s-walk#0") < names.index("s-shoes#0")
-        untimed = _search(ws, query, as_of="2023-05-30T00:00:00Z", weights=PassageWeights())
+        untimed = _search(ws, query, as_of="2023-05-30T00:00:00Z", weights=PassageWeights(time=0))
         assert untimed.index("s-shoes#0") < untimed.index("s-walk#0")
 
 
