@@ -29,10 +29,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _service_fixtures as sf  # noqa: E402
 from _tmpfs import fill, small_disk  # noqa: E402
+from lcg.events.model import EpisodeAdded  # noqa: E402
+from lcg.events.writer import StreamWriter  # noqa: E402
 from lcg.rpc.client import Client  # noqa: E402
 
 WRITERS = 4
 GROUPS = ("liminis", "df-g2")
+#: Events appended while the service is down: more than the graph's room reservation holds.
+LATE = 300
 
 
 class Writers:
@@ -177,3 +181,62 @@ def test_a_full_disk_refuses_writes_truthfully_and_the_same_process_recovers() -
             assert sf.stop_serve(proc, sock) == 0
         verify = sf.run_lcg(ws, "verify")
         assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_a_service_opened_on_a_full_disk_serves_and_catches_up_when_space_returns() -> None:
+    with small_disk("8m") as (mnt, logs):
+        ws = mnt / "ws"
+        ws.mkdir()
+        sock = ws / ".lcg" / "service.sock"
+        log = logs / "serve.log"
+        proc = sf.spawn_serve(ws, log_name=str(log))
+        names = [f"open-full-{i}" for i in range(5)]
+        try:
+            sf.wait_healthy(sock, proc)
+            with Client(sock, timeout=60) as c:
+                for name in names:
+                    c.assert_entity(name=name)
+        finally:
+            assert sf.stop_serve(proc, sock) == 0
+        # While the service is down the stream grows (another writer, a pulled publication),
+        # then the disk fills: the next open cannot apply those events (they need more than
+        # the room the graph reserved before), and must still serve.
+        with StreamWriter(ws / ".lcg" / "wal", "liminis") as writer:
+            writer.append(
+                [
+                    EpisodeAdded(
+                        group_id="liminis",
+                        uuid=f"late-{i}",
+                        name=f"late-{i}",
+                        source_description="late.txt",
+                        content=f"a late passage about quasars {i} " + "filling words " * 150,
+                        created_at="2024-05-01T12:00:00.000000Z",
+                        valid_at="2024-05-01T12:00:00.000000Z",
+                    )
+                    for i in range(LATE)
+                ]
+            )
+        filler = mnt / "filler"
+        fill(filler)
+        proc = sf.spawn_serve(ws, log_name=str(log))
+        try:
+            deadline = time.monotonic() + 90
+            while not sock.exists():
+                assert proc.poll() is None and time.monotonic() < deadline, "never bound"
+                time.sleep(0.05)
+            with Client(sock, timeout=60) as c:
+                wait_for("open", lambda: c.health_check()["state"] != "initializing", 90)
+                health = c.health_check()
+                assert health["state"] == "degraded", health
+                assert "lag the stream" in health["reason"] and "disk full" in health["reason"]
+                # Served, not refused: what the projections held before answers.
+                assert {n["name"] for n in c.find_entities("open-full")["nodes"]} >= set(names)
+                assert c.search_passages("quasars")["passages"] == []
+                filler.unlink()
+                wait_for("healthy", lambda: c.health_check()["state"] == "healthy")
+                assert c.search_passages("quasars")["passages"]
+                episodes = c.call("knowledge_get_episodes", {"group_id": "liminis", "last_n": 1000})
+                late = {e["uuid"] for e in episodes["episodes"] if e["uuid"].startswith("late-")}
+                assert late == {f"late-{i}" for i in range(LATE)}
+        finally:
+            assert sf.stop_serve(proc, sock) == 0

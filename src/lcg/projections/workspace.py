@@ -21,7 +21,13 @@ from pathlib import Path
 
 from lcg import telemetry
 from lcg.config import Config, require_workspace
-from lcg.errors import ConfigError, DegradedError, ProjectionError, StreamLockedError
+from lcg.errors import (
+    ConfigError,
+    DegradedError,
+    ProjectionError,
+    ProjectionIOError,
+    StreamLockedError,
+)
 from lcg.events._fs import DIR_MODE, FILE_MODE, describe_os_error, private_dir
 from lcg.events.groups import check_streams
 from lcg.events.layout import (
@@ -222,7 +228,19 @@ class Workspace:
     def catch_up(self, progress: ProgressFn | None = None) -> dict[str, ReplayResult]:
         """Apply whatever the streams hold past the projections' positions."""
         with self.rw.write():
-            results = self.projector.catch_up_all(progress)
+            try:
+                results = self.projector.catch_up_all(progress)
+            except ProjectionError as exc:
+                if not isinstance(exc, ProjectionIOError) and not isinstance(
+                    exc.__cause__, OSError
+                ):
+                    raise
+                # No room to apply or to snapshot (a full disk at open): serve what the
+                # projections hold; every group counts as lagging until ``retry_io_faults``
+                # caught it up.
+                for group_id in self.store.groups():
+                    self._note_apply_fault(group_id, exc)
+                return {}
         for group_id in results:
             self.record_embedding_model(group_id)
         return results
