@@ -14,11 +14,11 @@ import pytest
 
 from lcg.errors import GenerationError
 from lcg.events.bounds import read_bounds
-from lcg.events.generation import read_generation
+from lcg.events.generation import effective_generation, read_generation
 from lcg.events.groups import encode_group, list_groups
 from lcg.events.layout import QUARANTINE_DIR
 from lcg.events.model import EpisodeAdded
-from lcg.events.reader import ReadReport, StreamReader, generation_from_lines
+from lcg.events.reader import ReadReport, StreamReader
 from lcg.events.writer import StreamWriter
 
 FIXTURES = Path(__file__).resolve().parents[2] / "wal-fixtures"
@@ -71,7 +71,7 @@ def test_reader_reports_what_the_fixture_says(name: str) -> None:
     wal = FIXTURES / name / "wal"
     assert list_groups(wal) == [exp.group_id]  # type: ignore[attr-defined]
     gdir = wal / encode_group(exp.group_id)  # type: ignore[attr-defined]
-    generation = read_generation(gdir) or generation_from_lines(gdir)
+    generation = effective_generation(gdir)
     assert generation == exp.generation  # type: ignore[attr-defined]
 
     report = ReadReport()

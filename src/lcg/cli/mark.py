@@ -19,9 +19,8 @@ from lcg.cli._common import (
 from lcg.cli._service import live_client
 from lcg.errors import LcgError, MarkError
 from lcg.events.bounds import read_bounds
-from lcg.events.generation import read_generation
+from lcg.events.generation import effective_generation
 from lcg.events.marks import create_mark, delete_mark, list_marks
-from lcg.events.reader import generation_from_lines
 
 __all__ = ["CreatedMark", "register"]
 
@@ -73,7 +72,7 @@ def _create(args: argparse.Namespace) -> int:
                 f"--seq {seq} is past the end of the stream of group {args.group!r} "
                 f"(max seq {bounds.max_seq})"
             )
-        generation = read_generation(gdir) or generation_from_lines(gdir)
+        generation = effective_generation(gdir)
         try:
             record = create_mark(gdir, args.name, seq, generation)
         except MarkError as exc:
@@ -93,7 +92,7 @@ def _list(args: argparse.Namespace) -> int:
     config = config_from(args, existing=True)
     gdir = group_dir(config, args.group)
     bounds = read_bounds(gdir)
-    generation = read_generation(gdir) or generation_from_lines(gdir)
+    generation = effective_generation(gdir)
     marks = list_marks(
         gdir, wal_min_seq=bounds.min_seq, wal_max_seq=bounds.max_seq, generation=generation
     )

@@ -19,7 +19,7 @@ from lcg.cli._service import (
 )
 from lcg.config import Config
 from lcg.errors import LcgError
-from lcg.events.generation import read_generation
+from lcg.events.generation import effective_generation
 from lcg.events.layout import DEFAULT_GROUP
 from lcg.events.reader import ReadReport, StreamReader
 from lcg.projections.projector import ReplayProgress
@@ -102,7 +102,7 @@ def _dry_run(config: Config, args: argparse.Namespace) -> int:
     report = ReadReport()
     events = 0
     last: int | None = None
-    reader = StreamReader(gdir, generation=read_generation(gdir))
+    reader = StreamReader(gdir, generation=effective_generation(gdir))
     for batch in reader.batches(args.from_seq, args.to_seq, batch_size=256, report=report):
         events += len(batch)
         last = batch[-1].seq

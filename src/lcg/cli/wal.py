@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Literal
 
 import msgspec
 
@@ -22,14 +21,12 @@ from lcg.cli._common import (
 )
 from lcg.events.bounds import read_bounds
 from lcg.events.codec import decode_line, encode_event
-from lcg.events.generation import read_generation
+from lcg.events.generation import GenerationSource, stream_generation
 from lcg.events.layout import DEFAULT_GROUP, GENERATION_FILE
-from lcg.events.reader import LineSample, ReadReport, StreamReader, generation_from_lines
+from lcg.events.reader import LineSample, ReadReport, StreamReader
 from lcg.events.segments import list_segments
 
 __all__ = ["GroupInfo", "VerifyResult", "register"]
-
-GenerationSource = Literal["sidecar", "lines"]
 
 
 class GroupInfo(msgspec.Struct, kw_only=True):
@@ -74,11 +71,8 @@ class VerifyResult(msgspec.Struct, kw_only=True):
 
 
 def _generation(gdir: Path) -> tuple[str | None, GenerationSource | None]:
-    recorded = read_generation(gdir)
-    if recorded is not None:
-        return recorded, "sidecar"
-    from_lines = generation_from_lines(gdir)
-    return (from_lines, "lines") if from_lines is not None else (None, None)
+    witnesses = stream_generation(gdir)
+    return witnesses.effective, witnesses.source
 
 
 def _info(group_id: str, gdir: Path) -> GroupInfo:

@@ -14,7 +14,14 @@ from lcg.events.codec import (
     seal,
     verify_checksum,
 )
-from lcg.events.generation import mint_generation, read_generation
+from lcg.events.generation import (
+    StreamGeneration,
+    effective_generation,
+    generation_from_lines,
+    mint_generation,
+    read_generation,
+    stream_generation,
+)
 from lcg.events.groups import decode_group, encode_group, list_groups
 from lcg.events.marks import MarkInfo, create_mark, delete_mark, list_marks
 from lcg.events.model import (
@@ -45,7 +52,7 @@ from lcg.events.model import (
     RelationTypesChanged,
 )
 from lcg.events.position import Position
-from lcg.events.reader import ReadReport, StreamReader, generation_from_lines
+from lcg.events.reader import ReadReport, StreamReader
 from lcg.events.store import WalStore
 from lcg.events.writer import FsyncPolicy, StreamWriter, utc_now
 
@@ -81,6 +88,7 @@ __all__ = [
     "RelationRetyped",
     "RelationTypesChanged",
     "RelationshipAsserted",
+    "StreamGeneration",
     "StreamReader",
     "StreamWriter",
     "WalStore",
@@ -88,6 +96,7 @@ __all__ = [
     "decode_group",
     "decode_line",
     "delete_mark",
+    "effective_generation",
     "encode_event",
     "encode_events",
     "encode_group",
@@ -98,6 +107,7 @@ __all__ = [
     "read_bounds",
     "read_generation",
     "seal",
+    "stream_generation",
     "utc_now",
     "verify_checksum",
 ]

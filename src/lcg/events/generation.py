@@ -3,7 +3,11 @@
 ``.wal-generation.json`` (``{"generation": "<uuid4 hex>"}``) is the publish contract of the
 reference. It is written atomically and published with a hard link, so when two processes
 race to mint, exactly one wins and both read the winner. A stream whose dot-files were dropped
-still knows its generation from its lines (see ``reader.generation_from_lines``).
+still knows its generation from its lines (``generation_from_lines``).
+
+The group's *effective* generation is decided here and nowhere else (ADR 0115): the sidecar's,
+else the lines'. Where both are present and differ (a split), the sidecar's is still the
+effective one; the projector degrades the group and the writer refuses it, reading ``split``.
 """
 
 from __future__ import annotations
@@ -11,13 +15,28 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 
 from lcg.events._fs import FILE_MODE, fsync_dir
 from lcg.events.layout import GENERATION_FILE, TEMP_SUFFIX
+from lcg.events.segments import list_segments
 
-__all__ = ["GenerationFile", "mint_generation", "read_generation", "write_generation"]
+__all__ = [
+    "GenerationFile",
+    "GenerationSource",
+    "StreamGeneration",
+    "effective_generation",
+    "generation_from_lines",
+    "mint_generation",
+    "read_generation",
+    "stream_generation",
+    "write_generation",
+]
+
+#: Where a stream's effective generation was read from.
+GenerationSource = Literal["sidecar", "lines"]
 
 
 class GenerationFile(msgspec.Struct, kw_only=True):
@@ -28,6 +47,7 @@ class GenerationFile(msgspec.Struct, kw_only=True):
 
 _decoder = msgspec.json.Decoder(GenerationFile)
 _encoder = msgspec.json.Encoder()
+_raw = msgspec.json.Decoder()
 
 
 def read_generation(group_dir: Path) -> str | None:
@@ -41,6 +61,62 @@ def read_generation(group_dir: Path) -> str | None:
     except ValueError:  # msgspec.DecodeError, or UnicodeDecodeError for invalid UTF-8
         return None
     return gen or None
+
+
+def generation_from_lines(group_dir: Path) -> str | None:
+    """The generation stamped on the stream's first decodable line, or ``None`` if empty."""
+    for seg in list_segments(group_dir):
+        with open(seg.path, "rb") as fh:
+            for line in fh:
+                if not line.endswith(b"\n"):
+                    break
+                try:
+                    raw = _raw.decode(line)
+                except ValueError:  # msgspec.DecodeError or UnicodeDecodeError
+                    continue
+                if isinstance(raw, dict) and isinstance(raw.get("gen"), str) and raw["gen"]:
+                    return str(raw["gen"])
+    return None
+
+
+class StreamGeneration(msgspec.Struct, frozen=True, kw_only=True):
+    """What a stream directory says its generation is: the sidecar's word and the lines'."""
+
+    #: ``.wal-generation.json``'s generation, or ``None`` if absent, blank or corrupt.
+    sidecar: str | None
+    #: The generation on the first decodable line, or ``None`` if no line carries one.
+    lines: str | None
+
+    @property
+    def effective(self) -> str | None:
+        """The group's generation: the sidecar's (the reference's contract), else the lines'."""
+        return self.sidecar if self.sidecar is not None else self.lines
+
+    @property
+    def source(self) -> GenerationSource | None:
+        """Which of the two ``effective`` was read from; ``None`` if neither names one."""
+        if self.sidecar is not None:
+            return "sidecar"
+        return "lines" if self.lines is not None else None
+
+    @property
+    def split(self) -> bool:
+        """True if the sidecar and the lines name different generations (a damaged copy)."""
+        return self.sidecar is not None and self.lines is not None and self.sidecar != self.lines
+
+
+def stream_generation(group_dir: Path) -> StreamGeneration:
+    """Read both witnesses of ``group_dir``'s generation, from disk (no writer's memory)."""
+    return StreamGeneration(
+        sidecar=read_generation(group_dir), lines=generation_from_lines(group_dir)
+    )
+
+
+def effective_generation(group_dir: Path) -> str | None:
+    """The generation ``group_dir``'s stream is read as, or ``None`` for an unnamed stream."""
+    sidecar = read_generation(group_dir)
+    # The lines are read only when the sidecar is missing: the common case opens no segment.
+    return sidecar if sidecar is not None else generation_from_lines(group_dir)
 
 
 def _write_private(path: Path, data: bytes) -> None:

@@ -9,10 +9,10 @@ import threading
 from pathlib import Path
 
 from lcg.events.bounds import Bounds, read_bounds
-from lcg.events.generation import read_generation
+from lcg.events.generation import effective_generation
 from lcg.events.groups import encode_group, list_groups
 from lcg.events.model import Event
-from lcg.events.reader import StreamReader, generation_from_lines
+from lcg.events.reader import StreamReader
 from lcg.events.writer import FsyncPolicy, StreamWriter
 
 __all__ = ["WalStore"]
@@ -78,7 +78,7 @@ class WalStore:
         writer = self._writers.get(group_id)
         if writer is not None:
             return writer.generation
-        return read_generation(gdir) or generation_from_lines(gdir)
+        return effective_generation(gdir)
 
     def bounds(self, group_id: str) -> Bounds:
         """Min/max seq and file statistics of the group's stream."""

@@ -44,7 +44,7 @@ from lcg.events._fs import (
     sweep_temps,
 )
 from lcg.events.codec import decode_line, encode_events
-from lcg.events.generation import mint_generation, read_generation, write_generation
+from lcg.events.generation import mint_generation, stream_generation, write_generation
 from lcg.events.groups import (
     check_group_dir,
     check_wal_root,
@@ -53,7 +53,6 @@ from lcg.events.groups import (
 )
 from lcg.events.layout import LOCK_FILE, QUARANTINE_DIR, segment_name
 from lcg.events.model import Event
-from lcg.events.reader import generation_from_lines
 from lcg.events.segments import list_segments, read_tail
 
 __all__ = ["FsyncPolicy", "StreamWriter", "utc_now"]
@@ -208,8 +207,8 @@ class StreamWriter:
         fsync_dir(qdir)
 
     def _resolve_generation(self) -> str:
-        recorded = read_generation(self.group_dir)
-        from_lines = generation_from_lines(self.group_dir)
+        witnesses = stream_generation(self.group_dir)
+        recorded, from_lines = witnesses.sidecar, witnesses.lines
         last_gen = self._last_line_generation()
         if recorded is None:
             if from_lines is not None:

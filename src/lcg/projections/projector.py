@@ -50,10 +50,10 @@ from lcg.errors import (
     StreamError,
 )
 from lcg.events._fs import atomic_write
-from lcg.events.generation import read_generation
+from lcg.events.generation import effective_generation, stream_generation
 from lcg.events.layout import GENERATION_FILE
 from lcg.events.model import Event
-from lcg.events.reader import ReadReport, StreamReader, generation_from_lines
+from lcg.events.reader import ReadReport, StreamReader
 from lcg.events.segments import list_segments
 from lcg.events.store import WalStore
 from lcg.projections.base import EventProjection, OpProjection, VectorOpProjection
@@ -345,10 +345,10 @@ class Projector:
     def _generation_split(self, group_id: str) -> str | None:
         """The reason, if the sidecar and the lines name different generations."""
         gdir = self.store.group_dir(group_id)
-        sidecar = read_generation(gdir)
-        lines = generation_from_lines(gdir)
-        if sidecar is None or lines is None or sidecar == lines:
+        witnesses = stream_generation(gdir)
+        if not witnesses.split:
             return None
+        sidecar, lines = witnesses.sidecar, witnesses.lines
         held = {gen for _, p in self._projections() if (gen := p.position(group_id)[1])}
         kept = ", ".join(sorted(held)) or "none"
         return (
@@ -564,7 +564,7 @@ class Projector:
             raise GenerationError(split)
         # The stream on disk decides (§3.9 step 3), not the generation an open writer cached:
         # a stream replaced under a running service is a reset.
-        generation = read_generation(gdir) or generation_from_lines(gdir)
+        generation = effective_generation(gdir)
         if not dry_run and self.store.has_writer(group_id):
             if self.store.writer(group_id).generation != generation:
                 self.store.close_writer(group_id)

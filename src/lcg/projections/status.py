@@ -22,9 +22,8 @@ from typing import Literal
 import msgspec
 
 from lcg.errors import CorruptFileError
-from lcg.events.generation import read_generation
+from lcg.events.generation import effective_generation
 from lcg.events.layout import DEFAULT_GROUP, LEGACY_LCG_DIR, ONTOLOGY_FILE
-from lcg.events.reader import generation_from_lines
 from lcg.events.sidecars import read_embedding_model
 from lcg.extract.ontology import (
     OntologyLoader,
@@ -198,7 +197,7 @@ def _group_status(ws: Workspace, group_id: str) -> tuple[WalGroupStatus, int, in
     gdir = ws.store.group_dir(group_id)
     # Read from disk, not from a writer's memory: a stream replaced (a new generation) under
     # a running service shows at once, as the reference reads it per call.
-    generation = read_generation(gdir) or generation_from_lines(gdir)
+    generation = effective_generation(gdir)
     positions = ws.projector.positions(group_id)
     applied = ws.projector.applied_seq(group_id)
     if generation is not None:

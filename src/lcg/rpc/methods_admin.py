@@ -428,7 +428,7 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
 
         def run() -> MarkList:
             from lcg.events.bounds import read_bounds
-            from lcg.events.generation import read_generation
+            from lcg.events.generation import effective_generation
             from lcg.events.groups import encode_group
 
             gdir = wal_dir / encode_group(gid)
@@ -437,7 +437,9 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
                 gdir,
                 wal_min_seq=bounds.min_seq,
                 wal_max_seq=bounds.max_seq,
-                generation=read_generation(gdir),
+                # The same generation `lcg mark list` judges by (ADR 0115): a stream whose
+                # sidecar was dropped is still named by its lines.
+                generation=effective_generation(gdir),
             )
             return MarkList(group_id=gid, checkpoints=marks)
 

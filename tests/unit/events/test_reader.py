@@ -10,8 +10,9 @@ import msgspec
 import pytest
 
 from lcg.events.codec import CHECKSUM_FIELD, encode_event, seal
+from lcg.events.generation import generation_from_lines
 from lcg.events.model import EpisodeAdded
-from lcg.events.reader import ReadReport, StreamReader, generation_from_lines
+from lcg.events.reader import ReadReport, StreamReader
 from lcg.events.writer import StreamWriter
 
 Episode = Callable[..., EpisodeAdded]
