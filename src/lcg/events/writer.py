@@ -457,9 +457,10 @@ class StreamWriter:
                     f"{self.fault}; the writer stopped ({self._broken}): restart lcg to "
                     "re-open the stream"
                 ) from exc
+            full = isinstance(cause, OSError) and cause.errno in (errno.ENOSPC, errno.EDQUOT)
+            remedy = "free space" if full else f"make {self.group_dir} writable again"
             raise StreamError(
-                f"{self.fault}; nothing was written (the stream is intact): free space or fix "
-                "the file system, then retry"
+                f"{self.fault}; nothing was written (the stream is intact): {remedy}, then retry"
             ) from exc
         self._file_events += n_events
         self._file_bytes += len(data)
