@@ -407,10 +407,9 @@ class GroupLookup:
         if not wanted:
             return out
         rows = self._ws.graph.query(
-            "MATCH (s:Entity)-[:RELATES_TO]->(r:RelatesToNode_)-[:RELATES_TO]->(t:Entity) "
-            "WHERE s.uuid IN $srcs AND "
-            "t.uuid IN $tgts AND r.group_id = $g AND r.invalid_at IS NULL "
-            "RETURN s.uuid, t.uuid, r.uuid, r.relation_type, r.fact, r.created_at "
+            "MATCH (s:Entity)-[:RELATES_TO]->(r:RelatesToNode_) WHERE s.uuid IN $srcs AND "
+            "r.target_node_uuid IN $tgts AND r.group_id = $g AND r.invalid_at IS NULL "
+            "RETURN s.uuid, r.target_node_uuid, r.uuid, r.relation_type, r.fact, r.created_at "
             "ORDER BY r.created_at, r.uuid",
             {
                 "srcs": sorted({p[0] for p in wanted}),

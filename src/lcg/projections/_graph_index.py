@@ -32,7 +32,8 @@ _SCANS: Final = (
     "MATCH (e:Entity) RETURN e.uuid, e.group_id",
     "MATCH (p:Episodic) RETURN p.uuid, p.group_id",
     "MATCH (e:RelatesToNode_) RETURN e.uuid, e.source_node_uuid, e.target_node_uuid, e.group_id",
-    "MATCH (:Entity)-[:RELATES_TO]->(e:RelatesToNode_)-[:RELATES_TO]->(:Entity) RETURN e.uuid",
+    # Bound edges by their source hop: an edge has both hops or none.
+    "MATCH (:Entity)-[:RELATES_TO]->(e:RelatesToNode_) RETURN e.uuid",
 )
 
 

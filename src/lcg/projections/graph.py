@@ -394,7 +394,8 @@ class GraphProjection:
             return int(rows[0][0])
 
         edges = count("(x:RelatesToNode_)")
-        bound = count("(:Entity)-[:RELATES_TO]->(x:RelatesToNode_)-[:RELATES_TO]->(:Entity)")
+        # Bound edges by their source hop (an edge has both hops or none).
+        bound = count("(:Entity)-[:RELATES_TO]->(x:RelatesToNode_)")
         return GraphCounts(
             entities=count("(x:Entity)"),
             edges=edges,

@@ -46,8 +46,14 @@ _EPISODE: Final = (
     "p.uuid, p.name, p.group_id, p.created_at, p.source, p.source_description, p.content, "
     "p.valid_at, p.entity_edges"
 )
-#: A bound edge: the reference's two-hop read pattern (an unbound edge has no hops).
-_REL: Final = "(a:Entity)-[:RELATES_TO]->(e:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
+#: A bound edge, reached by its source hop. An edge has both hops or none (unbound), so one
+#: hop selects exactly the edges of the reference's two-hop pattern, and Kuzu plans it as
+#: one join instead of two (≈ 3× faster on listings, ADR 0086); the target is the edge's own
+#: ``target_node_uuid``.
+_REL: Final = "(a:Entity)-[:RELATES_TO]->(e:RelatesToNode_)"
+#: Up to this many uuids are looked up one primary-key statement each (≈ 0.5 ms apiece);
+#: more use one ``UNWIND`` (a hash join over a scan of the node table).
+_KEYS_ONE_BY_ONE: Final = 16
 _MERGED: Final = "Merged"
 
 
@@ -132,11 +138,23 @@ def edges_by_uuids(graph: GraphProjection, uuids: Sequence[str]) -> list[EdgeRow
     """The (bound) relationships with these uuids, in the given order."""
     if not uuids:
         return []
-    rows = graph.query(
-        "UNWIND $keys AS k MATCH (a:Entity)-[:RELATES_TO]->(e:RelatesToNode_ {uuid: k})"
-        f"-[:RELATES_TO]->(b:Entity) RETURN {EDGE_COLUMNS}",
-        {"keys": list(uuids)},
-    )
+    keys = list(dict.fromkeys(uuids))
+    if len(keys) <= _KEYS_ONE_BY_ONE:
+        rows = [
+            row
+            for k in keys
+            for row in graph.query(
+                "MATCH (e:RelatesToNode_ {uuid: $k}) MATCH (a:Entity)-[:RELATES_TO]->(e) "
+                f"RETURN {EDGE_COLUMNS}",
+                {"k": k},
+            )
+        ]
+    else:
+        rows = graph.query(
+            "UNWIND $keys AS k MATCH (a:Entity)-[:RELATES_TO]->(e:RelatesToNode_ {uuid: k}) "
+            f"RETURN {EDGE_COLUMNS}",
+            {"keys": keys},
+        )
     return _in_order({r[0]: _edge(r) for r in rows}, uuids)
 
 
@@ -281,13 +299,13 @@ def entity_neighbors(
     params: dict[str, Any] = {"u": entity_uuid, "n": num_results}
     cond = _groups("e", group_ids, params)
     out_rows = graph.query(
-        f"MATCH {_REL} WHERE a.uuid = $u AND {cond} RETURN {EDGE_COLUMNS} "
-        "ORDER BY e.uuid DESC LIMIT $n",
+        "MATCH (a:Entity {uuid: $u})-[:RELATES_TO]->(e:RelatesToNode_) "
+        f"WHERE {cond} RETURN {EDGE_COLUMNS} ORDER BY e.uuid DESC LIMIT $n",
         params,
     )
     in_rows = graph.query(
-        f"MATCH {_REL} WHERE b.uuid = $u AND {cond} RETURN {EDGE_COLUMNS} "
-        "ORDER BY e.uuid DESC LIMIT $n",
+        "MATCH (e:RelatesToNode_)-[:RELATES_TO]->(b:Entity {uuid: $u}) "
+        f"WHERE {cond} RETURN {EDGE_COLUMNS} ORDER BY e.uuid DESC LIMIT $n",
         params,
     )
     edges = [_edge(r) for r in [*out_rows, *in_rows][:num_results]]
@@ -354,7 +372,8 @@ def active_edges_between(
     Earliest created_at first, then uuid.
     """
     rows = graph.query(
-        f"MATCH {_REL} WHERE a.uuid = $s AND b.uuid = $t AND e.group_id = $g "
+        "MATCH (a:Entity {uuid: $s})-[:RELATES_TO]->(e:RelatesToNode_) "
+        "WHERE e.target_node_uuid = $t AND e.group_id = $g "
         f"AND e.name = $name AND e.invalid_at IS NULL RETURN {EDGE_COLUMNS} "
         "ORDER BY e.created_at, e.uuid",
         {"s": source_uuid, "t": target_uuid, "g": group_id, "name": name},

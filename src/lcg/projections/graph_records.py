@@ -44,8 +44,6 @@ _EDGE_COLS = (
     "r.uuid, r.name, r.source_node_uuid, r.target_node_uuid, r.fact, r.relation_type, "
     "r.valid_at, r.invalid_at, r.expired_at, r.episodes, r.attributes, r.created_at, r.group_id"
 )
-#: A bound edge (the reference's two-hop pattern); ``(r:RelatesToNode_)`` alone is every edge.
-_BOUND = "(s:Entity)-[:RELATES_TO]->(r:RelatesToNode_)-[:RELATES_TO]->(t:Entity)"
 
 
 class EpisodeRecord(msgspec.Struct, kw_only=True):
@@ -154,7 +152,9 @@ def active_edges_between(
     """Current edges of the group named ``name`` from source to target; oldest first."""
     rows = _rows(
         graph,
-        f"MATCH {_BOUND} WHERE s.uuid = $s AND t.uuid = $t "
+        # One hop: an edge has both hops or none, and Kuzu plans one join (ADR 0086).
+        "MATCH (s:Entity {uuid: $s})-[:RELATES_TO]->(r:RelatesToNode_) "
+        "WHERE r.target_node_uuid = $t "
         f"AND r.name = $n AND r.group_id = $g AND r.invalid_at IS NULL "
         f"RETURN {_EDGE_COLS} ORDER BY r.created_at, r.uuid",
         {"s": source_uuid, "t": target_uuid, "n": name, "g": group_id},
@@ -166,7 +166,9 @@ def edges_of_entity(graph: GraphProjection, uuid: str) -> list[tuple[str, EdgeRe
     """Every edge touching ``uuid`` (either direction), with its owning group, by uuid."""
     rows = _rows(
         graph,
-        f"MATCH {_BOUND} WHERE s.uuid = $u OR t.uuid = $u RETURN {_EDGE_COLS} ORDER BY r.uuid",
+        # Either hop of a bound edge touches the entity (both, for a self-loop).
+        f"MATCH (s:Entity {{uuid: $u}})-[:RELATES_TO]-(r:RelatesToNode_) "
+        f"RETURN DISTINCT {_EDGE_COLS} ORDER BY r.uuid",
         {"u": uuid},
     )
     return [_edge(r) for r in rows]
