@@ -137,7 +137,7 @@ def test_a_full_disk_refuses_writes_truthfully_and_the_same_process_recovers() -
                 assert health["state"] == "degraded", health
                 assert "disk full writing" in health["reason"], health
                 acked = [k for k, e in writers.outcomes if e is None]
-                entity = next(k for k in acked if k.split("-n")[1].split("-")[0] in "13579")
+                entity = next(k for k in acked if int(k.split("-n")[1].split("-")[0]) % 2)
                 assert any(n["name"] == entity for n in c.find_entities(entity)["nodes"])
                 assert c.search_passages("words to search")["passages"]
                 assert c.status()
