@@ -30,7 +30,7 @@ from lcg.extract.embedders import HashEmbedder
 from lcg.ingest.assertion import assert_entity
 from lcg.ingest.episodes import process_chunk
 from lcg.projections.workspace import Workspace
-from lcg.replication.follow import Follower, ReplicaStatus
+from lcg.replication import Follower, ReplicaStatus
 
 G = "bench"
 HASH = {"LCG_EMBEDDER": "hash", "LCG_TELEMETRY": "off", "LCG_WAL_FSYNC": "batch"}

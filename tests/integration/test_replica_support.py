@@ -21,7 +21,7 @@ from lcg.extract.embedders import HashEmbedder
 from lcg.ingest.assertion import assert_entity, assert_relationship
 from lcg.ingest.episodes import process_chunk
 from lcg.projections.workspace import Workspace
-from lcg.replication.follow import Follower
+from lcg.replication import Follower
 
 HASH = {"LCG_EMBEDDER": "hash", "LCG_TELEMETRY": "off"}
 GIT_ENV = {

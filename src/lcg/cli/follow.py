@@ -33,7 +33,7 @@ from lcg.errors import ConfigError, LcgError, ReadOnlyError
 from lcg.events.layout import LCG_DIR, WAL_DIR
 from lcg.extract.embedders import Embedder
 from lcg.projections.workspace import Workspace
-from lcg.replication.follow import Follower, ReplicaStatus
+from lcg.replication import Follower, ReplicaStatus
 from lcg.rpc.app import ServiceApp
 from lcg.rpc.registry import CallContext, MethodSpec, Params, Registry, Result
 

@@ -28,7 +28,7 @@ import msgspec
 from lcg.cli._common import add_command, add_json_option, config_from, emit_json
 from lcg.errors import ConfigError, GenerationError, StreamError
 from lcg.events.codec import decode_line
-from lcg.events.generation import read_generation, write_generation
+from lcg.events.generation import effective_generation, read_generation, write_generation
 from lcg.events.groups import encode_group, guard_case_collision
 from lcg.events.layout import (
     CHECKPOINTS_DIR,
@@ -36,7 +36,6 @@ from lcg.events.layout import (
     ONTOLOGY_SIDECAR_FILE,
     TEMP_SUFFIX,
 )
-from lcg.events.reader import generation_from_lines
 from lcg.events.segments import list_segments, read_tail
 
 __all__ = ["PublishResult", "publish_group", "register"]
@@ -90,10 +89,6 @@ def _work_tree(repo: Path) -> Path:
     return Path(proc.stdout.strip()).resolve()
 
 
-def _generation_of(gdir: Path) -> str | None:
-    return read_generation(gdir) or generation_from_lines(gdir)
-
-
 def _complete(data: bytes) -> bytes:
     """``data`` up to its last newline: a line being appended is not published yet."""
     return data[: data.rfind(b"\n") + 1]
@@ -137,7 +132,7 @@ def publish_group(
     segments = list_segments(src)
     if not segments:
         raise StreamError(f"group {group_id!r} has no stream files under {stream_root}")
-    generation = _generation_of(src)
+    generation = effective_generation(src)
     if generation is None:
         raise GenerationError(
             f"group {group_id!r}: {src} has no readable .wal-generation.json and no line names "
@@ -145,7 +140,7 @@ def publish_group(
             "the dump"
         )
     dest = repo.resolve() / encode_group(group_id)
-    previous = _generation_of(dest) if dest.is_dir() else None
+    previous = effective_generation(dest) if dest.is_dir() else None
     if previous is not None and previous != generation and not reset:
         raise GenerationError(
             f"the repository's copy of group {group_id!r} has generation {previous!r}, the "

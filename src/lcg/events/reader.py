@@ -1,7 +1,8 @@
 """Reading a group stream: events in seq order between inclusive bounds, never raising.
 
-Files are located by name, so reading from ``from_seq`` opens no earlier file. Every bad line
-is counted by class in a ``ReadReport`` with de-duplicated samples:
+Files are located by name, so reading from ``from_seq`` opens no earlier file. Each line
+passes the one line check (``linecheck.LineCheck``, shared with publish and the follower);
+every bad line is counted by class in a ``ReadReport`` with de-duplicated samples:
 
 * ``unparseable_lines`` – not JSON, or no envelope;
 * ``unrecognised_lines`` – unknown event type, or a version newer than this build;
@@ -24,16 +25,16 @@ from pathlib import Path
 
 import msgspec
 
-from lcg.events.codec import Decoded, decode_line
+from lcg.events.codec import decode_line
+from lcg.events.linecheck import LineCheck
 from lcg.events.model import Event
 from lcg.events.segments import list_segments, read_tail, segments_from
 
-__all__ = ["LineSample", "ReadReport", "StreamReader", "generation_from_lines"]
+__all__ = ["LineSample", "ReadReport", "StreamReader"]
 
 _MAX_SAMPLES = 10
 #: The most ranges ``skipped_seqs`` keeps; ``seqs_skipped`` still counts every seq.
 _MAX_SKIPPED_RANGES = 100
-_raw = msgspec.json.Decoder()
 
 
 class LineSample(msgspec.Struct, kw_only=True):
@@ -115,22 +116,6 @@ class ReadReport(msgspec.Struct, kw_only=True):
             self.samples_dropped += 1
 
 
-def generation_from_lines(group_dir: Path) -> str | None:
-    """The generation stamped on the stream's first decodable line, or ``None`` if empty."""
-    for seg in list_segments(group_dir):
-        with open(seg.path, "rb") as fh:
-            for line in fh:
-                if not line.endswith(b"\n"):
-                    break
-                try:
-                    raw = _raw.decode(line)
-                except ValueError:  # msgspec.DecodeError or UnicodeDecodeError
-                    continue
-                if isinstance(raw, dict) and isinstance(raw.get("gen"), str) and raw["gen"]:
-                    return str(raw["gen"])
-    return None
-
-
 class StreamReader:
     """Reads one group's stream directory; readers take no lock."""
 
@@ -167,7 +152,7 @@ class StreamReader:
         # Lines whose seq cannot be trusted (unparseable, corrupt) since the last good one:
         # the gap before the next good line covers them; at the end they are a lost tail.
         untrusted = 0
-        checksummed = False
+        check = LineCheck(self.generation)
         batch: list[Event] = []
         for seg in selected:
             if to_seq is not None and seg.first_seq > to_seq:
@@ -188,18 +173,8 @@ class StreamReader:
             for line_no, line in enumerate(lines, start=1):
                 if not line.strip():
                     continue
-                decoded = decode_line(line)
-                if decoded.event is not None and decoded.checksummed:
-                    checksummed = True
-                elif decoded.event is not None and checksummed:
-                    # Only lines written before checksums existed lack one, and those all
-                    # come before the first line that has one: this line was rewritten.
-                    decoded = Decoded(
-                        problem="corrupt",
-                        detail="line has no checksum after lines that carry one",
-                        seq=decoded.seq,
-                    )
-                seq = decoded.seq
+                checked = check.check(line)
+                seq = checked.seq
                 if seq is not None and seq < from_seq:
                     continue
                 if seq is not None and to_seq is not None and seq > to_seq:
@@ -207,11 +182,12 @@ class StreamReader:
                     if batch:
                         yield batch
                     return
-                if decoded.event is None:
-                    problem = decoded.problem or "unparseable"
+                event = checked.event
+                if event is None:
+                    problem = checked.problem or "unparseable"
                     setattr(rep, f"{problem}_lines", getattr(rep, f"{problem}_lines") + 1)
                     where = "" if seq is None else f"seq {seq}: "
-                    rep.note(problem, where + decoded.detail, name, line_no, seq)
+                    rep.note(problem, where + checked.detail, name, line_no, seq)
                     if seq is None or problem == "corrupt":
                         untrusted += 1
                     else:
@@ -220,18 +196,16 @@ class StreamReader:
                         expected_next = max(expected_next, seq + 1)
                         untrusted = 0
                     continue
-                event = decoded.event
                 self._advance(rep, expected_next, event.seq, name, line_no, untrusted)
                 expected_next = event.seq + 1
                 untrusted = 0
                 if event.gen not in rep.generations_seen:
                     rep.generations_seen.append(event.gen)
-                if self.generation is not None and event.gen != self.generation:
+                if checked.problem == "generation_mismatch":
                     rep.generation_mismatch_lines += 1
                     rep.note(
                         "generation_mismatch",
-                        f"seq {event.seq}: line generation {event.gen!r}, "
-                        f"stream {self.generation!r}",
+                        f"seq {event.seq}: {checked.detail}",
                         name,
                         line_no,
                         event.seq,

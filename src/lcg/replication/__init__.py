@@ -3,16 +3,15 @@ read-only replica workspace, and the replica service's state (docs/replication.m
 
 from __future__ import annotations
 
-from lcg.replication.follow import (
-    Follower,
+from lcg.replication.follow import Follower
+from lcg.replication.status import (
     ReplicaApplied,
     ReplicaResetDetected,
     ReplicaState,
     ReplicaStatus,
     ReplicaStopped,
-    SavedFile,
-    SavedTrack,
 )
+from lcg.replication.verified import SavedFile, SavedTrack
 
 __all__ = [
     "Follower",

@@ -1,0 +1,123 @@
+"""Where a followed group stands against its publication: the status, its lag, the telemetry."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from lcg import telemetry
+from lcg.events.codec import decode_line
+from lcg.events.segments import list_segments, read_tail
+
+__all__ = [
+    "ReplicaApplied",
+    "ReplicaResetDetected",
+    "ReplicaState",
+    "ReplicaStatus",
+    "ReplicaStopped",
+    "refresh_lag",
+]
+
+#: ``following``: applying as events land; ``stopped``: a defect holds the group (see reason).
+ReplicaState = Literal["starting", "following", "stopped"]
+
+
+class ReplicaStatus(msgspec.Struct, kw_only=True):
+    """Where one followed group stands against its publication."""
+
+    group_id: str
+    source: str
+    state: ReplicaState = "starting"
+    reason: str | None = None
+    applied_seq: int | None = None
+    source_max_seq: int | None = None
+    lag_events: int = 0
+    #: Publisher time between the newest published event and the newest applied one.
+    lag_seconds: float = 0.0
+    #: The replica's wall clock when it last applied events.
+    last_applied_at: str | None = None
+    #: The ``ts`` of the newest applied event (publisher clock).
+    last_event_ts: str | None = None
+    generation: str | None = None
+    source_generation: str | None = None
+    reset_detected: bool = False
+    previous_generation: str | None = None
+    resets: int = 0
+    events_applied: int = 0
+
+
+class ReplicaApplied(telemetry.Record, tag="replica_applied"):
+    """A follower applied a run of events to a group."""
+
+    group_id: str
+    first_seq: int
+    last_seq: int
+    events: int
+    lag_events: int
+
+
+class ReplicaResetDetected(telemetry.Record, tag="reset_detected"):
+    """A follower saw a new generation and rebuilt the group from it."""
+
+    group_id: str
+    previous_generation: str | None
+    generation: str
+
+
+class ReplicaStopped(telemetry.Record, tag="replica_stopped"):
+    """A follower stopped applying a group; ``reason`` says why and what to do."""
+
+    group_id: str
+    reason: str
+
+
+def _parse_ts(ts: str | None) -> float | None:
+    if not ts:
+        return None
+    try:
+        return _dt.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def now() -> str:
+    """The replica's wall clock, as ``last_applied_at`` records it."""
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
+
+
+def _source_tail(group_dir: Path) -> tuple[int | None, str | None]:
+    """The seq and ``ts`` of the publication's last complete line (``None`` if it has none)."""
+    for seg in reversed(list_segments(group_dir)):
+        try:
+            tail = read_tail(seg.path)
+        except FileNotFoundError:
+            continue
+        if tail.last_line is None:
+            continue
+        decoded = decode_line(tail.last_line)
+        if decoded.seq is not None:
+            return decoded.seq, decoded.event.ts if decoded.event is not None else None
+    return None, None
+
+
+def refresh_lag(status: ReplicaStatus, group_dir: Path, applied_seq: int | None) -> None:
+    """Set ``status``'s applied seq, the publication's last seq and the lag between them."""
+    status.applied_seq = applied_seq
+    source_max, source_ts = _source_tail(group_dir)
+    status.source_max_seq = source_max
+    applied = -1 if applied_seq is None else applied_seq
+    if source_max is None or applied >= source_max:
+        status.lag_events = 0
+        status.lag_seconds = 0.0
+        return
+    status.lag_events = source_max - applied
+    newest = _parse_ts(source_ts)
+    done = _parse_ts(status.last_event_ts)
+    if newest is not None and done is not None:
+        status.lag_seconds = round(max(0.0, newest - done), 6)
+    elif newest is not None:
+        status.lag_seconds = round(max(0.0, time.time() - newest), 6)
