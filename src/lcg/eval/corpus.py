@@ -26,6 +26,7 @@ from typing import Final, Literal
 
 import msgspec
 
+from lcg import timestamps
 from lcg.eval.gold import (
     DocKind,
     Gold,
@@ -264,7 +265,7 @@ def ontology_yaml() -> str:
 
 
 def _iso(when: datetime) -> str:
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return timestamps.render_seconds_z(when)
 
 
 class _World:

@@ -16,12 +16,13 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import msgspec
 import numpy as np
 
+from lcg import timestamps
 from lcg.config import Config
 from lcg.events.model import EpisodeAdded, Event
 from lcg.extract.embedders import Embedder
@@ -86,7 +87,7 @@ def _date(raw: str) -> str:
             parsed = datetime.strptime(raw.split(" (")[0], "%Y/%m/%d")
         except ValueError:
             return "2023-01-01T00:00:00.000000Z"
-    return parsed.replace(tzinfo=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return timestamps.to_text(parsed)  # the dataset's dates are naive: UTC
 
 
 def _load(data_dir: Path) -> tuple[list[_Session], list[_Question]]:

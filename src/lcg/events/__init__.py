@@ -1,6 +1,7 @@
 """The model: event types, the per-group stream (writer, reader), generations, marks, sidecars.
 
-This package imports nothing of lcg's but the leaf modules ``lcg.errors`` and ``lcg.telemetry``.
+This package imports nothing of lcg's but the leaf modules ``lcg.errors``, ``lcg.telemetry`` and
+``lcg.timestamps``.
 """
 
 from __future__ import annotations

@@ -26,7 +26,6 @@ import os
 import threading
 import time
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -54,6 +53,7 @@ from lcg.events.groups import (
 from lcg.events.layout import LOCK_FILE, QUARANTINE_DIR, segment_name
 from lcg.events.model import Event
 from lcg.events.segments import list_segments, read_tail
+from lcg.timestamps import now as utc_now
 
 __all__ = ["FsyncPolicy", "StreamWriter", "utc_now"]
 
@@ -63,11 +63,6 @@ FsyncPolicy = Literal["always", "batch", "off"]
 _MAX_LEADER_ROUNDS = 8
 #: The longest a group-commit leader waits for other appenders to join its fsync.
 _MAX_COMMIT_DELAY_S = 0.010
-
-
-def utc_now() -> str:
-    """The current time as RFC 3339 UTC with microseconds (``…T12:00:00.000000Z``)."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class _Waiter:

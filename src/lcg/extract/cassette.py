@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
 import msgspec
 
+from lcg import timestamps
 from lcg.errors import CassetteError
 from lcg.extract import prompts
 from lcg.extract.extractor import (
@@ -172,7 +172,7 @@ def failures_path(cassette: Path) -> Path:
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return timestamps.now()
 
 
 class _FailureLog:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 import unicodedata
 import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from lcg import timestamps
 from lcg.errors import InvalidParamsError
 
 if TYPE_CHECKING:
@@ -21,7 +22,6 @@ __all__ = [
     "commit",
     "new_uuid",
     "normalize_name",
-    "now_rfc3339",
     "parse_timestamp",
     "strip_control",
 ]
@@ -32,11 +32,6 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 def new_uuid() -> str:
     """A fresh random uuid (decided by a command, recorded in its event)."""
     return str(uuid.uuid4())
-
-
-def now_rfc3339() -> str:
-    """The current time as RFC 3339 UTC with microseconds."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def strip_control(text: str) -> str:
@@ -65,9 +60,7 @@ def parse_timestamp(raw: str, *, field: str) -> str:
         raise InvalidParamsError(
             f"{field} '{raw}' is not a valid RFC-3339 or 'YYYY-MM-DD HH:MM:SS' timestamp"
         ) from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return timestamps.to_text(parsed)  # naive (the space form, no offset) is UTC
 
 
 def attributes_text(value: Any) -> str:

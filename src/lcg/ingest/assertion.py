@@ -14,9 +14,10 @@ from typing import Any
 
 import msgspec
 
+from lcg import timestamps
 from lcg.errors import InvalidParamsError, NotFoundError, RequestError
 from lcg.events.model import EdgeRecord, EntityAsserted, EntityRecord, RelationshipAsserted
-from lcg.ingest._common import attributes_text, commit, new_uuid, now_rfc3339
+from lcg.ingest._common import attributes_text, commit, new_uuid
 from lcg.projections import graph_records as gr
 from lcg.projections.ops import MERGED_LABEL
 from lcg.projections.workspace import Workspace
@@ -134,7 +135,7 @@ def assert_entity(
             labels=_labels(labels),
             summary=summary if isinstance(summary, str) else "",
             attributes=attributes_text(attributes),
-            created_at=existing.created_at if existing else now_rfc3339(),
+            created_at=existing.created_at if existing else timestamps.now(),
         )
         commit(
             ws,
@@ -206,7 +207,7 @@ def assert_relationship(
                 relation_type=rtype,
                 valid_at=valid_at,
                 attributes=attributes_text(attributes),
-                created_at=now_rfc3339(),
+                created_at=timestamps.now(),
             )
         commit(
             ws,

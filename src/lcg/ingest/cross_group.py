@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from lcg import timestamps
 from lcg.errors import InvalidParamsError, NotFoundError
 from lcg.events.model import (
     CrossGroupEdgeAdded,
@@ -23,7 +24,7 @@ from lcg.events.model import (
     PointerRebind,
     PointersRebound,
 )
-from lcg.ingest._common import commit, new_uuid, now_rfc3339, strip_control
+from lcg.ingest._common import commit, new_uuid, strip_control
 from lcg.ingest.assertion import follow_merged
 from lcg.projections import graph_records as gr
 from lcg.projections.ops import MERGED_LABEL
@@ -187,7 +188,7 @@ def add_cross_group_edge(
             relation_type=relation_type or None,
             valid_at=valid_at or None,
             attributes=_with_pointers("{}", pointers),
-            created_at=now_rfc3339(),
+            created_at=timestamps.now(),
         )
         commit(ws, group_id, [CrossGroupEdgeAdded(group_id=group_id, edge=edge)])
     return CrossGroupEdgeResult(
@@ -206,7 +207,7 @@ def rebind_pointers(ws: Workspace, source_group_id: str, *, forced: bool = False
     if not isinstance(source_group_id, str) or not source_group_id:
         raise InvalidParamsError("source_group_id is required and must be a non-empty string")
     result = RebindResult()
-    now = now_rfc3339()
+    now = timestamps.now()
     per_owner: dict[str, list[PointerRebind]] = {}
     with ws.reading():
         applied = ws.projector.applied_seq(source_group_id)

@@ -21,6 +21,7 @@ import msgspec
 import numpy as np
 import yaml
 
+from lcg import timestamps
 from lcg.errors import ConfigError, EmbedderError, LcgError
 from lcg.events._fs import atomic_write
 from lcg.events.model import (
@@ -41,7 +42,6 @@ from lcg.extract.ontology import (
     pascal_case,
     screaming_snake,
 )
-from lcg.ingest._common import now_rfc3339
 from lcg.ingest.merge import plan_merge
 from lcg.projections import graph_reads
 from lcg.projections import graph_records as gr
@@ -763,7 +763,7 @@ def apply_corrections(
     result.success = not result.errors
     if applied_ids and not dry_run:
         try:
-            _stamp_applied(path, applied_ids, now_rfc3339())
+            _stamp_applied(path, applied_ids, timestamps.now())
         except (OSError, ValueError) as exc:
             result.errors.append(f"applied, but could not mark the file: {exc}")
             result.success = False
@@ -774,13 +774,13 @@ def _decide_and_commit(ws: Workspace, cid: str, raw: dict[str, Any], dry_run: bo
     # The canonical's group is only known after a read; decide it, then re-decide under its
     # lock so the plan matches the graph it is committed on.
     with ws.reading():
-        planned = _plan_same_as(ws, raw, now_rfc3339())
+        planned = _plan_same_as(ws, raw, timestamps.now())
     if isinstance(planned, str) or dry_run:
         return planned if isinstance(planned, str) else None
     group = planned[0]
     with ws.group_lock(group):
         with ws.reading():
-            again = _plan_same_as(ws, raw, now_rfc3339())
+            again = _plan_same_as(ws, raw, timestamps.now())
         if isinstance(again, str):
             return again
         ws.commit(
@@ -801,7 +801,7 @@ def _retract(ws: Workspace, cid: str, raw: dict[str, Any], dry_run: bool) -> str
         return None
     group = rows[0].group_id
     with ws.group_lock(group):
-        inv = EdgeInvalidation(uuid=edge_uuid, invalid_at=now_rfc3339(), reason="retract")
+        inv = EdgeInvalidation(uuid=edge_uuid, invalid_at=timestamps.now(), reason="retract")
         ws.commit(
             group, [CorrectionsApplied(group_id=group, correction_ids=[cid], retractions=[inv])]
         )

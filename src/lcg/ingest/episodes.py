@@ -14,10 +14,10 @@ from typing import Literal
 
 import msgspec
 
-from lcg import telemetry
+from lcg import telemetry, timestamps
 from lcg.errors import InvalidParamsError
 from lcg.events.model import DroppedEdge, EpisodeAdded
-from lcg.ingest._common import commit, new_uuid, now_rfc3339, parse_timestamp
+from lcg.ingest._common import commit, new_uuid, parse_timestamp
 from lcg.projections import graph_records as gr
 from lcg.projections.workspace import Workspace
 
@@ -140,7 +140,9 @@ def add_episode(
     kind = source.lower() if isinstance(source, str) else "text"
     src: Literal["text", "json", "message"] = kind if kind in ("json", "message") else "text"  # type: ignore[assignment]
     when = (
-        parse_timestamp(reference_time, field="reference_time") if reference_time else now_rfc3339()
+        parse_timestamp(reference_time, field="reference_time")
+        if reference_time
+        else timestamps.now()
     )
     uuid, new = _record(
         ws,
@@ -181,7 +183,7 @@ def process_chunk(
                 f"reference_time is not valid ISO 8601: {reference_time}"
             ) from None
     else:
-        when = now_rfc3339()
+        when = timestamps.now()
     # The episode's source stays "text" (as the reference); a ``.json`` file's chunk is
     # extracted with the JSON prompt, recognised by its ``<source_file>:<chunk_id>`` description.
     uuid, new = _record(

@@ -23,6 +23,7 @@ from typing import Any, Literal
 import msgspec
 import numpy as np
 
+from lcg import timestamps
 from lcg.config import Config
 from lcg.errors import InvalidParamsError, LcgError, StreamError
 from lcg.events.model import (
@@ -53,7 +54,7 @@ from lcg.extract.ontology import (
     write_hash_file,
 )
 from lcg.ingest import episodes
-from lcg.ingest._common import attributes_text, new_uuid, now_rfc3339, parse_timestamp
+from lcg.ingest._common import attributes_text, new_uuid, parse_timestamp
 from lcg.ingest.resolution import (
     SALVAGE_THRESHOLD,
     ActiveEdge,
@@ -65,7 +66,6 @@ from lcg.ingest.resolution import (
     restates,
 )
 from lcg.projections import graph_reads
-from lcg.projections._graph_apply import ts_text
 from lcg.projections.workspace import Workspace
 
 __all__ = [
@@ -176,7 +176,7 @@ class _BatchEdge(msgspec.Struct, kw_only=True):
 def _ts_text(value: Any) -> str:
     if value is None:
         return ""
-    return (ts_text(value) or "") if isinstance(value, datetime) else str(value)
+    return timestamps.to_text(value) if isinstance(value, datetime) else str(value)
 
 
 def _source_type(ep: _Episode) -> SourceType:
@@ -396,7 +396,7 @@ class ExtractionService:
                             mode=record.mode,
                             entity_types=list(record.entity_types),
                             relation_types=list(record.relation_types),
-                            written_at=now_rfc3339(),
+                            written_at=timestamps.now(),
                         ),
                     )
             except OSError:

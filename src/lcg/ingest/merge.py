@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from lcg import timestamps
 from lcg.events.model import (
     EdgeInvalidation,
     EdgeRecord,
@@ -22,7 +23,7 @@ from lcg.events.model import (
     MergedAlias,
     MergeOutcome,
 )
-from lcg.ingest._common import commit, new_uuid, now_rfc3339
+from lcg.ingest._common import commit, new_uuid
 from lcg.projections import graph_records as gr
 from lcg.projections.ops import MERGED_LABEL
 from lcg.projections.workspace import Workspace
@@ -214,7 +215,7 @@ def merge_entities(
                 else:
                     aliases.append(candidates[uuid])
             outcome, plans, rewritten, dedup, foreign = plan_merge(
-                ws, group_id, canonical, aliases, now_rfc3339()
+                ws, group_id, canonical, aliases, timestamps.now()
             )
         success = all("not found" in e or "matches no entities" in e for e in errors)
         result = MergeResult(

@@ -32,13 +32,14 @@ import threading
 import uuid as uuidlib
 import weakref
 from collections.abc import Iterable, Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Final, cast
 
 import kuzu
 import msgspec
 import pyarrow as pa
 
+from lcg import timestamps
 from lcg.errors import ProjectionError
 from lcg.events.model import (
     CorrectionsApplied,
@@ -124,19 +125,14 @@ def norm_ts(value: str | None) -> str | None:
     if value is None or value == "":
         return None
     try:
-        parsed = datetime.fromisoformat(value)
+        return timestamps.normalize(value)
     except ValueError as exc:
         raise ProjectionError(f"invalid timestamp {value!r} in an event: {exc}") from exc
-    return ts_text(parsed)
 
 
 def ts_text(value: datetime | None) -> str | None:
     """A timestamp (naive = UTC) as RFC 3339 UTC with microseconds."""
-    if value is None:
-        return None
-    if value.tzinfo is not None:
-        value = value.astimezone(UTC).replace(tzinfo=None)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return None if value is None else timestamps.to_text(value)
 
 
 def mention_uuid(episode_uuid: str, entity_uuid: str) -> str:

@@ -10,8 +10,11 @@ resolves to nothing, which leaves the ranking as it was.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Final
+
+# Times are read as everything in lcg reads them (one parser, in ``lcg.timestamps``).
+from lcg.timestamps import parse as parse_time
 
 __all__ = ["Window", "parse_time", "resolve_windows", "time_prior"]
 
@@ -62,17 +65,6 @@ _MONTH: Final = re.compile(
     r"\b(?:in|during|since|early|late|mid|of)\s+(" + "|".join(_MONTHS) + r")\b"
 )
 _DAY: Final = timedelta(days=1)
-
-
-def parse_time(value: str) -> datetime:
-    """An RFC 3339 / ISO 8601 timestamp as an aware UTC datetime (naive is taken as UTC)."""
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    parsed = datetime.fromisoformat(text)
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
 
 
 def _count(word: str) -> int:

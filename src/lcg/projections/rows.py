@@ -10,6 +10,8 @@ from datetime import datetime
 
 import msgspec
 
+from lcg.timestamps import render_seconds
+
 __all__ = [
     "EdgeRow",
     "EntityRow",
@@ -22,9 +24,7 @@ __all__ = [
 
 def render_ts(value: datetime | None) -> str | None:
     """A database timestamp as ``YYYY-MM-DD HH:MM:SS`` (``None`` stays ``None``)."""
-    if value is None:
-        return None
-    return value.strftime("%Y-%m-%d %H:%M:%S")
+    return None if value is None else render_seconds(value)
 
 
 class EntityRow(msgspec.Struct, kw_only=True):

@@ -20,6 +20,7 @@ from typing import Any, Literal, TypeVar
 
 import msgspec
 
+from lcg import timestamps
 from lcg.config import Config
 from lcg.errors import DegradedError, LcgError, ProjectionError
 from lcg.extract.embedders import Embedder
@@ -247,9 +248,7 @@ class ServiceApp:
 
     def new_job(self, group_id: str) -> Job:
         """Register a new background job."""
-        from lcg.ingest._common import now_rfc3339
-
-        job = Job(job_id=str(uuid.uuid4()), group_id=group_id, start_time=now_rfc3339())
+        job = Job(job_id=str(uuid.uuid4()), group_id=group_id, start_time=timestamps.now())
         self.jobs[job.job_id] = job
         return job
 

@@ -12,7 +12,7 @@ from lcg.events import model
 
 ROOT = Path(__file__).resolve().parents[3]
 ENVELOPE = {"seq", "ts", "gen", "v", "group_id"}
-ALLOWED = {"lcg.errors", "lcg.telemetry"}
+ALLOWED = {"lcg.errors", "lcg.telemetry", "lcg.timestamps"}
 
 
 def _structs() -> list[type[msgspec.Struct]]:
