@@ -21,7 +21,7 @@ from lcg import __version__
 from lcg.errors import LcgError
 from lcg.eval.backends import PriceEstimate
 from lcg.eval.runner import SeedRun
-from lcg.events._fs import atomic_write
+from lcg.events.files import atomic_write
 from lcg.events.layout import LCG_DIR
 
 __all__ = [

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import msgspec
 
-from lcg.events._fs import atomic_write
 from lcg.events.codec import decode_line
+from lcg.events.files import atomic_write
 from lcg.events.layout import BOUNDS_FILE, SEGMENT_SUFFIX
 from lcg.events.segments import list_segments, read_tail
 

@@ -19,7 +19,7 @@ from typing import Literal
 
 import msgspec
 
-from lcg.events._fs import FILE_MODE, fsync_dir
+from lcg.events.files import FILE_MODE, atomic_write, fsync_dir
 from lcg.events.layout import GENERATION_FILE, TEMP_SUFFIX
 from lcg.events.segments import list_segments
 
@@ -129,10 +129,9 @@ def _write_private(path: Path, data: bytes) -> None:
 
 def write_generation(group_dir: Path, generation: str) -> None:
     """Replace the sidecar with ``generation`` (used when restoring it from the lines)."""
-    tmp = group_dir / f"{GENERATION_FILE}.{uuid.uuid4().hex[:8]}{TEMP_SUFFIX}"
-    _write_private(tmp, _encoder.encode(GenerationFile(generation=generation)))
-    os.replace(tmp, group_dir / GENERATION_FILE)
-    fsync_dir(group_dir)
+    atomic_write(
+        group_dir / GENERATION_FILE, _encoder.encode(GenerationFile(generation=generation))
+    )
 
 
 def mint_generation(group_dir: Path) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 
 from lcg.errors import MarkError
-from lcg.events._fs import DIR_MODE, FILE_MODE, fsync_dir
+from lcg.events.files import DIR_MODE, FILE_MODE, fsync_dir
 from lcg.events.layout import CHECKPOINTS_DIR
 
 __all__ = ["MarkInfo", "MarkRecord", "create_mark", "delete_mark", "list_marks", "validate_name"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import msgspec
 
-from lcg.events._fs import atomic_write
+from lcg.events.files import atomic_write
 from lcg.events.layout import EMBEDDING_MODEL_FILE, ONTOLOGY_SIDECAR_FILE
 
 __all__ = [

@@ -33,7 +33,8 @@ import msgspec
 
 from lcg import telemetry
 from lcg.errors import GenerationError, StreamError, StreamLockedError
-from lcg.events._fs import (
+from lcg.events.codec import decode_line, encode_events
+from lcg.events.files import (
     DIR_MODE,
     FILE_MODE,
     describe_os_error,
@@ -42,7 +43,6 @@ from lcg.events._fs import (
     probe_write,
     sweep_temps,
 )
-from lcg.events.codec import decode_line, encode_events
 from lcg.events.generation import mint_generation, stream_generation, write_generation
 from lcg.events.groups import (
     check_group_dir,

@@ -29,7 +29,7 @@ import msgspec
 import yaml
 
 from lcg.errors import CorruptFileError, GroupNameError
-from lcg.events._fs import atomic_write
+from lcg.events.files import atomic_write
 from lcg.events.groups import encode_group
 from lcg.events.layout import (
     GROUP_ONTOLOGY_DIR,

@@ -23,7 +23,7 @@ import yaml
 
 from lcg import timestamps
 from lcg.errors import ConfigError, EmbedderError, LcgError
-from lcg.events._fs import atomic_write
+from lcg.events.files import atomic_write
 from lcg.events.model import (
     CorrectionsApplied,
     EdgeInvalidation,

@@ -23,7 +23,6 @@ vector once instead of replaying every revision into hnswlib.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Final
 
@@ -33,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lcg.errors import ProjectionError
+from lcg.events.files import atomic_file
 
 __all__ = [
     "EF_CONSTRUCTION",
@@ -72,14 +72,6 @@ class FieldMeta(msgspec.Struct, frozen=True, kw_only=True):
     hnsw_file: str | None
     #: The size of ``hnsw_file`` in bytes: hnswlib does not check a truncated file itself.
     hnsw_bytes: int = 0
-
-
-def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class FieldIndex:
@@ -284,24 +276,19 @@ class FieldIndex:
     def save(self, directory: Path, stem: str) -> FieldMeta:
         """Write this field's files as ``<stem>.npy`` (and ``<stem>.hnsw``), fsynced."""
         vectors_file = f"{stem}.npy"
-        tmp = directory / f"{vectors_file}.tmp"
-        with open(tmp, "wb") as fh:
+        # The meta written after the field files fsyncs the directory for all of them.
+        with atomic_file(directory / vectors_file, sync_dir=False) as tmp, open(tmp, "wb") as fh:
             np.save(fh, self._vecs[: self._n_slots], allow_pickle=False)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, directory / vectors_file)
         hnsw_file: str | None = None
         hnsw_bytes = 0
         if self._hnsw is not None:
             hnsw_file = f"{stem}.hnsw"
-            tmp = directory / f"{hnsw_file}.tmp"
-            try:
-                self._hnsw.save_index(str(tmp))
-            except RuntimeError as exc:
-                raise ProjectionError(f"hnswlib could not save {tmp}: {exc}") from exc
-            _fsync_file(tmp)
-            hnsw_bytes = tmp.stat().st_size
-            os.replace(tmp, directory / hnsw_file)
+            with atomic_file(directory / hnsw_file, sync_dir=False) as tmp:
+                try:
+                    self._hnsw.save_index(str(tmp))
+                except RuntimeError as exc:
+                    raise ProjectionError(f"hnswlib could not save {tmp}: {exc}") from exc
+                hnsw_bytes = tmp.stat().st_size
         return FieldMeta(
             uuids=self._uuids[: self._n_slots],
             vectors_file=vectors_file,

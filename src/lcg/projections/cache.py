@@ -38,7 +38,7 @@ import numpy.typing as npt
 
 from lcg import telemetry
 from lcg.errors import EmbedderError, ProjectionError
-from lcg.events._fs import atomic_write, describe_os_error, private_dir, probe_write
+from lcg.events.files import atomic_write, describe_os_error, private_dir, probe_write
 from lcg.events.layout import (
     EMBEDDINGS_CACHE_DIR,
     EMBEDDINGS_KEYS_SUFFIX,

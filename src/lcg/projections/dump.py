@@ -22,7 +22,7 @@ from pathlib import Path
 import msgspec
 
 from lcg.errors import StreamError
-from lcg.events._fs import fsync_dir
+from lcg.events.files import fsync_dir
 from lcg.events.model import (
     CrossGroupEdgeAdded,
     EntityAsserted,

@@ -49,7 +49,7 @@ from lcg.errors import (
     RebuildRefusedError,
     StreamError,
 )
-from lcg.events._fs import atomic_write
+from lcg.events.files import atomic_write
 from lcg.events.generation import effective_generation, stream_generation
 from lcg.events.layout import GENERATION_FILE
 from lcg.events.model import Event

@@ -26,9 +26,7 @@ All methods take one lock, so queries may run on other threads while the project
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 import threading
 from pathlib import Path
 from typing import Final
@@ -36,6 +34,7 @@ from typing import Final
 import msgspec
 
 from lcg.errors import ProjectionError
+from lcg.events.files import atomic_write, fsync_dir
 from lcg.events.groups import decode_group, encode_group
 from lcg.events.layout import TEMP_SUFFIX, TEXT_SNAPSHOT_SUFFIX
 from lcg.projections._analyzer import ANALYZER_VERSION, query_terms, term_counts
@@ -274,14 +273,6 @@ def _add_counts(total: dict[str, int], counts: dict[str, int], sign: int) -> Non
             total.pop(term, None)
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 class TextProjection:
     """BM25 full-text search over every group's entities, edges and episodes."""
 
@@ -362,20 +353,14 @@ class TextProjection:
             self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
             for group_id, group in dirty:
                 path = self._path(group_id)
-                tmp = path.with_name(path.name + TEMP_SUFFIX)
                 data = _ENCODER.encode(group.snapshot(group_id))
                 try:
-                    with open(tmp, "wb") as fh:
-                        fh.write(data)
-                        fh.flush()
-                        os.fsync(fh.fileno())
-                    os.replace(tmp, path)
+                    # One directory fsync below covers every group's rename.
+                    atomic_write(path, data, sync_dir=False)
                 except OSError as exc:
-                    with contextlib.suppress(OSError):
-                        tmp.unlink()
                     raise ProjectionError(f"cannot write text snapshot {path}: {exc}") from exc
                 group.dirty = False
-            _fsync_dir(self._root)
+            fsync_dir(self._root)
 
     def close(self) -> None:
         """Save what changed and release the projection; later calls raise."""
@@ -464,7 +449,7 @@ class TextProjection:
                 return
             except OSError as exc:
                 raise ProjectionError(f"cannot remove text snapshot {path}: {exc}") from exc
-            _fsync_dir(self._root)
+            fsync_dir(self._root)
 
     # -- reads ----------------------------------------------------------------------------
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import os
 import shutil
 import threading
 from collections.abc import Mapping
@@ -34,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lcg.errors import ProjectionError
+from lcg.events.files import atomic_write, fsync_dir
 from lcg.events.groups import decode_group, encode_group
 from lcg.events.layout import VECTORS_META_FILE
 from lcg.projections._hnsw import EXACT_BELOW, FieldIndex, FieldMeta
@@ -45,7 +45,6 @@ __all__ = ["FIELDS", "META_FILE", "VectorProjection"]
 FIELDS: Final[tuple[str, ...]] = tuple(sorted(f"{k}.{p}" for k, p in VECTOR_FIELDS))
 #: The snapshot meta file inside a group's directory (written last).
 META_FILE: Final = VECTORS_META_FILE
-_TMP_SUFFIX: Final = ".tmp"
 _FORMAT: Final = 1
 
 _FIELDS_OF_KIND: Final[dict[str, tuple[str, ...]]] = {
@@ -81,14 +80,6 @@ class _Group:
     version: int = 0
     saved: dict[str, FieldMeta] = field(default_factory=dict)
     dirty_fields: set[str] = field(default_factory=set)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _prefixed(text: str) -> bytes:
@@ -328,7 +319,7 @@ class VectorProjection:
             directory = self.root / encode_group(group_id)
             if directory.exists():
                 shutil.rmtree(directory)
-                _fsync_dir(self.root)
+                fsync_dir(self.root)
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -460,15 +451,9 @@ class VectorProjection:
             version=version,
             fields=metas,
         )
-        tmp = directory / (META_FILE + _TMP_SUFFIX)
-        with open(tmp, "wb") as fh:
-            fh.write(_ENCODER.encode(meta))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, directory / META_FILE)
-        _fsync_dir(directory)
+        atomic_write(directory / META_FILE, _ENCODER.encode(meta))
         if created:
-            _fsync_dir(self.root)
+            fsync_dir(self.root)
         _sweep(directory, metas)
         group.version = version
         group.saved = metas

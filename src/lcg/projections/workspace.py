@@ -28,7 +28,7 @@ from lcg.errors import (
     ProjectionIOError,
     StreamLockedError,
 )
-from lcg.events._fs import DIR_MODE, FILE_MODE, describe_os_error, private_dir
+from lcg.events.files import DIR_MODE, FILE_MODE, describe_os_error, private_dir
 from lcg.events.groups import check_streams
 from lcg.events.layout import (
     CLEARED_FILE,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import msgspec
 
-from lcg.events._fs import atomic_write
+from lcg.events.files import atomic_write
 from lcg.events.groups import encode_group
 from lcg.events.layout import LCG_DIR, REPLICA_DIR
 from lcg.events.tail import VerifiedTail

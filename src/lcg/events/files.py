@@ -1,4 +1,10 @@
-"""File-system helpers: atomic metadata writes, directory fsync, stale-temp sweeping."""
+"""File-system helpers: atomic durable writes, directory fsync, private modes, stale temps.
+
+Every file lcg replaces in place goes through ``atomic_write`` (bytes in hand) or
+``atomic_file`` (a library writes the file itself: numpy, hnswlib): a temp file beside the
+target, fsynced, renamed over it, and the directory fsynced, so a crash leaves the old file or
+the new one, never a torn one (ADR 0117). Every package may use this module.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ import errno
 import os
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 from lcg.events.layout import TEMP_SUFFIX
@@ -14,9 +21,11 @@ from lcg.events.layout import TEMP_SUFFIX
 __all__ = [
     "DIR_MODE",
     "FILE_MODE",
+    "atomic_file",
     "atomic_write",
     "describe_os_error",
     "fsync_dir",
+    "fsync_file",
     "private_dir",
     "probe_write",
     "sweep_temps",
@@ -67,9 +76,47 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Replace ``path`` with ``data``: write a temp file, fsync it, rename it into place."""
-    tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex[:8]}{TEMP_SUFFIX}")
+def fsync_file(path: Path) -> None:
+    """Make the bytes of the file at ``path`` durable (one another writer closed)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _temp_beside(path: Path) -> Path:
+    return path.with_name(f"{path.name}.{uuid.uuid4().hex[:8]}{TEMP_SUFFIX}")
+
+
+@contextlib.contextmanager
+def atomic_file(path: Path, *, durable: bool = True, sync_dir: bool = True) -> Iterator[Path]:
+    """Yield a temp path beside ``path`` for the block to write; then fsync it (``durable``),
+    make it private (0600), rename it over ``path`` and fsync the directory (``durable`` and
+    ``sync_dir``; a caller replacing several files in one directory may fsync it once itself).
+
+    If the block raises, the temp file is removed and ``path`` is left as it was.
+    """
+    tmp = _temp_beside(path)
+    try:
+        yield tmp
+        if durable:
+            fsync_file(tmp)
+        os.chmod(tmp, FILE_MODE)
+        os.replace(tmp, path)
+    except BaseException:
+        # A full disk must not also keep a half-written temp file taking its space.
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    if durable and sync_dir:
+        fsync_dir(path.parent)
+
+
+def atomic_write(path: Path, data: bytes, *, durable: bool = True, sync_dir: bool = True) -> None:
+    """Replace ``path`` with ``data``: write a temp file (0600), fsync it, rename it into
+    place, fsync the directory (``durable``; ``sync_dir=False`` leaves that to the caller)."""
+    tmp = _temp_beside(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     try:
         try:
@@ -86,7 +133,7 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    if durable:
+    if durable and sync_dir:
         fsync_dir(path.parent)
 
 
