@@ -23,14 +23,12 @@ import threading
 import time
 from pathlib import Path
 
-from lcg.cli.follow import replica_config
-from lcg.cli.publish import publish_group
 from lcg.config import Config
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest.assertion import assert_entity
 from lcg.ingest.episodes import process_chunk
 from lcg.projections.workspace import Workspace
-from lcg.replication import Follower, ReplicaStatus
+from lcg.replication import Follower, ReplicaStatus, publish_group, replica_config
 
 G = "bench"
 HASH = {"LCG_EMBEDDER": "hash", "LCG_TELEMETRY": "off", "LCG_WAL_FSYNC": "batch"}

@@ -24,8 +24,8 @@ from tests.integration.test_replica_support import (
 )
 
 from lcg.cli import main as cli_main
-from lcg.cli.publish import publish_group
 from lcg.projections.dump import dump_groups
+from lcg.replication import publish_group
 from lcg.rpc.client import Client
 
 G = "team"

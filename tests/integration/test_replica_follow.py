@@ -92,7 +92,7 @@ def test_reset_rebuilds_the_replica(tmp_path: Path) -> None:
             # The publisher dumps (a compacted stream, a new generation) and republishes it.
             dump_root = tmp_path / "dump"
             dump_groups(pub, dump_root, [G])
-            from lcg.cli.publish import publish_group
+            from lcg.replication import publish_group
 
             refused = pytest.raises(Exception, match="pass --reset")
             with refused:

@@ -19,7 +19,6 @@ from tests.integration.test_replica_support import (
 )
 
 from lcg.cli import main as cli_main
-from lcg.cli.publish import GITIGNORE, publish_group
 from lcg.errors import ConfigError, GenerationError, StreamError
 from lcg.events.layout import (
     BOUNDS_FILE,
@@ -31,6 +30,7 @@ from lcg.events.layout import (
 )
 from lcg.events.marks import create_mark
 from lcg.events.sidecars import OntologySidecar, write_ontology_sidecar
+from lcg.replication import GITIGNORE, publish_group
 from lcg.rpc.client import Client
 
 G = "team"
@@ -81,6 +81,40 @@ def test_the_whole_directory_travels_but_local_state_does_not(tmp_path: Path) ->
         again = publish_group(pub.config.wal_dir, G, repos.pub)
         assert again.committed and again.files_copied == 1
         assert again.max_seq == pub.projector.applied_seq(G)
+    finally:
+        pub.close()
+
+
+def test_published_files_are_durable_before_the_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each copied file is fsynced (as its temp file) and its directory entry too: a crash
+    after ``git commit`` must not leave the commit naming bytes that never reached the disk."""
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(fd: int) -> None:
+        # The real fsync runs; the spy only notes which file it was for.
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    repos = make_repos(tmp_path)
+    pub = open_publisher(tmp_path / "pubws")
+    try:
+        write_batch(pub, G, 3)
+        src = pub.store.group_dir(G)
+        write_ontology_sidecar(src, OntologySidecar(hash="h1", mode="open"))
+        monkeypatch.setattr(os, "fsync", recording_fsync)
+        result = publish_group(pub.config.wal_dir, G, repos.pub)
+        monkeypatch.setattr(os, "fsync", real_fsync)
+        assert result.committed and result.files_copied >= 1
+        dest = (repos.pub / G).resolve()
+        published = [p.name for p in dest.glob("*.jsonl")] + [ONTOLOGY_SIDECAR_FILE, ".gitignore"]
+        for name in published:
+            assert any(
+                Path(s).parent == dest and Path(s).name.startswith(f"{name}.") for s in synced
+            ), f"{name} was published without an fsync"
+        assert str(dest) in synced, "the group directory's entries were not fsynced"
     finally:
         pub.close()
 

@@ -21,9 +21,10 @@ from tests.integration.test_replica_support import (
     write_batch,
 )
 
-from lcg.cli.follow import ReplicaApp, replica_config
 from lcg.extract.embedders import HashEmbedder
+from lcg.replication import replica_config
 from lcg.rpc.client import Client
+from lcg.rpc.replica import ReplicaApp
 from lcg.rpc.server import Server, serve
 
 G = "team"

@@ -14,14 +14,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from lcg.cli.follow import replica_config
-from lcg.cli.publish import PublishResult, publish_group
 from lcg.config import Config
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest.assertion import assert_entity, assert_relationship
 from lcg.ingest.episodes import process_chunk
 from lcg.projections.workspace import Workspace
-from lcg.replication import Follower
+from lcg.replication import Follower, PublishResult, publish_group, replica_config
 
 HASH = {"LCG_EMBEDDER": "hash", "LCG_TELEMETRY": "off"}
 GIT_ENV = {

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 import time
 from pathlib import Path
 from typing import Literal
 
 import msgspec
 
-from lcg import telemetry
+from lcg import telemetry, timestamps
 from lcg.events.codec import decode_line
 from lcg.events.segments import list_segments, read_tail
 
@@ -79,14 +78,14 @@ def _parse_ts(ts: str | None) -> float | None:
     if not ts:
         return None
     try:
-        return _dt.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+        return timestamps.parse(ts).timestamp()
     except ValueError:
         return None
 
 
 def now() -> str:
-    """The replica's wall clock, as ``last_applied_at`` records it."""
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
+    """The replica's wall clock, as ``last_applied_at`` records it (the one recorded format)."""
+    return timestamps.now()
 
 
 def _source_tail(group_dir: Path) -> tuple[int | None, str | None]:
