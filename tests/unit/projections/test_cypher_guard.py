@@ -226,11 +226,10 @@ SEPARATORS = [" ", "  ", "\t", "\n", "\r\n", "\u3000", "\u00a0", "/**/", "/* x *
 # strategy objects inside each example made 10,000 examples take minutes.
 _SEP = st.sampled_from(SEPARATORS)
 _MASK = st.integers(0, 2**31 - 1)
-# Characters for the text hidden inside strings and comments: quotes, escapes, markers.
-_NOISE = st.lists(
-    st.sampled_from(list("ab '\"`\\/*;\n\r{}()$") + ["DELETE", "//", "/*", "*/"]),
-    max_size=4,
-).map("".join)
+# Text hidden inside strings and comments: quotes, escapes, markers. A fixed pool of every
+# string of up to two pieces (one draw each, instead of a list draw per example).
+_PIECES = list("ab '\"`\\/*;\n\r{}()$") + ["DELETE", "//", "/*", "*/"]
+_NOISE = st.sampled_from(sorted({a + b for a in ["", *_PIECES] for b in ["", *_PIECES]}))
 
 
 def _apply_case(word: str, mask: int) -> str:
