@@ -34,15 +34,9 @@ def _seeds(args: argparse.Namespace) -> list[int]:
 
 
 def _embedder(config: Config) -> Any:
-    from lcg.extract.embedders import make_embedder
+    from lcg.extract.embedders import embedder_from_config
 
-    return make_embedder(
-        config.embedder,
-        url=config.embedder_url,
-        uds=config.embedder_uds,
-        model=config.embedding_model,
-        dim=config.embedding_dim,
-    )
+    return embedder_from_config(config)
 
 
 def _confirm(prompt: str, yes: bool) -> bool:
@@ -133,9 +127,7 @@ def _run(args: argparse.Namespace) -> int:
                 print(f"plan: {s.spec} would be refused: {exc}", file=out)
                 continue
             print(f"plan: {s.spec} resolves to model {built.model_id}", file=out)
-            close = getattr(built, "close", None)
-            if callable(close):
-                close()
+            built.close()
         print("dry run: nothing was sent", file=out)
         return 0
     paid = [s for s in specs if s.paid]
@@ -171,9 +163,7 @@ def _run(args: argparse.Namespace) -> int:
                         )
                     )
                 finally:
-                    close = getattr(extractor, "close", None)
-                    if callable(close):
-                        close()
+                    extractor.close()
                 answers.setdefault(s.spec, {})[c.seed] = got
                 print(f"scored {s.spec} seed {c.seed}", file=sys.stderr)
             judged = None

@@ -29,7 +29,7 @@ from lcg.extract.extractor import (
     Extractor,
     ExtractRequest,
 )
-from lcg.extract.scripted import ScriptedExtractor, perfect_extractor
+from lcg.extract.scripted import perfect_extractor
 
 __all__ = [
     "BackendKind",
@@ -40,7 +40,6 @@ __all__ = [
     "PriceEstimate",
     "build_extractor",
     "estimate_price",
-    "is_double",
     "noise_plan",
     "parse_backend",
     "perfect_answers",
@@ -231,12 +230,6 @@ class CapturingExtractor(DelegatingExtractor):
         self.captures: dict[str, Capture] = {}
         self._lock = threading.Lock()
 
-    def close(self) -> None:
-        """Close the inner extractor."""
-        close = getattr(self.inner, "close", None)
-        if callable(close):
-            close()
-
     def extract(self, req: ExtractRequest) -> ExtractionOutput:
         """Extract through the inner extractor and keep the answer (or the failure)."""
         started = time.perf_counter()
@@ -306,11 +299,6 @@ def build_extractor(
     if record is not None:
         return RecordingExtractor(inner, record)
     return inner
-
-
-def is_double(extractor: Extractor) -> bool:
-    """Whether ``extractor`` is a scripted test double."""
-    return isinstance(extractor, ScriptedExtractor)
 
 
 class PriceEstimate(msgspec.Struct, frozen=True, kw_only=True):

@@ -11,7 +11,7 @@ right endpoints and relation type). Type accuracy is over normalised entity matc
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import msgspec
 from rapidfuzz import fuzz
@@ -239,8 +239,3 @@ def score_extraction(gold: Gold, captures: Mapping[str, Capture]) -> ExtractionS
             failures=failures,
         ),
     )
-
-
-def flat_metrics(values: Sequence[tuple[str, float]]) -> dict[str, float]:
-    """``{name: value}`` rounded to four places (the shape reports compare)."""
-    return {k: round(v, 4) for k, v in values}

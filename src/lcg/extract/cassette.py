@@ -259,9 +259,7 @@ class RecordingExtractor:
 
     def close(self) -> None:
         """Close the inner extractor."""
-        close = getattr(self._inner, "close", None)
-        if callable(close):
-            close()
+        self._inner.close()
 
     def _append(
         self, call_type: CassetteCallType, key: str, request: bytes, response: bytes

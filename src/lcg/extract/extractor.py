@@ -48,7 +48,6 @@ __all__ = [
     "relation_type_for",
     "salvage_edges",
     "salvage_entities",
-    "source_type_from",
 ]
 
 CallType = Literal["extract_entities", "extract_edges", "classify_entities", "classify_relations"]
@@ -132,6 +131,10 @@ class Extractor(Protocol):
         """One relation type per ``(fact, current_type)`` from ``allowed``, ``""`` to abstain."""
         ...
 
+    def close(self) -> None:
+        """Release what the extractor holds (connections, files); idempotent."""
+        ...
+
 
 class DelegatingExtractor:
     """Base of extractors that wrap another: every call goes to ``inner`` unless overridden."""
@@ -143,6 +146,10 @@ class DelegatingExtractor:
     def model_id(self) -> str:
         """The inner extractor's model."""
         return self.inner.model_id
+
+    def close(self) -> None:
+        """Close the inner extractor."""
+        self.inner.close()
 
     def extract(self, req: ExtractRequest) -> ExtractionOutput:
         """The inner extractor's answer."""
@@ -159,17 +166,6 @@ class DelegatingExtractor:
     ) -> list[str]:
         """The inner extractor's relation types."""
         return self.inner.classify_relations(items, allowed)
-
-
-def source_type_from(source: str) -> SourceType:
-    """The prompt variant for an episode's ``source`` (``json``/``message``, any case; else
-    ``Text``)."""
-    value = source.strip().lower()
-    if value == "json":
-        return "Json"
-    if value == "message":
-        return "Message"
-    return "Text"
 
 
 # --- telemetry records ---------------------------------------------------------------------

@@ -270,9 +270,8 @@ class ExtractionService:
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True)
-        closer = getattr(self.extractor, "close", None) if close_extractor else None
-        if callable(closer):
-            closer()
+        if close_extractor and self.extractor is not None:
+            self.extractor.close()
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._pool_lock:

@@ -41,7 +41,7 @@ from lcg.events.model import Event
 from lcg.events.sidecars import EmbeddingModelSidecar, write_embedding_model
 from lcg.events.store import WalStore
 from lcg.events.writer import utc_now
-from lcg.extract.embedders import Embedder, make_embedder
+from lcg.extract.embedders import Embedder, embedder_from_config
 from lcg.projections._graph_schema import DB_FILE
 from lcg.projections._rwlock import RWLock
 from lcg.projections.cache import EMBEDDINGS_DIR, EmbeddingCache, cache_dir_name
@@ -116,13 +116,7 @@ class Workspace:
                 write_caches=not inspect,
             )
             self._owns_embedder = embedder is None
-            self.embedder = embedder or make_embedder(
-                config.embedder,
-                url=config.embedder_url,
-                uds=config.embedder_uds,
-                model=config.embedding_model,
-                dim=config.embedding_dim,
-            )
+            self.embedder = embedder or embedder_from_config(config)
             cache_dir = config.cache_dir
             model_cache = (
                 cache_dir

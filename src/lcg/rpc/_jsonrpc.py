@@ -24,7 +24,6 @@ __all__ = [
     "decode_line",
     "encode_batch",
     "encode_error",
-    "encode_response",
     "encode_success",
     "failure",
     "parse_request",
@@ -161,11 +160,6 @@ def encode_error(rid: Id, error: WireError) -> bytes:
 def _error_response(rid: Id, error: WireError) -> ErrorResponse:
     data = msgspec.UNSET if error.data is None else error.data
     return ErrorResponse(id=rid, error=ErrorBody(code=error.code, message=error.message, data=data))
-
-
-def encode_response(item: SuccessResponse | ErrorResponse) -> bytes:
-    """One response Struct as a line."""
-    return _encoder.encode(item) + b"\n"
 
 
 def encode_batch(items: list[SuccessResponse | ErrorResponse]) -> bytes:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import msgspec
 from msgspec import Meta
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from lcg.rpc.app import ServiceApp
 
 __all__ = ["read_methods"]
-
-R = TypeVar("R")
 
 
 class NodesResult(msgspec.Struct, kw_only=True):
@@ -83,10 +81,6 @@ class BySourceResult(msgspec.Struct, kw_only=True):
     source: str
     nodes: list[EntityRow]
     count: int
-
-
-class _Box(msgspec.Struct, Generic[R]):
-    value: R
 
 
 _NUM = "maximum number of results"

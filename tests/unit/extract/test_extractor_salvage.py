@@ -19,7 +19,6 @@ from lcg.extract.extractor import (
     relation_type_for,
     salvage_edges,
     salvage_entities,
-    source_type_from,
 )
 
 
@@ -162,12 +161,3 @@ def test_cost_table_override_and_errors(tmp_path: Path) -> None:
         load_cost_table(path)
     with pytest.raises(ConfigError, match="cannot read"):
         load_cost_table(tmp_path / "missing.json")
-
-
-@pytest.mark.parametrize(
-    ("source", "expected"),
-    [("json", "Json"), (" JSON ", "Json"), ("Message", "Message"), ("text", "Text"), ("", "Text"),
-     ("markdown", "Text")],
-)  # fmt: skip
-def test_source_type_from(source: str, expected: str) -> None:
-    assert source_type_from(source) == expected
