@@ -174,6 +174,18 @@ def test_connection_limit_refuses_with_a_clear_error_and_frees_slots() -> None:
             s.close()
 
 
+def test_the_client_library_reports_the_connection_limit() -> None:
+    from lcg.rpc.client import Client
+    from lcg.rpc.errors import RemoteError
+
+    with running(Limits(max_connections=1)) as (_srv, path), Client(path, timeout=10) as first:
+        assert first.call("health_check", {})["healthy"] is True
+        with Client(path, timeout=10) as second, pytest.raises(RemoteError) as info:
+            second.call("health_check", {})
+        assert "too many connections" in str(info.value)
+        assert "LCG_RPC_MAX_CONNECTIONS" in str(info.value)
+
+
 def test_batch_limit() -> None:
     with running(Limits(max_batch=3)) as (_srv, path):
         batch = [{"jsonrpc": "2.0", "id": i, "method": "health_check"} for i in range(4)]

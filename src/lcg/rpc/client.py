@@ -64,9 +64,11 @@ def _is_progress(msg: Any) -> bool:
 def _answer(msg: Any, rid: int) -> Any:
     if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
         raise TransportError(f"unexpected line from the service: {msg!r:.200}")
-    if msg.get("id") != rid:
-        raise TransportError(f"answer for id {msg.get('id')!r} while waiting for id {rid}")
     err = msg.get("error")
+    # An error with id null answers what the service could not attribute to a request
+    # (too many connections, a line too long): it is the answer to this call too.
+    if msg.get("id") != rid and not (msg.get("id") is None and err is not None):
+        raise TransportError(f"answer for id {msg.get('id')!r} while waiting for id {rid}")
     if err is not None:
         if not isinstance(err, dict):
             raise TransportError(f"malformed error object: {err!r:.200}")
