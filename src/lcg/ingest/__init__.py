@@ -3,6 +3,7 @@ cross-group edges and curation."""
 
 from __future__ import annotations
 
+from lcg.ingest._common import parse_timestamp
 from lcg.ingest.assertion import assert_entity, assert_relationship
 from lcg.ingest.cross_group import add_cross_group_edge, rebind_pointers
 from lcg.ingest.deletion import (
@@ -28,6 +29,7 @@ __all__ = [
     "delete_chunk_episode",
     "delete_episode",
     "merge_entities",
+    "parse_timestamp",
     "process_chunk",
     "rebind_pointers",
 ]

@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 import msgspec
 from msgspec import Meta
 
-from lcg.ingest import assertion, cross_group, deletion, merge
-from lcg.ingest._common import parse_timestamp
+from lcg.ingest import assertion, cross_group, deletion, merge, parse_timestamp
 from lcg.rpc.methods_extract import extraction_service
 from lcg.rpc.params import GroupId, RequiredGroupIds, unique, write_group
 from lcg.rpc.registry import CallContext, MethodSpec, Params

@@ -1,0 +1,240 @@
+"""The import contract (issue 13): which of lcg's packages each package may import, and no
+import of another package's private module.
+
+Imports point one way (ARCHITECTURE.md §2, ADR 0118)::
+
+    cli ─▶ rpc ─▶ replication ─▶ projections ─▶ events
+     │      │                        ▲   │
+     └─▶ eval ─▶ ingest ─────────────┘   └─▶ extract (a leaf: the outside world)
+
+``config``, ``errors``, ``telemetry`` and ``timestamps`` are leaves every package may import.
+Every ``import``/``from … import`` in ``src/lcg`` is read with ``ast`` (those inside functions
+and ``TYPE_CHECKING`` blocks too: a deferred import is still a dependency).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+#: Leaf modules of the root package: every package may import them.
+LEAVES = frozenset({"config", "errors", "telemetry", "timestamps"})
+
+#: package (or root module) → the packages and modules of lcg it may import besides itself,
+#: the leaves and the root package ``lcg`` (``__version__``).
+ALLOWED: dict[str, frozenset[str]] = {
+    "events": frozenset(),
+    "extract": frozenset(),
+    "projections": frozenset({"events", "extract"}),
+    "ingest": frozenset({"projections", "events", "extract"}),
+    "replication": frozenset({"projections", "events", "extract"}),
+    "eval": frozenset({"ingest", "projections", "events", "extract"}),
+    "rpc": frozenset({"replication", "ingest", "projections", "events", "extract"}),
+    "cli": frozenset({"rpc", "eval", "replication", "ingest", "projections", "events", "extract"}),
+    "__main__": frozenset({"cli"}),
+    # The leaves import no package, except that ``config`` takes the on-disk names from
+    # ``events/layout.py``, the one place they are named (a module of constants).
+    "config": frozenset({"events.layout"}),
+    "errors": frozenset(),
+    "telemetry": frozenset(),
+    "timestamps": frozenset(),
+}
+
+
+class KnownViolation(NamedTuple):
+    """A known violation, waiting for a move another change owns."""
+
+    importer: str
+    imported: str
+    why: str
+
+
+_ONTOLOGY_STORAGE = "ontology storage moves out of extract/ (issue 13 item 5)"
+
+#: Temporary exceptions, as few as possible; each names the move that removes it.
+EXCEPTIONS: tuple[KnownViolation, ...] = (
+    # extract/ontology.py stores the workspace ontology's hash record with the stream's atomic
+    # write, group-name encoding and file names. Issue 13 item 5 moves ontology storage out of
+    # extract/ (so extract is a leaf again); until then these three imports stand.
+    *(
+        KnownViolation("lcg.extract.ontology", f"lcg.events.{module}", _ONTOLOGY_STORAGE)
+        for module in ("files", "groups", "layout")
+    ),
+)
+
+
+class Import(NamedTuple):
+    """One import of an lcg module: who, what, where."""
+
+    importer: str
+    imported: str
+    line: int
+
+
+def _module_name(path: Path, src: Path) -> str:
+    parts = list(path.relative_to(src).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_module(name: str, src: Path) -> bool:
+    base = src.joinpath(*name.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def lcg_imports(src: Path) -> Iterator[Import]:
+    """Every import of an ``lcg`` module under ``src/lcg``, as absolute module names.
+
+    ``from pkg import name`` counts as an import of ``pkg.name`` when that is a module (so
+    ``from lcg.events import _fs`` is seen as the private module it is), else of ``pkg``.
+    """
+    for path in sorted((src / "lcg").rglob("*.py")):
+        importer = _module_name(path, src)
+        package = importer if path.name == "__init__.py" else importer.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    module = ".".join([*base, node.module] if node.module else base)
+                else:
+                    module = node.module or ""
+                targets = [
+                    f"{module}.{a.name}" if _is_module(f"{module}.{a.name}", src) else module
+                    for a in node.names
+                ]
+            else:
+                continue
+            for target in dict.fromkeys(targets):
+                if target == "lcg" or target.startswith("lcg."):
+                    yield Import(importer, target, node.lineno)
+
+
+def _unit(module: str) -> str:
+    """The package (or root module) ``lcg.<unit>…`` a module belongs to; ``""`` for ``lcg``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def layer_violations(imports: list[Import]) -> list[Import]:
+    """Imports of a package the importer's row of ``ALLOWED`` does not name."""
+    bad = []
+    for imp in imports:
+        mine, theirs = _unit(imp.importer), _unit(imp.imported)
+        if mine == "" or theirs in ("", mine) or theirs in LEAVES:
+            continue
+        allowed = ALLOWED.get(mine)
+        assert allowed is not None, f"{imp.importer}: the package {mine!r} is not in ALLOWED"
+        inner = imp.imported.removeprefix("lcg.")
+        if theirs in allowed or any(inner == a or inner.startswith(a + ".") for a in allowed):
+            continue
+        bad.append(imp)
+    return bad
+
+
+def private_violations(imports: list[Import]) -> list[Import]:
+    """Imports of a ``_private`` module from outside the package that holds it."""
+    bad = []
+    for imp in imports:
+        parts = imp.imported.split(".")
+        for i, part in enumerate(parts[1:], start=1):
+            if part.startswith("_") and not part.startswith("__"):
+                owner = ".".join(parts[:i])
+                if imp.importer != owner and not imp.importer.startswith(owner + "."):
+                    bad.append(imp)
+                break
+    return bad
+
+
+def _excepted(imp: Import) -> bool:
+    return any(imp.importer == e.importer and imp.imported == e.imported for e in EXCEPTIONS)
+
+
+def _show(imports: list[Import]) -> str:
+    return "\n".join(f"  {i.importer} (line {i.line}) imports {i.imported}" for i in imports)
+
+
+# ---- the contract on lcg itself ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def imports() -> list[Import]:
+    return list(lcg_imports(SRC))
+
+
+def test_every_package_is_in_the_table(imports: list[Import]) -> None:
+    units = {_unit(i.importer) for i in imports} | {_unit(i.imported) for i in imports}
+    assert units - {""} <= set(ALLOWED), f"add {sorted(units - {''} - set(ALLOWED))} to ALLOWED"
+
+
+def test_imports_point_one_way(imports: list[Import]) -> None:
+    bad = [i for i in layer_violations(imports) if not _excepted(i)]
+    assert not bad, "imports against the layer table (ALLOWED):\n" + _show(bad)
+
+
+def test_no_package_imports_another_packages_private_module(imports: list[Import]) -> None:
+    bad = [i for i in private_violations(imports) if not _excepted(i)]
+    assert not bad, (
+        "private modules imported from outside their package (re-export the name from the "
+        "package's __init__, or make the module public with git mv):\n" + _show(bad)
+    )
+
+
+def test_every_exception_is_still_needed(imports: list[Import]) -> None:
+    found = {(i.importer, i.imported) for i in layer_violations(imports)}
+    found |= {(i.importer, i.imported) for i in private_violations(imports)}
+    stale = [e for e in EXCEPTIONS if (e.importer, e.imported) not in found]
+    assert not stale, f"these exceptions are fixed: delete them from EXCEPTIONS: {stale}"
+
+
+# ---- the checker catches what it should (a small tree written here) -----------------------
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / "lcg" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def test_the_checker_sees_upward_deferred_relative_and_private_imports(tmp_path: Path) -> None:
+    src = _tree(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "errors.py": "",
+            "events/__init__.py": "from lcg.events._fs import *\n",  # its own: allowed
+            "events/_fs.py": "",
+            "events/model.py": "from . import _fs\nfrom ..errors import *\n",
+            "projections/__init__.py": "",
+            "projections/graph.py": (
+                "from lcg.events import _fs\n"
+                "def later():\n    import lcg.ingest.episodes\n"
+                "from typing import TYPE_CHECKING\n"
+                "if TYPE_CHECKING:\n    from lcg.rpc.app import App\n"
+            ),
+            "ingest/__init__.py": "",
+            "ingest/episodes.py": "from lcg.projections import graph\n",
+            "rpc/__init__.py": "",
+            "rpc/app.py": "",
+        },
+    )
+    found = list(lcg_imports(src))
+    assert Import("lcg.events.model", "lcg.events._fs", 1) in found  # relative, resolved
+    assert Import("lcg.events.model", "lcg.errors", 2) in found
+    layer = {(i.importer, i.imported) for i in layer_violations(found)}
+    assert layer == {
+        ("lcg.projections.graph", "lcg.ingest.episodes"),  # inside a function
+        ("lcg.projections.graph", "lcg.rpc.app"),  # under TYPE_CHECKING
+    }
+    private = {(i.importer, i.imported) for i in private_violations(found)}
+    assert private == {("lcg.projections.graph", "lcg.events._fs")}  # not events.model's
