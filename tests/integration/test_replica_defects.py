@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
-from tests.integration.test_replica_support import open_publisher, replica, write_batch
 
+from lcg.events.codec import CHECKSUM_FIELD
 from lcg.events.layout import GENERATION_FILE
 from lcg.projections.workspace import Workspace
+
+# Test helpers are imported as plain modules from their folders (as the other suites do).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_replica_support import open_publisher, replica, write_batch  # noqa: E402
 
 G = "team"
 
@@ -187,6 +193,54 @@ def test_unreadable_line_stops_rather_than_skip(pub: Workspace, tmp_path: Path) 
         assert status.state == "stopped"
         assert status.reason is not None and "cannot be applied" in status.reason
         assert status.applied_seq == nxt - 1
+
+
+def _stripped_of_its_checksum(line: bytes, seq: int) -> bytes:
+    """``line`` renumbered ``seq`` and written as before checksums existed (no ``crc32``)."""
+    raw = msgspec.json.decode(line)
+    del raw[CHECKSUM_FIELD]
+    raw["seq"] = seq
+    return msgspec.json.encode(raw) + b"\n"
+
+
+def test_a_line_without_checksum_after_checksummed_ones_stops(
+    pub: Workspace, tmp_path: Path
+) -> None:
+    """The follower runs the same line check as ``lcg wal verify``: only lines written before
+    checksums existed may lack one, so such a line after checksummed ones was rewritten."""
+    root = tmp_path / "pubdir"
+    gdir = _publication(pub, root)
+    seg = sorted(gdir.glob("*.jsonl"))[-1]
+    lines = _lines(gdir)
+    nxt = len(lines)
+    with open(seg, "ab") as fh:
+        fh.write(_stripped_of_its_checksum(lines[-1], nxt))
+    with replica(tmp_path / "rws", root) as follower:
+        status = follower.sync_group(G)
+        assert status.state == "stopped"
+        assert status.reason is not None and "cannot be applied" in status.reason
+        assert "no checksum after lines that carry one" in status.reason
+        assert status.applied_seq == nxt - 1
+
+
+def test_a_restarted_follower_still_knows_checksums_were_seen(
+    pub: Workspace, tmp_path: Path
+) -> None:
+    """The saved verification marks carry the line check's state: a restarted replica that
+    resumes mid-stream refuses a checksum-less line as the first run would have."""
+    root = tmp_path / "pubdir"
+    gdir = _publication(pub, root)
+    lines = _lines(gdir)
+    with replica(tmp_path / "rws", root) as follower:
+        assert follower.sync_group(G).state == "following"
+    seg = sorted(gdir.glob("*.jsonl"))[-1]
+    with open(seg, "ab") as fh:
+        fh.write(_stripped_of_its_checksum(lines[-1], len(lines)))
+    with replica(tmp_path / "rws", root) as follower:
+        status = follower.sync_group(G)
+        assert status.state == "stopped"
+        assert status.reason is not None and "no checksum after lines" in status.reason
+        assert status.applied_seq == len(lines) - 1
 
 
 def test_only_stream_files_wake_the_follower(pub: Workspace, tmp_path: Path) -> None:

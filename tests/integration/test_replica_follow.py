@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
-from tests.integration.test_replica_support import (
+
+from lcg.events.layout import GENERATION_FILE
+from lcg.projections.dump import dump_groups
+
+# Test helpers are imported as plain modules from their folders (as the other suites do).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_replica_support import (  # noqa: E402
     GIT_ENV,
     git,
     make_repos,
@@ -15,9 +22,6 @@ from tests.integration.test_replica_support import (
     replica,
     write_batch,
 )
-
-from lcg.events.layout import GENERATION_FILE
-from lcg.projections.dump import dump_groups
 
 G = "team"
 

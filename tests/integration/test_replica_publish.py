@@ -6,17 +6,10 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from tests._service_fixtures import in_process_service
-from tests.integration.test_replica_support import (
-    GIT_ENV,
-    git,
-    make_repos,
-    open_publisher,
-    write_batch,
-)
 
 from lcg.cli import main as cli_main
 from lcg.errors import ConfigError, GenerationError, StreamError
@@ -32,6 +25,19 @@ from lcg.events.marks import create_mark
 from lcg.events.sidecars import OntologySidecar, write_ontology_sidecar
 from lcg.replication import GITIGNORE, publish_group
 from lcg.rpc.client import Client
+
+# Test helpers are imported as plain modules from their folders (as the other suites do).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _service_fixtures import in_process_service  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_replica_support import (  # noqa: E402
+    GIT_ENV,
+    git,
+    make_repos,
+    open_publisher,
+    write_batch,
+)
 
 G = "team"
 

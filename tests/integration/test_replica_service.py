@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -11,8 +12,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests._service_fixtures import short_tmp
-from tests.integration.test_replica_support import (
+
+from lcg.extract.embedders import HashEmbedder
+from lcg.replication import replica_config
+from lcg.rpc.client import Client
+from lcg.rpc.replica import ReplicaApp
+from lcg.rpc.server import Server, serve
+
+# Test helpers are imported as plain modules from their folders (as the other suites do).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _service_fixtures import short_tmp  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_replica_support import (  # noqa: E402
     GIT_ENV,
     HASH,
     make_repos,
@@ -20,12 +32,6 @@ from tests.integration.test_replica_support import (
     publish,
     write_batch,
 )
-
-from lcg.extract.embedders import HashEmbedder
-from lcg.replication import replica_config
-from lcg.rpc.client import Client
-from lcg.rpc.replica import ReplicaApp
-from lcg.rpc.server import Server, serve
 
 G = "team"
 
