@@ -151,6 +151,8 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
     rpc_max_batch: int = 1000
     #: A ``knowledge_query_cypher`` query is stopped after this long (ADR 0070).
     cypher_timeout_ms: int = 30_000
+    #: ... and refused when it would return more rows than this.
+    cypher_max_rows: int = 100_000
 
     @classmethod
     def from_env(
@@ -229,6 +231,7 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
             rpc_max_connections=_int(e, "LCG_RPC_MAX_CONNECTIONS", 256, 1, 65536),
             rpc_max_batch=_int(e, "LCG_RPC_MAX_BATCH", 1000, 1, 1_000_000),
             cypher_timeout_ms=_int(e, "LCG_CYPHER_TIMEOUT_MS", 30_000, 1, 24 * 3600 * 1000),
+            cypher_max_rows=_int(e, "LCG_CYPHER_MAX_ROWS", 100_000, 1, 100_000_000),
         )
 
 

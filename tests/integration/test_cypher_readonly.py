@@ -14,6 +14,7 @@ import asyncio
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -172,11 +173,13 @@ HEAVY = (
 )
 
 
-def test_a_long_query_is_stopped_at_the_timeout() -> None:
-    with (
-        sf.in_process_service(env={"LCG_CYPHER_TIMEOUT_MS": "300"}) as s,
-        sf.RawConnection(s.socket_path) as conn,
-    ):
+def test_a_long_query_is_stopped_at_the_timeout_and_a_big_result_refused() -> None:
+    limits = {"LCG_CYPHER_TIMEOUT_MS": "300", "LCG_CYPHER_MAX_ROWS": "5"}
+    with sf.in_process_service(env=limits) as s, sf.RawConnection(s.socket_path) as conn:
+        error = conn.error("knowledge_query_cypher", {"query": "UNWIND range(1, 6) AS x RETURN x"})
+        assert "6 rows" in error["message"] and "LCG_CYPHER_MAX_ROWS" in error["message"]
+        rows = conn.result("knowledge_query_cypher", {"query": "UNWIND range(1, 5) AS x RETURN x"})
+        assert rows["rows"] == [["1"], ["2"], ["3"], ["4"], ["5"]]
         started = time.monotonic()
         error = conn.error("knowledge_query_cypher", {"query": HEAVY})
         assert time.monotonic() - started < 60
@@ -207,3 +210,22 @@ def test_issue_reproductions_are_refused_over_standalone_mcp() -> None:
             assert sorted(p.name for p in outside.iterdir()) == ["shadow", "victim.csv"]
     finally:
         shutil.rmtree(outside, ignore_errors=True)
+
+
+def test_a_query_waits_for_the_client_connection_at_most_one_timeout(env: Env) -> None:
+    graph = env.svc.app.ws.graph
+    errors: list[str] = []
+
+    def long_one() -> None:
+        with pytest.raises(ProjectionError) as info:
+            graph.query_read_only(HEAVY, timeout_ms=3000)
+        errors.append(str(info.value))
+
+    first = threading.Thread(target=long_one)
+    first.start()
+    time.sleep(0.5)  # the long query holds the client connection now
+    with pytest.raises(ProjectionError, match="held the client connection for 200 ms"):
+        graph.query_read_only("RETURN 1", timeout_ms=200)
+    first.join(60)
+    assert errors and "ran past 3000 ms" in errors[0]
+    assert graph.query_read_only("RETURN 1") == [[1]]

@@ -163,11 +163,20 @@ class GraphProjection:
             except Exception as exc:
                 raise ProjectionError(f"graph query failed: {exc}") from exc
 
-    def query_read_only(self, cypher: str, timeout_ms: int = 30_000) -> list[list[Any]]:
+    def query_read_only(
+        self, cypher: str, timeout_ms: int = 30_000, max_rows: int = 100_000
+    ) -> list[list[Any]]:
         """All rows of a client's (already guarded) query, run on a connection used for
         nothing else inside ``BEGIN TRANSACTION READ ONLY``, so Kuzu itself refuses any
-        database write the guard let through, and stopped after ``timeout_ms`` (ADR 0070)."""
-        with self._client_lock:
+        database write the guard let through; stopped after ``timeout_ms``, refused past
+        ``max_rows`` rows (ADR 0070). One query at a time: a caller waits at most one
+        timeout for the one before it."""
+        if not self._client_lock.acquire(timeout=timeout_ms / 1000):
+            raise ProjectionError(
+                "graph query failed: another knowledge_query_cypher query held the client "
+                f"connection for {timeout_ms} ms; retry once it has finished"
+            )
+        try:
             self._check_open()
             if self._client_conn is None:
                 self._client_conn = kuzu.Connection(self._db)
@@ -183,6 +192,11 @@ class GraphProjection:
                 result = conn.execute(cypher)
                 if not isinstance(result, kuzu.QueryResult):
                     raise ProjectionError("graph query failed: one statement at a time")
+                if result.get_num_tuples() > max_rows:
+                    raise ProjectionError(
+                        f"graph query failed: it returns {result.get_num_tuples():,} rows, more "
+                        f"than {max_rows:,} (LCG_CYPHER_MAX_ROWS); add LIMIT or narrow it"
+                    )
                 return cast(list[list[Any]], result.get_all())
             except ProjectionError:
                 raise
@@ -200,6 +214,8 @@ class GraphProjection:
                     # A failed statement already ended the transaction.
                     if not _is_no_txn(exc):
                         self._client_conn = None
+        finally:
+            self._client_lock.release()
 
     @contextmanager
     def _transaction(self, what: str) -> Iterator[tuple[kuzu.Connection, IndexDelta]]:

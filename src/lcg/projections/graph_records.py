@@ -297,10 +297,13 @@ def episode_time_bounds(graph: GraphProjection) -> tuple[str | None, str | None]
     return oldest.strftime("%Y-%m-%dT%H:%M:%SZ"), newest.strftime("%Y-%m-%d %H:%M:%S")
 
 
-def query_cypher(graph: GraphProjection, query: str, timeout_ms: int = 30_000) -> list[list[str]]:
+def query_cypher(
+    graph: GraphProjection, query: str, timeout_ms: int = 30_000, max_rows: int = 100_000
+) -> list[list[str]]:
     """Run a (checked read-only) query in a read-only transaction on the client connection,
-    stopped after ``timeout_ms``; every value stringified, null as ``""``."""
-    rows = graph.query_read_only(query, timeout_ms)
+    stopped after ``timeout_ms``, at most ``max_rows`` rows; every value stringified, null
+    as ``""``."""
+    rows = graph.query_read_only(query, timeout_ms, max_rows)
     return [["" if v is None else _stringify(v) for v in row] for row in rows]
 
 

@@ -366,7 +366,9 @@ def admin_methods(app: ServiceApp) -> list[MethodSpec]:
 
         def run() -> list[list[str]]:
             with ws.reading():
-                return gr.query_cypher(ws.graph, query, ws.config.cypher_timeout_ms)
+                return gr.query_cypher(
+                    ws.graph, query, ws.config.cypher_timeout_ms, ws.config.cypher_max_rows
+                )
 
         return CypherRows(rows=await app.run(run))
 
