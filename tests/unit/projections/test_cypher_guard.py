@@ -10,6 +10,10 @@ refused; inert only → accepted. No database: the guard function alone.
 
 from __future__ import annotations
 
+import glob
+from collections.abc import Iterator
+
+import kuzu
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -191,6 +195,9 @@ def test_refusal_says_what_to_do() -> None:
 
 # ---- hypothesis: forbidden clauses wrapped every way ------------------------------------
 
+#: Where the file clauses below point: a test that runs accepted queries on Kuzu checks
+#: that nothing appears there.
+VICTIM = "/tmp/lcg-cypher-guard-victim"
 FORBIDDEN_CLAUSES = [
     "DETACH DELETE e",
     "DELETE e",
@@ -200,15 +207,15 @@ FORBIDDEN_CLAUSES = [
     "MERGE (:Entity {uuid: 'x'})",
     'LOAD FROM "/etc/shadow" (file_format="csv", header=false, delim=":") RETURN *',
     "LOAD WITH HEADERS (a STRING) FROM '/etc/passwd' RETURN *",
-    "COPY (RETURN 'overwritten' AS x) TO '/tmp/victim.csv'",
-    "COPY Entity FROM '/tmp/x.csv'",
+    f"COPY (RETURN 'overwritten' AS x) TO '{VICTIM}.csv'",
+    f"COPY Entity FROM '{VICTIM}-in.csv'",
     "CALL show_tables() RETURN *",
     "CALL current_setting('threads') RETURN *",
-    "EXPORT DATABASE '/tmp/x'",
-    "IMPORT DATABASE '/tmp/x'",
+    f"EXPORT DATABASE '{VICTIM}-export'",
+    f"IMPORT DATABASE '{VICTIM}-export'",
     "INSTALL httpfs",
     "LOAD EXTENSION json",
-    "ATTACH '/tmp/o.db' AS o (dbtype kuzu)",
+    f"ATTACH '{VICTIM}.db' AS o (dbtype kuzu)",
     "DROP TABLE Entity",
     "ALTER TABLE Entity ADD x STRING",
     "BEGIN TRANSACTION",
@@ -375,3 +382,48 @@ def test_forbidden_clauses_are_refused_however_wrapped(case: tuple[str, bool]) -
             check_read_only(query)
     else:
         check_read_only(query)
+
+
+# ---- Kuzu reads accepted queries as the guard does ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def scratch_kuzu(tmp_path_factory: pytest.TempPathFactory) -> Iterator[kuzu.Connection]:
+    """A scratch Kuzu database with two entities, on a plain (writable) connection."""
+    db = kuzu.Database(str(tmp_path_factory.mktemp("kuzu") / "g.kuzu"))
+    conn = kuzu.Connection(db)
+    conn.execute("CREATE NODE TABLE Entity(name STRING PRIMARY KEY, summary STRING)")
+    conn.execute("CREATE (:Entity {name: 'Kepler'}), (:Entity {name: 'Tycho'})")
+    yield conn
+    conn.close()
+    db.close()
+
+
+def _kuzu_query(t: tuple[str, ...]) -> str:
+    g1, match, g2, string, g3, ret, g4, name, g5 = t
+    return f"{g1}{match}{g2}(e:Entity) WHERE e.name <> {string}{g3}{ret} e.name AS {name}{g4}{g5}"
+
+
+#: Inert queries that bind on the scratch database: strings, comments and names full of
+#: forbidden clauses, quotes and comment markers around a plain read.
+KUZU_INERT = st.tuples(
+    GAP, _cased("MATCH"), GAP, INERT_STRING, GAP, _cased("RETURN"), GAP, INERT_NAME, GAP
+).map(_kuzu_query)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(query=KUZU_INERT)
+def test_kuzu_runs_what_the_guard_accepts_as_the_plain_read_it_is(
+    scratch_kuzu: kuzu.Connection, query: str
+) -> None:
+    """On a writable connection (no read-only transaction): if Kuzu read any hidden clause
+    as code, the rows, the table or the victim paths would show it."""
+    check_read_only(query)
+    result = scratch_kuzu.execute(query)
+    assert isinstance(result, kuzu.QueryResult), query
+    assert sorted(result.get_all()) == [["Kepler"], ["Tycho"]], query
+    assert result.get_column_names() != [] and len(result.get_column_names()) == 1
+    count = scratch_kuzu.execute("MATCH (e:Entity) RETURN count(*), min(e.summary)")
+    assert isinstance(count, kuzu.QueryResult)
+    assert count.get_all() == [[2, None]], query
+    assert not glob.glob(VICTIM + "*"), query
