@@ -20,10 +20,10 @@ import pytest
 from lcg.config import Config
 from lcg.errors import ConfigError
 from lcg.extract.extractor import ExtractedEdge, ExtractedEntity, ExtractionOutput
-from lcg.extract.ontology import OntologyLoader
 from lcg.extract.scripted import ScriptedExtractor
 from lcg.ingest import curation, episodes
 from lcg.ingest.extraction import ExtractionService
+from lcg.projections.ontology_files import OntologyLoader
 from lcg.rpc.app import ServiceApp
 from lcg.rpc.methods_extract import extraction_methods
 from lcg.rpc.server import Server, serve

@@ -15,11 +15,11 @@ import pytest
 from lcg.config import Config
 from lcg.events.model import EpisodeAdded, EpisodeExtracted, Event
 from lcg.extract.extractor import ExtractedEdge, ExtractedEntity, ExtractionOutput
-from lcg.extract.ontology import OntologyLoader
 from lcg.extract.scripted import ScriptedExtractor
 from lcg.ingest import episodes
 from lcg.ingest.extraction import ExtractionService
 from lcg.projections import graph_records as gr
+from lcg.projections.ontology_files import OntologyLoader
 from lcg.projections.workspace import Workspace
 
 G = "liminis"
@@ -247,7 +247,7 @@ def test_strict_ontology_types_and_hierarchy(tmp_path: Path) -> None:
         assert req.ontology is not None and req.ontology.strict
         # As the reference: the ontology the graph was extracted with is recorded.
         from lcg.events.sidecars import read_ontology_sidecar
-        from lcg.extract.ontology import read_hash_file
+        from lcg.projections.ontology_files import read_hash_file
 
         recorded = read_hash_file(tmp_path)
         assert recorded is not None and recorded.hash == req.ontology.hash

@@ -20,9 +20,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _service_fixtures as sf  # noqa: E402
 from lcg.extract.extractor import ExtractedEdge, ExtractedEntity, ExtractionOutput  # noqa: E402
-from lcg.extract.ontology import OntologyLoader  # noqa: E402
 from lcg.extract.scripted import ScriptedExtractor  # noqa: E402
 from lcg.ingest.extraction import ExtractionService  # noqa: E402
+from lcg.projections.ontology_files import OntologyLoader  # noqa: E402
 from lcg.rpc.app import ServiceApp  # noqa: E402
 from lcg.rpc.methods_extract import extraction_methods  # noqa: E402
 

@@ -9,7 +9,9 @@ Imports point one way (ARCHITECTURE.md §2, ADR 0118)::
 
 ``config``, ``errors``, ``telemetry`` and ``timestamps`` are leaves every package may import.
 Every ``import``/``from … import`` in ``src/lcg`` is read with ``ast`` (those inside functions
-and ``TYPE_CHECKING`` blocks too: a deferred import is still a dependency).
+and ``TYPE_CHECKING`` blocks too: a deferred import is still a dependency). There is no list of
+tolerated violations: the last ones (``extract/ontology.py`` importing ``events`` to store the
+ontology) went with the move of that storage to ``projections/ontology_files.py`` (ADR 0119).
 """
 
 from __future__ import annotations
@@ -45,28 +47,6 @@ ALLOWED: dict[str, frozenset[str]] = {
     "telemetry": frozenset(),
     "timestamps": frozenset(),
 }
-
-
-class KnownViolation(NamedTuple):
-    """A known violation, waiting for a move another change owns."""
-
-    importer: str
-    imported: str
-    why: str
-
-
-_ONTOLOGY_STORAGE = "ontology storage moves out of extract/ (issue 13 item 5)"
-
-#: Temporary exceptions, as few as possible; each names the move that removes it.
-EXCEPTIONS: tuple[KnownViolation, ...] = (
-    # extract/ontology.py stores the workspace ontology's hash record with the stream's atomic
-    # write, group-name encoding and file names. Issue 13 item 5 moves ontology storage out of
-    # extract/ (so extract is a leaf again); until then these three imports stand.
-    *(
-        KnownViolation("lcg.extract.ontology", f"lcg.events.{module}", _ONTOLOGY_STORAGE)
-        for module in ("files", "groups", "layout")
-    ),
-)
 
 
 class Import(NamedTuple):
@@ -154,10 +134,6 @@ def private_violations(imports: list[Import]) -> list[Import]:
     return bad
 
 
-def _excepted(imp: Import) -> bool:
-    return any(imp.importer == e.importer and imp.imported == e.imported for e in EXCEPTIONS)
-
-
 def _show(imports: list[Import]) -> str:
     return "\n".join(f"  {i.importer} (line {i.line}) imports {i.imported}" for i in imports)
 
@@ -176,23 +152,16 @@ def test_every_package_is_in_the_table(imports: list[Import]) -> None:
 
 
 def test_imports_point_one_way(imports: list[Import]) -> None:
-    bad = [i for i in layer_violations(imports) if not _excepted(i)]
+    bad = layer_violations(imports)
     assert not bad, "imports against the layer table (ALLOWED):\n" + _show(bad)
 
 
 def test_no_package_imports_another_packages_private_module(imports: list[Import]) -> None:
-    bad = [i for i in private_violations(imports) if not _excepted(i)]
+    bad = private_violations(imports)
     assert not bad, (
         "private modules imported from outside their package (re-export the name from the "
         "package's __init__, or make the module public with git mv):\n" + _show(bad)
     )
-
-
-def test_every_exception_is_still_needed(imports: list[Import]) -> None:
-    found = {(i.importer, i.imported) for i in layer_violations(imports)}
-    found |= {(i.importer, i.imported) for i in private_violations(imports)}
-    stale = [e for e in EXCEPTIONS if (e.importer, e.imported) not in found]
-    assert not stale, f"these exceptions are fixed: delete them from EXCEPTIONS: {stale}"
 
 
 # ---- the checker catches what it should (a small tree written here) -----------------------

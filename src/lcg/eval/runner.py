@@ -38,10 +38,10 @@ from lcg.extract.extractor import (
     Extractor,
     ExtractRequest,
 )
-from lcg.extract.ontology import OntologyLoader, workspace_ontology_path
 from lcg.ingest import episodes as episode_commands
 from lcg.ingest.deletion import delete_by_source
 from lcg.ingest.extraction import ExtractionService
+from lcg.projections.ontology_files import OntologyLoader, workspace_ontology_path
 from lcg.projections.workspace import Workspace
 
 __all__ = ["GROUP", "SeedRun", "Timing", "Withdrawal", "run_seed"]

@@ -18,7 +18,7 @@ from lcg.extract.extractor import (
     ExtractRequest,
 )
 from lcg.extract.factory import make_extractor
-from lcg.extract.ontology import Ontology, OntologyLoader
+from lcg.extract.ontology import Ontology
 from lcg.extract.scripted import ScriptedExtractor
 
 __all__ = [
@@ -32,7 +32,6 @@ __all__ = [
     "HttpEmbedder",
     "LocalEmbedder",
     "Ontology",
-    "OntologyLoader",
     "ScriptedExtractor",
     "UdsEmbedder",
     "make_embedder",

@@ -1,9 +1,8 @@
 """The ontology: the entity and relation types a workspace (or one group) declares.
 
-Files: ``<root>/.lcg/ontology.yaml`` for the workspace (``.graphiti/ontology.yaml`` as a
-fallback), ``<root>/.lcg/ontology/<encoded group id>.yaml`` for one group, which wins for
-that group. A file that is empty, declares no types, or fails to parse stands for "no
-ontology" (a parse error is logged; a broken group file falls back to the workspace one).
+Where the files live and which one a group uses is ``lcg.projections.ontology_files``
+(``OntologyLoader``). A file that is empty, declares no types, or fails to parse stands for
+"no ontology" (a parse error is logged; a broken group file falls back to the workspace one).
 
 YAML shape::
 
@@ -20,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -28,40 +26,22 @@ from typing import Any, Final, Literal
 import msgspec
 import yaml
 
-from lcg.errors import CorruptFileError, GroupNameError
-from lcg.events.files import atomic_write
-from lcg.events.groups import encode_group
-from lcg.events.layout import (
-    GROUP_ONTOLOGY_DIR,
-    LCG_DIR,
-    LEGACY_LCG_DIR,
-    ONTOLOGY_FILE,
-    ONTOLOGY_HASH_FILE,
-)
-
 __all__ = [
-    "HASH_FILE",
     "NO_ONTOLOGY_HASH",
     "UNCLASSIFIED_ENTITY",
     "UNCLASSIFIED_RELATION",
     "EntityType",
     "Ontology",
     "OntologyHashFile",
-    "OntologyLoader",
     "OntologyMode",
     "RelationType",
     "build_ontology",
     "drift_summary",
-    "group_ontology_path",
-    "hash_file_path",
     "hash_record",
     "load_ontology_file",
     "parse_ontology",
     "pascal_case",
-    "read_hash_file",
     "screaming_snake",
-    "workspace_ontology_path",
-    "write_hash_file",
 ]
 
 _log = logging.getLogger(__name__)
@@ -76,11 +56,6 @@ UNCLASSIFIED_ENTITY: Final = "Unclassified"
 UNCLASSIFIED_RELATION: Final = "UNCLASSIFIED"
 #: The implicit root type; declaring it is ignored.
 ROOT_TYPE: Final = "Entity"
-
-# On-disk names (candidates for events/layout.py, which this module does not own).
-LEGACY_DIR: Final = LEGACY_LCG_DIR
-#: ``.lcg/ontology-hash.json``: the ontology the workspace's graph was last extracted with.
-HASH_FILE: Final = ONTOLOGY_HASH_FILE
 
 # A word is a run of letters/digits; camel boundaries split "fooBar" and "HTTPServer".
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+|[^\W_]+")
@@ -423,72 +398,7 @@ def load_ontology_file(path: Path) -> Ontology | None:
         return None
 
 
-def workspace_ontology_path(root: Path) -> Path:
-    """``<root>/.lcg/ontology.yaml``."""
-    return root / LCG_DIR / ONTOLOGY_FILE
-
-
-def group_ontology_path(root: Path, group_id: str) -> Path:
-    """``<root>/.lcg/ontology/<encoded group id>.yaml``."""
-    return root / LCG_DIR / GROUP_ONTOLOGY_DIR / f"{encode_group(group_id)}.yaml"
-
-
-class OntologyLoader:
-    """Resolves the ontology of each group, loading each file once (restart to reload).
-
-    ``root`` is the workspace root (``LIMINIS_WORKSPACE_ROOT``); ``None`` means no ontology.
-    Thread-safe.
-    """
-
-    def __init__(self, root: Path | None) -> None:
-        self._root = root
-        self._lock = threading.Lock()
-        self._workspace: Ontology | None = None
-        self._workspace_loaded = False
-        self._groups: dict[str, Ontology | None] = {}
-
-    @property
-    def root(self) -> Path | None:
-        """The workspace root ontologies are read under."""
-        return self._root
-
-    def workspace(self) -> Ontology | None:
-        """The workspace ontology (``.lcg/ontology.yaml``, else ``.graphiti/ontology.yaml``)."""
-        with self._lock:
-            return self._workspace_locked()
-
-    def _workspace_locked(self) -> Ontology | None:
-        if not self._workspace_loaded:
-            self._workspace_loaded = True
-            if self._root is not None:
-                primary = workspace_ontology_path(self._root)
-                path = primary if primary.exists() else self._root / LEGACY_DIR / ONTOLOGY_FILE
-                self._workspace = load_ontology_file(path)
-        return self._workspace
-
-    def for_group(self, group_id: str) -> Ontology | None:
-        """The group's own ontology if it has one, else the workspace's, else ``None``."""
-        with self._lock:
-            if group_id in self._groups:
-                return self._groups[group_id]
-            found: Ontology | None = None
-            if self._root is not None:
-                try:
-                    found = load_ontology_file(group_ontology_path(self._root, group_id))
-                except GroupNameError:
-                    found = None
-            if found is None:
-                found = self._workspace_locked()
-            self._groups[group_id] = found
-            return found
-
-    def hash_for(self, group_id: str) -> str:
-        """The content hash of the group's ontology, ``"none"`` without one."""
-        onto = self.for_group(group_id)
-        return onto.hash if onto is not None else NO_ONTOLOGY_HASH
-
-
-# --- the workspace hash file and drift ------------------------------------------------------
+# --- the hash record (stored by projections.ontology_files) and drift ----------------------
 
 
 class OntologyHashFile(msgspec.Struct, kw_only=True):
@@ -498,9 +408,6 @@ class OntologyHashFile(msgspec.Struct, kw_only=True):
     mode: str | None = None
     entity_types: list[str] = []
     relation_types: list[str] = []
-
-
-_hash_decode = msgspec.json.Decoder(OntologyHashFile).decode
 
 
 def hash_record(onto: Ontology | None) -> OntologyHashFile:
@@ -513,35 +420,6 @@ def hash_record(onto: Ontology | None) -> OntologyHashFile:
         entity_types=onto.entity_type_names,
         relation_types=onto.relation_type_names,
     )
-
-
-def hash_file_path(root: Path) -> Path:
-    """``<root>/.lcg/ontology-hash.json``."""
-    return root / LCG_DIR / HASH_FILE
-
-
-def read_hash_file(root: Path) -> OntologyHashFile | None:
-    """The recorded hash file, ``None`` if absent; ``CorruptFileError`` if unreadable."""
-    path = hash_file_path(root)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise CorruptFileError(f"{path} is unreadable ({exc}); delete it to re-baseline") from exc
-    try:
-        return _hash_decode(data)
-    except msgspec.DecodeError as exc:
-        raise CorruptFileError(
-            f"{path} is corrupt ({exc}); delete it: the next ingest writes it again"
-        ) from exc
-
-
-def write_hash_file(root: Path, onto: Ontology | None) -> None:
-    """Record ``onto`` as the ontology of the graph (atomic replace); clears drift."""
-    path = hash_file_path(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, msgspec.json.encode(hash_record(onto)))
 
 
 def _describe(onto: Ontology) -> str:

@@ -48,10 +48,8 @@ from lcg.extract.ontology import (
     NO_ONTOLOGY_HASH,
     UNCLASSIFIED_ENTITY,
     Ontology,
-    OntologyLoader,
     hash_record,
     pascal_case,
-    write_hash_file,
 )
 from lcg.ingest import episodes
 from lcg.ingest._common import attributes_text, new_uuid, parse_timestamp
@@ -66,6 +64,7 @@ from lcg.ingest.resolution import (
     restates,
 )
 from lcg.projections import graph_reads
+from lcg.projections.ontology_files import OntologyLoader, write_hash_file
 from lcg.projections.workspace import Workspace
 
 __all__ = [

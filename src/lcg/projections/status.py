@@ -25,13 +25,13 @@ from lcg.errors import CorruptFileError
 from lcg.events.generation import effective_generation
 from lcg.events.layout import DEFAULT_GROUP, LEGACY_LCG_DIR, ONTOLOGY_FILE
 from lcg.events.sidecars import read_embedding_model
-from lcg.extract.ontology import (
+from lcg.extract.ontology import drift_summary
+from lcg.projections import graph_records as gr
+from lcg.projections.ontology_files import (
     OntologyLoader,
-    drift_summary,
     read_hash_file,
     workspace_ontology_path,
 )
-from lcg.projections import graph_records as gr
 from lcg.projections.workspace import Workspace
 
 __all__ = [

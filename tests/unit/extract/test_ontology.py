@@ -12,15 +12,17 @@ from lcg.errors import CorruptFileError
 from lcg.events.groups import encode_group
 from lcg.extract.ontology import (
     NO_ONTOLOGY_HASH,
-    OntologyLoader,
     drift_summary,
-    hash_file_path,
     hash_record,
     load_ontology_file,
     parse_ontology,
     pascal_case,
-    read_hash_file,
     screaming_snake,
+)
+from lcg.projections.ontology_files import (
+    OntologyLoader,
+    hash_file_path,
+    read_hash_file,
     write_hash_file,
 )
 
