@@ -7,11 +7,12 @@ precision. Every function here reads through the projection's read connection.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import msgspec
 
+from lcg import timestamps
 from lcg.events.model import EdgeRecord, EntityRecord
 from lcg.projections.graph import GraphProjection
 from lcg.projections.rows import GroupCounts
@@ -66,9 +67,7 @@ def _ts(value: Any) -> str | None:
     if value is None:
         return None
     if isinstance(value, datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)
-        return str(value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
+        return timestamps.to_text(value)
     return str(value)
 
 
@@ -294,7 +293,7 @@ def episode_time_bounds(graph: GraphProjection) -> tuple[str | None, str | None]
     if not rows or rows[0][0] is None:
         return None, None
     oldest, newest = rows[0]
-    return oldest.strftime("%Y-%m-%dT%H:%M:%SZ"), newest.strftime("%Y-%m-%d %H:%M:%S")
+    return timestamps.render_seconds_z(oldest), timestamps.render_seconds(newest)
 
 
 def query_cypher(
@@ -311,7 +310,7 @@ def _stringify(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%d %H:%M:%S")
+        return timestamps.render_seconds(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list | dict):
