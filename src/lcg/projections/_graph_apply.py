@@ -852,7 +852,8 @@ _HOP_NULLS: Final = (
 
 
 def _dt(value: str | None) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value).replace(tzinfo=None)
+    # Kuzu's TIMESTAMP is naive UTC.
+    return None if value is None else timestamps.parse(value).replace(tzinfo=None)
 
 
 def _create(
