@@ -20,6 +20,9 @@ backquoted, after ``.`` (a property), after ``:`` (a label or map key value), af
 complete value (``… RETURN e FOO x`` is a clause this guard does not know, so it is refused).
 ``;`` may only end the statement. CALL, LOAD, COPY, EXPORT, IMPORT, INSTALL, ATTACH, every
 write and every transaction statement are refused because they are not on the list.
+
+Before any of that, a query longer, with more tokens or nested deeper than Kuzu's parser
+survives (``MAX_QUERY_CHARS``, ``MAX_TOKENS``, ``MAX_DEPTH``) is refused.
 """
 
 from __future__ import annotations
@@ -268,35 +271,36 @@ def _ends_value(tok: Token, as_name: bool) -> bool:
     return tok.text in _VALUE_END_PUNCT
 
 
-def _check_size(query: str, tokens: list[Token] | None) -> None:
-    simplify = "split it into smaller queries or simplify it"
-    if tokens is None:
-        if len(query) > MAX_QUERY_CHARS:
-            raise _refuse(f"it is {len(query):,} characters long, over {MAX_QUERY_CHARS:,}; "
-                          f"{simplify}")  # fmt: skip
-        return
+_SIMPLIFY = "split it into smaller queries or simplify it"
+
+
+def _check_shape(tokens: list[Token]) -> None:
+    """Refuse more tokens or deeper brackets than Kuzu's parser survives."""
     if len(tokens) > MAX_TOKENS:
-        raise _refuse(f"it has {len(tokens):,} tokens, over {MAX_TOKENS:,}; {simplify}")
+        raise _refuse(f"it has {len(tokens):,} tokens, over {MAX_TOKENS:,}; {_SIMPLIFY}")
     depth = 0
     for tok in tokens:
         if tok.kind != "punct":
             continue
-        if tok.text in "([{":
+        if tok.text in ("(", "[", "{"):
             depth += 1
             if depth > MAX_DEPTH:
                 raise _refuse(
-                    f"brackets nest deeper than {MAX_DEPTH} (offset {tok.pos}); {simplify}"
+                    f"brackets nest deeper than {MAX_DEPTH} (offset {tok.pos}); {_SIMPLIFY}"
                 )
-        elif tok.text in ")]}":
+        elif tok.text in (")", "]", "}"):
             depth -= 1
 
 
 def check_read_only(query: str) -> None:
     """Raise ``ReadOnlyError`` unless ``query`` is a single read-only statement small
     enough for Kuzu's parser (``MAX_QUERY_CHARS``, ``MAX_TOKENS``, ``MAX_DEPTH``)."""
-    _check_size(query, None)
+    if len(query) > MAX_QUERY_CHARS:
+        raise _refuse(
+            f"it is {len(query):,} characters long, over {MAX_QUERY_CHARS:,}; {_SIMPLIFY}"
+        )
     tokens = tokenize(query)
-    _check_size(query, tokens)
+    _check_shape(tokens)
     if not tokens:
         raise _refuse(f"it holds no statement; {_REMEDY}")
     for k, tok in enumerate(tokens):
