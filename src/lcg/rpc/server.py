@@ -52,8 +52,8 @@ from lcg.rpc.registry import Registry
 __all__ = [
     "LINE_LIMIT",
     "App",
-    "Limits",
     "Dispatcher",
+    "Limits",
     "ProgressSink",
     "Server",
     "State",
