@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _service_fixtures import LCG, serve_env, short_tmp, stop_serve, wait_healthy  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from test_replica_support import (  # noqa: E402
+from replica_support import (  # noqa: E402
     GIT_ENV,
     make_repos,
     open_publisher,

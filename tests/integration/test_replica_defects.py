@@ -16,7 +16,7 @@ from lcg.projections.workspace import Workspace
 
 # Test helpers are imported as plain modules from their folders (as the other suites do).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_replica_support import open_publisher, replica, write_batch  # noqa: E402
+from replica_support import open_publisher, replica, write_batch  # noqa: E402
 
 G = "team"
 

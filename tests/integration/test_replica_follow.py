@@ -13,7 +13,7 @@ from lcg.projections.dump import dump_groups
 
 # Test helpers are imported as plain modules from their folders (as the other suites do).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_replica_support import (  # noqa: E402
+from replica_support import (  # noqa: E402
     GIT_ENV,
     git,
     make_repos,

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _service_fixtures import in_process_service  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_replica_support import (  # noqa: E402
+from replica_support import (  # noqa: E402
     GIT_ENV,
     git,
     make_repos,

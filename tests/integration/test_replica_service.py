@@ -24,9 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _service_fixtures import short_tmp  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_replica_support import (  # noqa: E402
+from replica_support import (  # noqa: E402
     GIT_ENV,
     HASH,
+    git,
     make_repos,
     open_publisher,
     publish,
@@ -122,8 +123,6 @@ def test_replica_service_follows_pulls_and_refuses_writes(tmp_path: Path) -> Non
             assert full["replica_of"] == str(repos.replica)
             assert full["wal_groups"][G]["hydration_status"] == "hydrated"
         # Nothing the replica wrote is tracked: the clone stays clean for the next pull.
-        from tests.integration.test_replica_support import git
-
         assert git(repos.replica, "status", "--porcelain") == ""
     finally:
         pub.close()
