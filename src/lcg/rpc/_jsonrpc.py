@@ -22,9 +22,7 @@ __all__ = [
     "Request",
     "SuccessResponse",
     "decode_line",
-    "encode_batch",
     "encode_error",
-    "encode_success",
     "failure",
     "parse_request",
     "success",
@@ -147,11 +145,6 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def encode_success(rid: Id, result: Any) -> bytes:
-    """A success response line, newline included."""
-    return _encoder.encode(SuccessResponse(id=rid, result=result)) + b"\n"
-
-
 def encode_error(rid: Id, error: WireError) -> bytes:
     """An error response line, newline included."""
     return _encoder.encode(_error_response(rid, error)) + b"\n"
@@ -160,11 +153,6 @@ def encode_error(rid: Id, error: WireError) -> bytes:
 def _error_response(rid: Id, error: WireError) -> ErrorResponse:
     data = msgspec.UNSET if error.data is None else error.data
     return ErrorResponse(id=rid, error=ErrorBody(code=error.code, message=error.message, data=data))
-
-
-def encode_batch(items: list[SuccessResponse | ErrorResponse]) -> bytes:
-    """A batch answer: one array line."""
-    return _encoder.encode(items) + b"\n"
 
 
 def success(rid: Id, result: Any) -> SuccessResponse:
