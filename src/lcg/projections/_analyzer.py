@@ -26,7 +26,7 @@ import re
 import threading
 import unicodedata
 from collections import Counter
-from typing import Final
+from typing import Final, cast
 
 import Stemmer
 
@@ -87,7 +87,39 @@ def _stemmer() -> Stemmer.Stemmer:
 
 def stem(tokens: list[str]) -> list[str]:
     """Step 5: the Snowball English stem of each token, in order."""
-    return _stemmer().stemWords(tokens) if tokens else []
+    return list(_stemmer().stemWords(tokens)) if tokens else []
+
+
+#: Word -> its term: the stem, or ``""`` for a word that is not indexed (a stopword or a
+#: token longer than ``MAX_TOKEN_CHARS``). Shared by all threads (dict reads and writes are
+#: atomic). Steps 4 and 5 become one ``map`` of ``dict.get`` in C, and the stemmer only sees
+#: words it has not seen; emptied at ``_TERM_CACHE_MAX`` words, so it stays bounded.
+_TERMS: dict[str, str] = {}
+_TERM_CACHE_MAX: Final = 500_000
+
+
+def _learn(new: list[str]) -> None:
+    """Put the terms of the words ``new`` into ``_TERMS``."""
+    if len(_TERMS) > _TERM_CACHE_MAX:
+        _TERMS.clear()
+    kept = [w for w in new if w not in STOPWORDS and len(w) <= MAX_TOKEN_CHARS]
+    _TERMS.update(dict.fromkeys(new, ""))
+    _TERMS.update(zip(kept, stem(kept), strict=True))
+
+
+def _terms(tokens: list[str]) -> list[str]:
+    """Steps 4-5 for each token: its term, or ``""`` when it is not indexed."""
+    found = list(map(_TERMS.get, tokens))
+    if None not in found:
+        return cast("list[str]", found)
+    _learn(list({t for t, f in zip(tokens, found, strict=True) if f is None}))
+    found = list(map(_TERMS.get, tokens))
+    if None not in found:
+        return cast("list[str]", found)
+    # Another thread emptied the cache meanwhile: compute these directly.
+    return [
+        "" if t in STOPWORDS or len(t) > MAX_TOKEN_CHARS else _stemmer().stemWord(t) for t in tokens
+    ]
 
 
 def words(text: str) -> list[str]:
@@ -102,27 +134,15 @@ def words(text: str) -> list[str]:
 
 def analyze(text: str) -> list[str]:
     """The terms of ``text`` in order, repeats kept (the analyzer described above)."""
-    stop = STOPWORDS
-    limit = MAX_TOKEN_CHARS
-    return stem([t for t in words(text) if t not in stop and len(t) <= limit])
+    return [t for t in _terms(words(text)) if t]
 
 
 def term_counts(text: str) -> dict[str, int]:
     """Each distinct term of ``text`` with its frequency (``analyze``, counted)."""
-    # Counted in C over surface words; stopwords and long tokens removed after (from a plain
-    # dict: Counter's __delitem__ is Python code); then each distinct word is stemmed once
-    # and words sharing a stem are summed.
-    counts = dict(Counter(words(text)))
-    for term in STOPWORDS.intersection(counts):
-        del counts[term]
-    for term in [t for t in counts if len(t) > MAX_TOKEN_CHARS]:
-        del counts[term]
-    surface = list(counts)
-    stems = stem(surface)
-    out: dict[str, int] = {}
-    for word, root in zip(surface, stems, strict=True):
-        out[root] = out.get(root, 0) + counts[word]
-    return out
+    # Every step in C: the words, their terms from the cache, the counting.
+    counts = Counter(_terms(words(text)))
+    counts.pop("", None)
+    return dict(counts)
 
 
 def query_terms(text: str) -> list[str]:

@@ -231,6 +231,10 @@ class Bm25Index:
         """The number of live documents."""
         return len(self._ids)
 
+    def uuids(self) -> list[str]:
+        """The live documents' uuids, in no particular order."""
+        return list(self._ids)
+
     def __contains__(self, uuid: object) -> bool:
         """Whether ``uuid`` is indexed."""
         return uuid in self._ids

@@ -10,8 +10,9 @@ Sources: an episode that is a chunk of a source file (its ``source`` part, see
 ``lcg.projections.ops``) also counts toward one document of the group's *source index*: a
 BM25 index whose documents are whole sources, each the sum of its chunks' terms. A change to a
 chunk updates its source's term counts at once and marks the source stale; stale sources are
-re-indexed together before the next source search or snapshot, so a file ingested one chunk
-per call costs one re-index per search or save, not one per chunk (ADR 0091).
+re-indexed together before the next source search (a snapshot saves them as stale), so
+ingesting costs no re-indexing at all, and a file ingested one chunk per call costs one
+re-index per search, not one per chunk (ADR 0091).
 
 Durability: ``save()`` writes each changed group to ``<root>/<encode_group(g)>.bm25`` (write
 ``.tmp``, fsync, ``os.replace``, fsync the directory), data and applied position together, so
@@ -83,6 +84,8 @@ class _GroupSnapshot(msgspec.Struct, kw_only=True):
     analyzer: str = ""
     #: The source index: one document per source file, keyed by the source (format 2).
     sources: IndexSnapshot | None = None
+    #: Sources whose document in ``sources`` is out of date (re-indexed on the next search).
+    stale_sources: list[str] = []
 
 
 class _Header(msgspec.Struct):
@@ -210,11 +213,10 @@ class _Group:
         if not self.stale:
             return False
         for source in sorted(self.stale):
-            counts = self.source_counts.get(source)
-            if counts is None or source not in self.members:
-                self.sources.delete(source)
+            if source in self.members:
+                self.sources.add(source, dict(self._counts_of(source)))
             else:
-                self.sources.add(source, dict(counts))
+                self.sources.delete(source)
         self.stale.clear()
         # Each re-index leaves a tombstone; the usual threshold bounds them.
         self.sources.maybe_compact()
@@ -222,7 +224,7 @@ class _Group:
 
     def snapshot(self, group_id: str) -> _GroupSnapshot:
         assert self.generation is not None and self.seq is not None
-        self.refresh_sources()
+        # Stale sources are saved as stale: re-indexing waits for the next source search.
         return _GroupSnapshot(
             format=_FORMAT,
             group_id=group_id,
@@ -233,6 +235,7 @@ class _Group:
             },
             analyzer=ANALYZER_VERSION,
             sources=self.sources.snapshot(),
+            stale_sources=sorted(self.stale),
         )
 
     @classmethod
@@ -255,8 +258,10 @@ class _Group:
         if snap.sources is None:
             raise ValueError("the source index is missing")
         group.sources = Bm25Index.from_snapshot(snap.sources)
-        if len(group.sources) != len(group.members) or any(
-            s not in group.sources for s in group.members
+        group.stale = set(snap.stale_sources)
+        # Outside the stale ones, the index holds exactly the sources that have chunks.
+        if any(s not in group.sources for s in group.members if s not in group.stale) or any(
+            s not in group.members for s in group.sources.uuids() if s not in group.stale
         ):
             raise ValueError("the sources of the episodes and the source index disagree")
         group.dirty = False
@@ -265,6 +270,11 @@ class _Group:
 
 def _add_counts(total: dict[str, int], counts: dict[str, int], sign: int) -> None:
     """``total += sign * counts``, dropping terms that reach zero."""
+    if sign > 0:  # the ingest path: nothing can reach zero
+        get = total.get
+        for term, n in counts.items():
+            total[term] = get(term, 0) + n
+        return
     for term, n in counts.items():
         left = total.get(term, 0) + sign * n
         if left:
@@ -431,7 +441,6 @@ class TextProjection:
             group = self._groups.get(group_id)
             if group is None:
                 return
-            group.refresh_sources()
             for index in (*group.indexes.values(), group.sources):
                 if index.maybe_compact():
                     group.dirty = True

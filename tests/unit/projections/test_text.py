@@ -439,7 +439,16 @@ def test_source_index_follows_chunk_edits_and_deletes(root: Path) -> None:
     final["y#1"] = ("beta beta beta", "sy")
     ref = _source_reference(final)
     assert again.search_sources(["g"], "beta", 10) == ref.search_sources(["g"], "beta", 10)
+    # Saved with stale sources (no search since the change): re-indexed after the reopen.
+    again.apply("g", "gen", seq + 2, [chunk("x#2", "beta theta", "sx")])
+    final["x#2"] = ("beta theta", "sx")
     again.close()
+    third = TextProjection(root)
+    assert third._groups["g"].stale == {"sx"}
+    ref = _source_reference(final)
+    for q in ["beta", "theta", "alpha gamma"]:
+        assert third.search_sources(["g"], q, 10) == ref.search_sources(["g"], q, 10), q
+    third.close()
 
 
 def test_snapshot_of_another_analyzer_is_discarded_for_replay(root: Path) -> None:
