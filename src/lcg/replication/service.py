@@ -182,6 +182,8 @@ class GitPuller:
         self.on_error = on_error or _print_pull_error
         self._stop = threading.Event()
         self._last_error: str | None = None
+        #: How many pulls ran (failed ones included).
+        self.pulls = 0
         self._thread = threading.Thread(target=self._run, name="lcg-pull", daemon=True)
 
     def start(self) -> None:
@@ -205,6 +207,7 @@ class GitPuller:
             if error and error != self._last_error:
                 self.on_error(error)
             self._last_error = error
+            self.pulls += 1
 
 
 def _print_pull_error(error: str) -> None:
