@@ -24,6 +24,7 @@ from lcg.events.generation import (
     stream_generation,
 )
 from lcg.events.groups import decode_group, encode_group, list_groups
+from lcg.events.linecheck import CheckedLine, LineCheck
 from lcg.events.marks import MarkInfo, create_mark, delete_mark, list_marks
 from lcg.events.model import (
     CURRENT_VERSIONS,
@@ -55,11 +56,13 @@ from lcg.events.model import (
 from lcg.events.position import Position
 from lcg.events.reader import ReadReport, StreamReader
 from lcg.events.store import WalStore
+from lcg.events.tail import TailDefect, VerifiedTail
 from lcg.events.writer import FsyncPolicy, StreamWriter, utc_now
 
 __all__ = [
     "CURRENT_VERSIONS",
     "Bounds",
+    "CheckedLine",
     "CorrectionsApplied",
     "CrossGroupEdgeAdded",
     "Decoded",
@@ -79,6 +82,7 @@ __all__ = [
     "Event",
     "FsyncPolicy",
     "GroupPurged",
+    "LineCheck",
     "MarkInfo",
     "MergeOutcome",
     "MergedAlias",
@@ -92,6 +96,8 @@ __all__ = [
     "StreamGeneration",
     "StreamReader",
     "StreamWriter",
+    "TailDefect",
+    "VerifiedTail",
     "WalStore",
     "create_mark",
     "decode_group",
