@@ -127,3 +127,17 @@ def test_demo_names_the_missing_corpus(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert f"{tmp_path / 'nothing'} holds no corpus_prose.jsonl" in done.stderr
     assert not (tmp_path / "ws").exists()  # nothing was started or created
+
+
+def test_demo_refuses_a_limit_of_zero(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sf.python(), "-m", "lcg.cli.demo", "--workspace", str(tmp_path / "ws"), "--limit", "0"],
+        capture_output=True,
+        text=True,
+        env=sf.serve_env(),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2  # a usage error, not "no limit"
+    assert "--limit: 0 is not a positive number of articles" in done.stderr
+    assert not (tmp_path / "ws").exists()

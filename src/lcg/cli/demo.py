@@ -310,6 +310,17 @@ def run(workspace: Path, data: str | None, limit: int | None, silent: bool) -> i
     return 0
 
 
+def _positive(text: str) -> int:
+    """An argparse type: an integer >= 1 (0 would read as "no limit")."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive number of articles")
+    return value
+
+
 def _run_args(args: argparse.Namespace) -> int:
     ws = Path(args.workspace_dir or getattr(args, "workspace", None) or "demo-workspace")
     return run(ws.resolve(), args.data, args.limit, args.silent)
@@ -325,7 +336,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--workspace", dest="workspace_dir", help="demo workspace directory")
     p.add_argument("--data", help="folder holding corpus_prose.jsonl")
-    p.add_argument("--limit", type=int, help="ingest only the first N articles")
+    p.add_argument("--limit", type=_positive, metavar="N", help="ingest only the first N articles")
     p.add_argument("-s", "--silent", action="store_true", help="no progress bar")
     p.set_defaults(func=_run_args)
 
@@ -337,7 +348,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--workspace", dest="workspace_dir", default="demo-workspace")
     parser.add_argument("--data")
-    parser.add_argument("--limit", type=int)
+    parser.add_argument(
+        "--limit", type=_positive, metavar="N", help="ingest only the first N articles"
+    )
     parser.add_argument("-s", "--silent", action="store_true")
     args = parser.parse_args(argv)
     try:
