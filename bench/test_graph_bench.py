@@ -9,10 +9,9 @@ that addresses existing relationships is exercised too.
 ``test_graph_live_latency_and_replay_rate`` runs the same generator over 50,000 episodes
 (100k events): batch replay at the start (empty graph) and at the end (the rest loaded with
 ``load_group``), single-event ``apply`` latency per event type on the full graph, and the
-cost of finding a relationship by scanning against addressing it through its endpoints
-(the locator's form). It prints the numbers recorded before the locator next to them.
-Measured on the loaded 2-core machine (load ≈ 2–4): start 1,227 ev/s, end 936 ev/s,
-single-event p50 1.5–1.7 ms (p99 8–19 ms), endpoints 1.1 ms vs scan 62 ms.
+cost of finding an edge by scanning for its uuid against its ``RelatesToNode_`` primary key.
+It prints the numbers recorded with schema version 1 (before ADR 0086) next to them; the
+before/after tables and a same-window A/B are in docs/benchmarks.md ("Graph schema").
 """
 
 from __future__ import annotations
