@@ -21,8 +21,9 @@ complete value (``… RETURN e FOO x`` is a clause this guard does not know, so 
 ``;`` may only end the statement. CALL, LOAD, COPY, EXPORT, IMPORT, INSTALL, ATTACH, every
 write and every transaction statement are refused because they are not on the list.
 
-Before any of that, a query longer, with more tokens or nested deeper than Kuzu's parser
-survives (``MAX_QUERY_CHARS``, ``MAX_TOKENS``, ``MAX_DEPTH``) is refused.
+Before any of that, a query longer, with more tokens or operators, or nested deeper than
+Kuzu's parser survives (``MAX_QUERY_CHARS``, ``MAX_TOKENS``, ``MAX_OPERATORS``,
+``MAX_DEPTH``) is refused.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from lcg.errors import ReadOnlyError
 __all__ = [
     "KUZU_KEYWORDS",
     "MAX_DEPTH",
+    "MAX_OPERATORS",
     "MAX_QUERY_CHARS",
     "MAX_TOKENS",
     "READ_CLAUSES",
@@ -45,14 +47,18 @@ __all__ = [
     "tokenize",
 ]
 
-# Kuzu 0.11.3's parser and binder recurse without a bound and are superlinear: measured,
-# 5,000 nested parentheses or `RETURN 1+1+…` with 10,000 terms crash the process (SIGSEGV),
-# 400 nested lists take a minute to parse, 7,000 terms 16 s. Kuzu's query timeout does not
-# cover parsing. So the guard bounds what reaches the parser (ADR 0070).
+# Kuzu 0.11.3's parser and binder recurse without a bound and are superlinear in nesting and
+# operator chains: measured, 5,000 nested parentheses or `RETURN 1+1+…` with 10,000 terms
+# crash the process (SIGSEGV), 400 nested lists take a minute to parse, 7,000 terms 16 s,
+# 5,000 ORs 20 s; flat lists stay linear (9,000 quoted uuids: 1 s). Kuzu's query timeout does
+# not cover parsing. So the guard bounds what reaches the parser (ADR 0070).
 #: Longest query accepted (characters).
-MAX_QUERY_CHARS = 100_000
-#: Most tokens (comments and whitespace not counted).
-MAX_TOKENS = 2_000
+MAX_QUERY_CHARS = 1_000_000
+#: Most tokens (comments and whitespace not counted): an ``IN`` list of ~9,000 literals.
+MAX_TOKENS = 20_000
+#: Most operators (arithmetic, comparison, AND/OR/XOR/NOT/IN/IS/STARTS/ENDS/CONTAINS, and
+#: the dashes and arrowheads of patterns): each can deepen the expression tree by one.
+MAX_OPERATORS = 1_000
 #: Deepest nesting of ``()``, ``[]`` and ``{}`` together.
 MAX_DEPTH = 32
 
@@ -274,10 +280,25 @@ def _ends_value(tok: Token, as_name: bool) -> bool:
 _SIMPLIFY = "split it into smaller queries or simplify it"
 
 
+_OPERATOR_PUNCT = frozenset(
+    {"+", "-", "*", "/", "%", "^", "=", "<>", "!=", "<", "<=", ">", ">=", "=~", "|", "&",
+     "<<", ">>", "->", "<-"}
+)  # fmt: skip
+_OPERATOR_WORDS = frozenset({"AND", "OR", "XOR", "NOT", "IN", "IS", "STARTS", "ENDS", "CONTAINS"})
+
+
 def _check_shape(tokens: list[Token]) -> None:
-    """Refuse more tokens or deeper brackets than Kuzu's parser survives."""
+    """Refuse more tokens, operators or deeper brackets than Kuzu's parser survives."""
     if len(tokens) > MAX_TOKENS:
         raise _refuse(f"it has {len(tokens):,} tokens, over {MAX_TOKENS:,}; {_SIMPLIFY}")
+    operators = sum(
+        1
+        for t in tokens
+        if (t.kind == "punct" and t.text in _OPERATOR_PUNCT)
+        or (t.kind == "word" and t.text.upper() in _OPERATOR_WORDS)
+    )
+    if operators > MAX_OPERATORS:
+        raise _refuse(f"it has {operators:,} operators, over {MAX_OPERATORS:,}; {_SIMPLIFY}")
     depth = 0
     for tok in tokens:
         if tok.kind != "punct":
@@ -294,7 +315,8 @@ def _check_shape(tokens: list[Token]) -> None:
 
 def check_read_only(query: str) -> None:
     """Raise ``ReadOnlyError`` unless ``query`` is a single read-only statement small
-    enough for Kuzu's parser (``MAX_QUERY_CHARS``, ``MAX_TOKENS``, ``MAX_DEPTH``)."""
+    enough for Kuzu's parser (``MAX_QUERY_CHARS``, ``MAX_TOKENS``, ``MAX_OPERATORS``,
+    ``MAX_DEPTH``)."""
     if len(query) > MAX_QUERY_CHARS:
         raise _refuse(
             f"it is {len(query):,} characters long, over {MAX_QUERY_CHARS:,}; {_SIMPLIFY}"

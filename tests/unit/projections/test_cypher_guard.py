@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lcg.errors import ReadOnlyError
-from lcg.projections.cypher import MAX_DEPTH, MAX_TOKENS, check_read_only, tokenize
+from lcg.projections.cypher import MAX_DEPTH, MAX_OPERATORS, check_read_only, tokenize
 
 # ---- the reproductions ----------------------------------------------------------
 
@@ -161,7 +161,9 @@ TOO_BIG = {
     "5,000 nested parentheses": "RETURN " + "(" * 5000 + "1" + ")" * 5000,
     "400 nested lists": "RETURN " + "[" * 400 + "1" + "]" * 400,
     "10,000 terms": "RETURN 1" + "+1" * 10_000,
-    "200,000 characters": "RETURN '" + "a" * 200_000 + "'",
+    "5,000 ORs": "UNWIND [1] AS x RETURN " + " OR ".join(f"x = {i}" for i in range(5000)),
+    "2,000,000 characters": "RETURN '" + "a" * 2_000_000 + "'",
+    "30,000 tokens": "RETURN [" + ",".join(["1"] * 15_000) + "]",
 }
 
 
@@ -173,7 +175,12 @@ def test_queries_kuzu_cannot_parse_safely_are_refused(query: str) -> None:
 
 def test_the_size_bounds_are_inclusive() -> None:
     check_read_only("RETURN " + "(" * MAX_DEPTH + "1" + ")" * MAX_DEPTH)
-    check_read_only("RETURN 1" + "+1" * ((MAX_TOKENS - 2) // 2))
+    check_read_only("RETURN 1" + "+1" * MAX_OPERATORS)
+    with pytest.raises(ReadOnlyError, match="operators"):
+        check_read_only("RETURN 1" + "+1" * (MAX_OPERATORS + 1))
+    # A long IN list (literal uuids) is fine: flat lists parse in linear time.
+    uuids = ",".join(f"'{i:036d}'" for i in range(9000))
+    check_read_only(f"MATCH (e:Entity) WHERE e.uuid IN [{uuids}] RETURN e.name")
     with pytest.raises(ReadOnlyError):
         check_read_only("RETURN " + "(" * (MAX_DEPTH + 1) + "1" + ")" * (MAX_DEPTH + 1))
 
