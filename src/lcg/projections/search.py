@@ -35,7 +35,7 @@ from typing import Final, Literal
 import msgspec
 import numpy as np
 
-from lcg.projections._when import parse_time, resolve_windows, time_prior
+from lcg.projections._when import Window, parse_time, resolve_windows, time_prior
 from lcg.projections.embedding import TextEmbedder
 from lcg.projections.graph import GraphProjection
 from lcg.projections.graph_reads import edges_by_uuids, entities_by_uuids, episodes_by_uuids
@@ -313,8 +313,12 @@ class Searcher:
             for uuid, g in group_of.items():
                 if uuid not in cosines:
                     cosines[uuid] = self._cosine_of(uuid, qvec, [g])
+        windows: list[Window] = []
+        if w.time:
+            now = bounds.now if bounds.now is not None else datetime.now(tz=_UTC)
+            windows = resolve_windows(query, now)
         times: dict[str, str] = {}
-        if bounds.active or w.time:
+        if bounds.active or windows:
             for g, uuids in by_group.items():
                 times.update(self.text.times_of(g, uuids))
         candidates = [u for u in group_of if bounds.admits(times.get(u))]
@@ -335,10 +339,6 @@ class Searcher:
             src_key = source_of.get(u)
             if src_key is not None and u in cosines:
                 source_cos[src_key] = max(source_cos.get(src_key, -1.0), cosines[u])
-        windows = []
-        if w.time and times:
-            now = bounds.now if bounds.now is not None else datetime.now(tz=_UTC)
-            windows = resolve_windows(query, now)
         scored: list[tuple[float, str]] = []
         for u in candidates:
             cb = chunk_bm25.get(u, 0.0) / top_bm25
