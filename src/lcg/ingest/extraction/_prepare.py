@@ -1,0 +1,254 @@
+"""Phase A of an extraction, with no lock held: read the episode, then prepare the batch the
+extractor returned (types normalised, self-loops set aside, names said twice folded into one
+entity, unknown edge endpoints salvaged onto batch entities by name embedding)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from lcg import timestamps
+from lcg.extract.extractor import (
+    ExtractedEdge,
+    ExtractionOutput,
+    SourceType,
+    relation_type_for,
+)
+from lcg.extract.ontology import UNCLASSIFIED_ENTITY, Ontology, pascal_case
+from lcg.ingest.resolution import (
+    SALVAGE_THRESHOLD,
+    cap_summary,
+    fuzzy_score,
+    merge_summary,
+    name_key,
+)
+from lcg.projections.workspace import Workspace
+
+__all__ = [
+    "BatchEdge",
+    "BatchEntity",
+    "Episode",
+    "Prepared",
+    "load_episode",
+    "prepare",
+    "source_type",
+]
+
+_SOURCE_TYPES: dict[str, SourceType] = {"text": "Text", "json": "Json", "message": "Message"}
+
+
+class Episode(msgspec.Struct, kw_only=True):
+    """A stored episode as extraction reads it."""
+
+    uuid: str
+    group_id: str
+    name: str
+    source: str
+    source_description: str = ""
+    content: str
+    reference_time: str
+    extracted: bool
+
+
+class BatchEntity(msgspec.Struct, kw_only=True):
+    """One entity of the batch (names said twice in the episode folded into one)."""
+
+    name: str
+    key: str
+    entity_type: str
+    original_type: str | None
+    summary: str
+
+
+class BatchEdge(msgspec.Struct, kw_only=True):
+    """One extracted edge with its endpoints placed in the batch where they could be."""
+
+    edge: ExtractedEdge
+    source_name: str
+    target_name: str
+    #: Index into the batch entities, or ``None`` when the name must be looked up in the group.
+    source_idx: int | None
+    target_idx: int | None
+    relation_type: str
+    original_type: str | None
+
+
+def _ts_text(value: Any) -> str:
+    if value is None:
+        return ""
+    return timestamps.to_text(value) if isinstance(value, datetime) else str(value)
+
+
+def source_type(ep: Episode) -> SourceType:
+    """The prompt variant: the episode's source, except that a ``process_chunk`` chunk of a
+    ``.json`` file (source "text", description ``<file>.json:<chunk_id>``) is JSON (§3.2)."""
+    suffix = f":{ep.name}"
+    desc = ep.source_description
+    if (
+        ep.source == "text"
+        and ep.name
+        and desc.endswith(suffix)
+        and desc[: -len(suffix)].lower().endswith(".json")
+    ):
+        return "Json"
+    return _SOURCE_TYPES.get(ep.source, "Text")
+
+
+def load_episode(ws: Workspace, uuid: str) -> Episode | None:
+    """The stored episode ``uuid``, or ``None`` (caller holds ``ws.reading()``)."""
+    rows = ws.graph.query(
+        "MATCH (p:Episodic) WHERE p.uuid = $u RETURN p.group_id, p.name, p.source, p.content, "
+        "p.valid_at, p.created_at, p.extracted, p.source_description",
+        {"u": uuid},
+    )
+    if not rows:
+        return None
+    g, name, source, content, valid_at, created_at, extracted, description = rows[0]
+    return Episode(
+        uuid=uuid,
+        group_id=g,
+        name=name or "",
+        source=source or "text",
+        source_description=description or "",
+        content=content or "",
+        reference_time=_ts_text(valid_at) or _ts_text(created_at),
+        extracted=bool(extracted),
+    )
+
+
+# ---- the batch ----------------------------------------------------------------------------
+
+
+class Prepared(msgspec.Struct, kw_only=True):
+    """One extraction made ready for resolution: batch entities (duplicates folded), edges
+    with their batch endpoints, self-loops, and the name vectors."""
+
+    entities: list[BatchEntity]
+    edges: list[BatchEdge]
+    self_loops: list[ExtractedEdge]
+    vectors: dict[str, Any]
+    nodes_extracted: int
+    entities_reclassified: int
+
+
+def _entity_type(raw: str, ontology: Ontology | None) -> tuple[str, str | None]:
+    if ontology is not None:
+        return ontology.normalize_entity_type(raw)
+    value = pascal_case(raw or "")
+    return ("", None) if value in ("", "Entity") else (value, None)
+
+
+def _relation_type(edge: ExtractedEdge, ontology: Ontology | None) -> tuple[str, str | None]:
+    base = relation_type_for(edge.relation_type, edge.fact)
+    if ontology is None:
+        return base, None
+    value, original = ontology.normalize_relation_type(base)
+    if not value:
+        return base, None
+    return value, (edge.relation_type or base) if original is not None else None
+
+
+def _batch_index(batch: list[BatchEntity], name: str) -> int | None:
+    key = name_key(name)
+    for i, b in enumerate(batch):
+        if b.key == key:
+            return i
+    best: tuple[float, int] | None = None
+    for i, b in enumerate(batch):
+        score = fuzzy_score(name, b.name)
+        if score is not None and (best is None or score > best[0]):
+            best = (score, i)
+    return None if best is None else best[1]
+
+
+def prepare(ws: Workspace, output: ExtractionOutput, ontology: Ontology | None) -> Prepared:
+    """The batch of one extraction, ready to resolve against the group (no lock needed)."""
+    batch: list[BatchEntity] = []
+    reclassified = 0
+    nodes = 0
+    for ent in output.entities:
+        if not name_key(ent.name):
+            continue
+        nodes += 1
+        etype, original = _entity_type(ent.entity_type, ontology)
+        idx = _batch_index(batch, ent.name)
+        if idx is None:
+            if etype == UNCLASSIFIED_ENTITY and original is not None:
+                reclassified += 1
+            batch.append(
+                BatchEntity(
+                    name=ent.name.strip(),
+                    key=name_key(ent.name),
+                    entity_type=etype,
+                    original_type=original,
+                    summary=cap_summary(ent.summary),
+                )
+            )
+            continue
+        # The same thing named twice in one episode: one entity, summaries combined.
+        same = batch[idx]
+        same.summary = merge_summary(same.summary, ent.summary)
+        if not same.entity_type and etype:
+            same.entity_type, same.original_type = etype, original
+    names = [b.name for b in batch]
+    unknown: list[str] = []
+    for edge in output.edges:
+        for n in (edge.source_name, edge.target_name):
+            if _batch_index(batch, n) is None and n not in unknown:
+                unknown.append(n)
+    vectors = ws.text_embedder.vectors(list(dict.fromkeys(names + unknown))) if names else {}
+    prepared_edges: list[BatchEdge] = []
+    loops: list[ExtractedEdge] = []
+    for edge in output.edges:
+        if name_key(edge.source_name) == name_key(edge.target_name):
+            loops.append(edge)
+            continue
+        ends: list[tuple[str, int | None]] = []
+        for n in (edge.source_name, edge.target_name):
+            idx = _batch_index(batch, n)
+            if idx is None:
+                idx = _salvage(n, batch, vectors)
+            ends.append((batch[idx].name if idx is not None else n, idx))
+        (src, si), (tgt, ti) = ends
+        if si is not None and si == ti:
+            loops.append(edge)
+            continue
+        rtype, original = _relation_type(edge, ontology)
+        prepared_edges.append(
+            BatchEdge(
+                edge=edge,
+                source_name=src if si is not None else edge.source_name,
+                target_name=tgt if ti is not None else edge.target_name,
+                source_idx=si,
+                target_idx=ti,
+                relation_type=rtype,
+                original_type=original,
+            )
+        )
+    return Prepared(
+        entities=batch,
+        edges=prepared_edges,
+        self_loops=loops,
+        vectors=vectors,
+        nodes_extracted=nodes,
+        entities_reclassified=reclassified,
+    )
+
+
+def _salvage(name: str, batch: list[BatchEntity], vectors: dict[str, Any]) -> int | None:
+    """The batch entity an unknown endpoint name is rewritten to (best cosine ≥ 0.85)."""
+    vec = vectors.get(name)
+    if vec is None:
+        return None
+    best: tuple[float, int] | None = None
+    for i, b in enumerate(batch):
+        other = vectors.get(b.name)
+        if other is None:
+            continue
+        cos = float(np.dot(vec, other))
+        if cos >= SALVAGE_THRESHOLD and (best is None or cos > best[0]):
+            best = (cos, i)
+    return None if best is None else best[1]
