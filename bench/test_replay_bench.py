@@ -14,19 +14,16 @@ from __future__ import annotations
 import os
 import resource
 import shutil
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from synth_stream import write_stream
 
 from lcg.config import Config
 from lcg.extract.embedders import HashEmbedder, LocalEmbedder
 from lcg.projections.projector import ReplayProgress
 from lcg.projections.workspace import Workspace
-
-sys.path.insert(0, str(Path(__file__).parent))
-from synth_stream import write_stream  # noqa: E402
 
 GROUP = "synthetic"
 

@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import os
 import random
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-import _service_fixtures as sf  # noqa: E402
-from lcg.rpc.client import Client  # noqa: E402
+import _service_fixtures as sf
+from lcg.rpc.client import Client
 
 pytestmark = pytest.mark.bench
 

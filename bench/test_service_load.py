@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import random
 import statistics
-import sys
 import threading
 import time
 from collections import defaultdict
@@ -21,9 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-import _service_fixtures as sf  # noqa: E402
-from lcg.rpc.client import Client  # noqa: E402
+import _service_fixtures as sf
+from lcg.rpc.client import Client
 
 CLIENTS = 32
 GROUPS = ["liminis", "bench-a", "bench-b", "bench-c"]

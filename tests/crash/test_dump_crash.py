@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from tests._service_fixtures import LCG, run_lcg, serve_env
 
+from _service_fixtures import LCG, run_lcg, serve_env
 from lcg.config import Config
 from lcg.events.model import EntityAsserted, EntityRecord, Event
 from lcg.events.store import WalStore

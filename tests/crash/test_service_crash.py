@@ -10,13 +10,11 @@ every acknowledged entity and episode is read back by uuid, and ``lcg wal verify
 from __future__ import annotations
 
 import signal
-import sys
 import threading
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
-from lcg.rpc.client import Client  # noqa: E402
+import _service_fixtures as sf
+from lcg.rpc.client import Client
 
 THREADS = 4
 KILL_AFTER_ACKS = 14

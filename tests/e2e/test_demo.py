@@ -13,14 +13,12 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
-from lcg.cli.demo import service_pid  # noqa: E402
-from lcg.rpc.client import Client  # noqa: E402
+import _service_fixtures as sf
+from lcg.cli.demo import service_pid
+from lcg.rpc.client import Client
 
 
 def _gone(pid: int) -> bool:

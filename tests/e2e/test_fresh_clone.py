@@ -19,9 +19,8 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
-from lcg.rpc.client import Client  # noqa: E402
+import _service_fixtures as sf
+from lcg.rpc.client import Client
 
 pytestmark = pytest.mark.slow
 

@@ -9,12 +9,10 @@ import json
 import os
 import socket
 import stat
-import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
+import _service_fixtures as sf
 
 
 class Lines:

@@ -15,17 +15,12 @@ from typing import Any
 
 import pytest
 
+from _service_fixtures import LCG, serve_env, short_tmp, stop_serve, wait_healthy
 from lcg.cli import main as cli_main
 from lcg.projections.dump import dump_groups
 from lcg.replication import publish_group
 from lcg.rpc.client import Client
-
-# Test helpers are imported as plain modules from their folders (as the other suites do).
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _service_fixtures import LCG, serve_env, short_tmp, stop_serve, wait_healthy  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from replica_support import (  # noqa: E402
+from replica_support import (
     GIT_ENV,
     make_repos,
     open_publisher,

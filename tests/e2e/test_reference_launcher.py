@@ -19,9 +19,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
-from lcg.rpc.mcp_server import default_registry  # noqa: E402
+import _service_fixtures as sf
+from lcg.rpc.mcp_server import default_registry
 
 LAUNCHER = Path(sys.executable).with_name("liminis-context-graph")
 

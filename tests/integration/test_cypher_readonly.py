@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -23,9 +22,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
-from lcg.errors import ProjectionError  # noqa: E402
+import _service_fixtures as sf
+from lcg.errors import ProjectionError
 
 COUNT = "MATCH (e:Entity) RETURN count(e)"
 SECRET = "root:$6$not-a-real-hash:19000:0:99999:7:::"

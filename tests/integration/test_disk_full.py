@@ -20,18 +20,16 @@ from __future__ import annotations
 
 import json
 import signal
-import sys
 import threading
 import time
 import uuid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
-from _tmpfs import fill, small_disk  # noqa: E402
-from lcg.events.model import EpisodeAdded  # noqa: E402
-from lcg.events.writer import StreamWriter  # noqa: E402
-from lcg.rpc.client import Client  # noqa: E402
+import _service_fixtures as sf
+from _tmpfs import fill, small_disk
+from lcg.events.model import EpisodeAdded
+from lcg.events.writer import StreamWriter
+from lcg.rpc.client import Client
 
 WRITERS = 4
 GROUPS = ("liminis", "df-g2")

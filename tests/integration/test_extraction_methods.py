@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,19 +16,18 @@ from typing import Any
 
 import pytest
 
+import _service_fixtures as sf
 from lcg.config import Config
 from lcg.errors import ConfigError
 from lcg.extract.extractor import ExtractedEdge, ExtractedEntity, ExtractionOutput
 from lcg.extract.scripted import ScriptedExtractor
 from lcg.ingest import curation, episodes
+from lcg.ingest.curation import corrections
 from lcg.ingest.extraction import ExtractionService
 from lcg.projections.ontology_files import OntologyLoader
 from lcg.rpc.app import ServiceApp
 from lcg.rpc.methods_extract import extraction_methods
 from lcg.rpc.server import Server, serve
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
 
 G = "liminis"
 ONTOLOGY = """\
@@ -359,7 +357,7 @@ def test_stamp_applied_handles_block_and_flow_entries(tmp_path: Path) -> None:
         "- id: c\n"
         "  type: retract\n"
     )
-    curation._stamp_applied(path, ["a", "b"], "2025-01-01T00:00:00Z")
+    corrections._stamp_applied(path, ["a", "b"], "2025-01-01T00:00:00Z")
     import yaml
 
     entries = yaml.safe_load(path.read_text())["corrections"]
@@ -370,7 +368,7 @@ def test_stamp_applied_handles_block_and_flow_entries(tmp_path: Path) -> None:
     ]
     assert "# flow" in path.read_text()
     with pytest.raises(ValueError, match="not found"):
-        curation._stamp_applied(path, ["zzz"], "2025-01-01T00:00:00Z")
+        corrections._stamp_applied(path, ["zzz"], "2025-01-01T00:00:00Z")
 
 
 def test_canonicalize_embedding_fallback_and_backfill_of_untyped_edges(tmp_path: Path) -> None:

@@ -21,9 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _tmpfs import small_disk  # noqa: E402
-from lcg.projections.graph import GraphProjection  # noqa: E402
+from _tmpfs import small_disk
+from lcg.projections.graph import GraphProjection
 
 CHILD = r"""
 import json, sys

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests._service_fixtures import run_lcg, spawn_serve, stop_serve, temp_workspace, wait_healthy
 
+from _service_fixtures import run_lcg, spawn_serve, stop_serve, temp_workspace, wait_healthy
 from lcg.events.segments import list_segments
 from lcg.rpc.client import Client
 from lcg.rpc.errors import DEGRADED, RemoteError, TransportError

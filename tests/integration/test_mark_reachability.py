@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
+import _service_fixtures as sf
 import lcg.cli.main as cli_main
 from lcg.events.generation import effective_generation
 from lcg.events.groups import encode_group
 from lcg.events.layout import GENERATION_FILE
 from lcg.events.marks import create_mark
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
 
 GROUP = "marks-agree"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import json
 import os
 import shutil
@@ -14,7 +13,6 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -22,9 +20,10 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
+import rpc_testapp as T
 from lcg.rpc.client import Client
 
-ENTRY = Path(__file__).with_name("rpc_testapp.py")
+ENTRY = Path(T.__file__)
 
 READ = [
     "knowledge_status",
@@ -39,14 +38,7 @@ CYPHER = ["knowledge_query_cypher"]
 
 
 def _order(names: list[str]) -> list[str]:
-    spec = importlib.util.spec_from_file_location("lcg_rpc_testapp", ENTRY)
-    assert spec is not None
-    module: ModuleType = sys.modules.get("lcg_rpc_testapp") or importlib.util.module_from_spec(spec)
-    if "lcg_rpc_testapp" not in sys.modules:
-        sys.modules["lcg_rpc_testapp"] = module
-        assert spec.loader is not None
-        spec.loader.exec_module(module)
-    order = module.TestApp().registry.names()
+    order = T.TestApp().registry.names()
     return sorted(names, key=order.index)
 
 

@@ -8,11 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import anyio
@@ -21,24 +17,9 @@ from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 from mcp.shared.memory import create_client_server_memory_streams
 
+import rpc_testapp as T
 from lcg.rpc.mcp_server import StandaloneBackend, build_mcp_server, parse_scopes
 from lcg.rpc.server import Dispatcher
-
-
-def _testapp() -> ModuleType:
-    name = "lcg_rpc_testapp"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, Path(__file__).with_name("rpc_testapp.py")
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-T = _testapp()
 
 READ = [
     "knowledge_status",

@@ -11,7 +11,6 @@ from __future__ import annotations
 import fcntl
 import os
 import stat
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,8 +18,7 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
+import _service_fixtures as sf
 
 
 class Svc:

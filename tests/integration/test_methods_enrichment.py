@@ -9,22 +9,19 @@ the real app with the extraction methods; chunks go in lite, then
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
-from lcg.extract.extractor import ExtractedEdge, ExtractedEntity, ExtractionOutput  # noqa: E402
-from lcg.extract.scripted import ScriptedExtractor  # noqa: E402
-from lcg.ingest.extraction import ExtractionService  # noqa: E402
-from lcg.projections.ontology_files import OntologyLoader  # noqa: E402
-from lcg.rpc.app import ServiceApp  # noqa: E402
-from lcg.rpc.methods_extract import extraction_methods  # noqa: E402
+import _service_fixtures as sf
+from lcg.extract.extractor import ExtractedEdge, ExtractedEntity, ExtractionOutput
+from lcg.extract.scripted import ScriptedExtractor
+from lcg.ingest.extraction import ExtractionService
+from lcg.projections.ontology_files import OntologyLoader
+from lcg.rpc.app import ServiceApp
+from lcg.rpc.methods_extract import extraction_methods
 
 T1 = "Neil Armstrong commanded Apollo 11 for NASA."
 T2 = "NASA built the Saturn V."

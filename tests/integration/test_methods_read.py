@@ -9,16 +9,13 @@ nine read tools (§2.1: preserve-empty vs collapse).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
+import _service_fixtures as sf
 
 ENTITY_KEYS = {
     "uuid", "name", "group_id", "labels", "created_at", "summary", "attributes",

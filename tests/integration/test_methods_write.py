@@ -8,15 +8,12 @@ stream. Behaviour cases each use their own group, so they share one service.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
+import _service_fixtures as sf
 
 CHUNK_KEYS = {
     "success", "chunk_id", "source_file", "episode_uuid", "nodes_extracted", "edges_extracted",

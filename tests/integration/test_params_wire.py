@@ -22,13 +22,12 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.shared.memory import create_client_server_memory_streams
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
-from lcg.config import Config  # noqa: E402
-from lcg.rpc.app import build_app  # noqa: E402
-from lcg.rpc.mcp_server import StandaloneBackend, build_mcp_server, parse_scopes  # noqa: E402
-from lcg.rpc.schema import MAX_SAFE_INT, json_schema  # noqa: E402
-from lcg.rpc.server import Dispatcher  # noqa: E402
+import _service_fixtures as sf
+from lcg.config import Config
+from lcg.rpc.app import build_app
+from lcg.rpc.mcp_server import StandaloneBackend, build_mcp_server, parse_scopes
+from lcg.rpc.schema import MAX_SAFE_INT, json_schema
+from lcg.rpc.server import Dispatcher
 
 
 @pytest.fixture(scope="module")

@@ -10,20 +10,18 @@ from __future__ import annotations
 import io
 import json
 import logging
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
-from lcg import telemetry  # noqa: E402
-from lcg.config import Config  # noqa: E402
-from lcg.extract.extractor import ExtractionOutput  # noqa: E402
-from lcg.extract.scripted import ScriptedExtractor  # noqa: E402
-from lcg.ingest.extraction import ExtractionService  # noqa: E402
-from lcg.rpc.app import ServiceApp  # noqa: E402
+import _service_fixtures as sf
+from lcg import telemetry
+from lcg.config import Config
+from lcg.extract.extractor import ExtractionOutput
+from lcg.extract.scripted import ScriptedExtractor
+from lcg.ingest.extraction import ExtractionService
+from lcg.rpc.app import ServiceApp
 
 
 @pytest.fixture

@@ -13,19 +13,15 @@ extracted by the scripted extractor (TEST DOUBLE, the LLM boundary) and asserted
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
+import _service_fixtures as sf
 from lcg.extract.extractor import ExtractedEdge, ExtractedEntity, ExtractionOutput
 from lcg.extract.scripted import ScriptedExtractor
 from lcg.ingest.extraction import ExtractionService
 from lcg.rpc.app import ServiceApp
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
 
 CHUNK = "Neil Armstrong commanded Apollo 11 for NASA; Apollo 11 landed on the Moon."
 EXTRACTED = ExtractionOutput(

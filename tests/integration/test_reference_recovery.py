@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
-from lcg import telemetry  # noqa: E402
-from lcg.events.generation import read_generation  # noqa: E402
-from lcg.events.model import EntityAsserted, EntityRecord  # noqa: E402
-from lcg.events.store import WalStore  # noqa: E402
+import _service_fixtures as sf
+from lcg import telemetry
+from lcg.events.generation import read_generation
+from lcg.events.model import EntityAsserted, EntityRecord
+from lcg.events.store import WalStore
 
 telemetry.set_sink(None, enabled=False)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,8 +14,7 @@ from lcg.events.layout import GENERATION_FILE
 from lcg.projections.workspace import Workspace
 
 # Test helpers are imported as plain modules from their folders (as the other suites do).
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from replica_support import open_publisher, replica, write_batch  # noqa: E402
+from replica_support import open_publisher, replica, write_batch
 
 G = "team"
 

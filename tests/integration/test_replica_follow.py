@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,8 +11,7 @@ from lcg.events.layout import GENERATION_FILE
 from lcg.projections.dump import dump_groups
 
 # Test helpers are imported as plain modules from their folders (as the other suites do).
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from replica_support import (  # noqa: E402
+from replica_support import (
     GIT_ENV,
     git,
     make_repos,

@@ -6,11 +6,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+# Test helpers are imported as plain modules from their folders (as the other suites do).
+from _service_fixtures import in_process_service
 from lcg.cli import main as cli_main
 from lcg.errors import ConfigError, GenerationError, StreamError
 from lcg.events.layout import (
@@ -25,13 +26,7 @@ from lcg.events.marks import create_mark
 from lcg.events.sidecars import OntologySidecar, write_ontology_sidecar
 from lcg.replication import GITIGNORE, publish_group
 from lcg.rpc.client import Client
-
-# Test helpers are imported as plain modules from their folders (as the other suites do).
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _service_fixtures import in_process_service  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from replica_support import (  # noqa: E402
+from replica_support import (
     GIT_ENV,
     git,
     make_repos,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -13,18 +12,14 @@ from typing import Any
 
 import pytest
 
+# Test helpers are imported as plain modules from their folders (as the other suites do).
+from _service_fixtures import short_tmp
 from lcg.extract.embedders import HashEmbedder
 from lcg.replication import replica_config
 from lcg.rpc.client import Client
 from lcg.rpc.replica import ReplicaApp
 from lcg.rpc.server import Server, serve
-
-# Test helpers are imported as plain modules from their folders (as the other suites do).
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _service_fixtures import short_tmp  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from replica_support import (  # noqa: E402
+from replica_support import (
     GIT_ENV,
     HASH,
     git,

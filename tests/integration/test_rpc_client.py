@@ -3,37 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import socket
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
+import rpc_testapp as T
 from lcg import errors as E
 from lcg.rpc import client as client_module
 from lcg.rpc.client import AsyncClient, Client
 from lcg.rpc.errors import RemoteError, TransportError
-
-
-def _testapp() -> ModuleType:
-    name = "lcg_rpc_testapp"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, Path(__file__).with_name("rpc_testapp.py")
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-T = _testapp()
 
 
 @pytest.fixture

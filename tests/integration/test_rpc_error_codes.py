@@ -11,37 +11,18 @@
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
-
-
-def _testapp() -> ModuleType:
-    name = "lcg_rpc_testapp"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, Path(__file__).with_name("rpc_testapp.py")
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-T = _testapp()
+import _service_fixtures as sf
+import rpc_testapp as T
 
 
 def _read_line(s: socket.socket) -> bytes:

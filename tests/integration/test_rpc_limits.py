@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import importlib.util
 import json
 import os
 import select
@@ -23,29 +22,14 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
+import rpc_testapp as T
 from lcg.config import Config
 from lcg.rpc.server import Limits
 
-
-def _testapp() -> ModuleType:
-    name = "lcg_rpc_testapp"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, Path(__file__).with_name("rpc_testapp.py")
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-T = _testapp()
 HEALTH = b'{"jsonrpc":"2.0","id":1,"method":"health_check"}\n'
 
 
@@ -275,7 +259,7 @@ def serve_proc() -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
     with T.short_tmpdir() as d:
         path = d / "s.sock"
         proc = subprocess.Popen(
-            [sys.executable, str(Path(__file__).with_name("rpc_testapp.py")), "serve", str(path)],
+            [sys.executable, T.__file__, "serve", str(path)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

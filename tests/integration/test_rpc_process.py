@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
+import rpc_testapp as T
 from lcg.rpc.client import Client
 
-ENTRY = Path(__file__).with_name("rpc_testapp.py")
+ENTRY = Path(T.__file__)
 
 
 @pytest.fixture

@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
-from lcg.config import Config  # noqa: E402
-from lcg.errors import StreamError  # noqa: E402
-from lcg.projections.workspace import Workspace  # noqa: E402
+import _service_fixtures as sf
+from lcg.config import Config
+from lcg.errors import StreamError
+from lcg.projections.workspace import Workspace
 
 
 def _mode(path: Path) -> int:

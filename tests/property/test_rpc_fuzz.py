@@ -7,33 +7,17 @@ well-formed response, and the server must keep the one connection open throughou
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import socket
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-
-def _testapp() -> ModuleType:
-    name = "lcg_rpc_testapp"
-    if name not in sys.modules:
-        path = Path(__file__).parents[1] / "integration" / "rpc_testapp.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-T = _testapp()
+import rpc_testapp as T
 
 # Methods that answer promptly whatever their params (the blocking, sleeping, streaming,
 # state-changing and closing test methods are left out on purpose).

@@ -12,17 +12,14 @@ error answers are held to "nothing appended").
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import _service_fixtures as sf  # noqa: E402
+import _service_fixtures as sf
 
 LINES_PER_EXAMPLE = 20
 EXAMPLES = 500  # 10,000 lines
