@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import filecmp
-import importlib.util
 import shutil
-import sys
 from pathlib import Path
-from types import ModuleType
 
+import make_fixtures as SCRIPT
 import msgspec
 import pytest
 
@@ -23,18 +21,6 @@ from lcg.events.writer import StreamWriter
 
 FIXTURES = Path(__file__).resolve().parents[2] / "wal-fixtures"
 
-
-def _load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    # msgspec resolves the script's postponed annotations through sys.modules.
-    sys.modules["make_fixtures"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-SCRIPT = _load_script()
 NAMES = sorted(p.name for p in FIXTURES.iterdir() if (p / "expected.json").is_file())
 
 
