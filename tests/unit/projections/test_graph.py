@@ -5,15 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import msgspec
 import pytest
 
+from event_samples import T0, T1, T2, G, H, added, edge, ent, history, merge_outcome, scene, stamp
 from lcg.errors import ProjectionError
 from lcg.events.model import (
     CorrectionsApplied,
     CrossGroupEdgeAdded,
     EdgeInvalidation,
-    EdgeRecord,
     EdgeRestated,
     EntitiesMerged,
     EntityAsserted,
@@ -21,13 +20,10 @@ from lcg.events.model import (
     EntityRetyped,
     EntitySummaryUpdate,
     EntityTypesChanged,
-    EpisodeAdded,
     EpisodeExtracted,
     EpisodesDeleted,
     Event,
     GroupPurged,
-    MergedAlias,
-    MergeOutcome,
     PointerRebind,
     PointersRebound,
     RelationRetyped,
@@ -38,72 +34,12 @@ from lcg.projections import graph_reads as gr
 from lcg.projections._graph_apply import mention_uuid
 from lcg.projections.graph import GraphProjection
 
-G = "g1"
-H = "g2"
-T0 = "2024-05-01T12:00:00.000000Z"
-T1 = "2024-05-02T08:30:00.000000Z"
-T2 = "2024-05-03T09:00:00+02:00"
-
 
 @pytest.fixture
 def graph(tmp_path: Path) -> Iterator[GraphProjection]:
     g = GraphProjection(tmp_path / "db")
     yield g
     g.close()
-
-
-def stamp(events: list[Event], start: int = 0) -> list[Event]:
-    """The events with consecutive seqs from ``start``."""
-    return [msgspec.structs.replace(e, seq=start + i) for i, e in enumerate(events)]
-
-
-def ent(uuid: str, name: str, *, summary: str = "", created_at: str = T0) -> EntityRecord:
-    return EntityRecord(
-        uuid=uuid, name=name, labels=["Entity"], summary=summary, created_at=created_at
-    )
-
-
-def edge(uuid: str, src: str, dst: str, *, name: str = "KNOWS", **kw: object) -> EdgeRecord:
-    fields: dict[str, object] = {"fact": f"{src} {name} {dst}", "created_at": T0, "valid_at": T0}
-    fields.update(kw)
-    return EdgeRecord(uuid=uuid, name=name, source_uuid=src, target_uuid=dst, **fields)  # type: ignore[arg-type]
-
-
-def added(
-    uuid: str,
-    *,
-    group: str = G,
-    name: str = "",
-    source_description: str = "doc.md",
-    content: str = "text",
-    created_at: str = T0,
-    content_hash: str = "",
-) -> EpisodeAdded:
-    return EpisodeAdded(
-        group_id=group,
-        uuid=uuid,
-        name=name or uuid,
-        source_description=source_description,
-        content=content,
-        created_at=created_at,
-        valid_at=created_at,
-        content_hash=content_hash,
-    )
-
-
-def scene() -> list[Event]:
-    """An episode extracted into two entities and an edge, plus an asserted entity."""
-    return [
-        added("ep1"),
-        EpisodeExtracted(
-            group_id=G,
-            episode_uuid="ep1",
-            entities_created=[ent("e1", "Alice"), ent("e2", "Bob")],
-            edges_created=[edge("r1", "e1", "e2", name="Alice → Bob")],
-            mentions=["e1", "e2"],
-        ),
-        EntityAsserted(group_id=G, entity=ent("e3", "Carol", created_at=T1), created=True),
-    ]
 
 
 def apply(
@@ -205,19 +141,6 @@ def test_relationship_asserted_creates_then_updates(graph: GraphProjection) -> N
     [r2] = gr.edges_by_uuids(graph, ["r2"])
     assert (r2.fact, r2.relation_type, r2.attributes) == ("new fact", "KNOWS", '{"a":1}')
     assert graph.counts(G).edges == 2
-
-
-def merge_outcome() -> MergeOutcome:
-    return MergeOutcome(
-        canonical_uuid="e1",
-        canonical_created_at="2024-04-01T00:00:00Z",
-        canonical_summary="merged summary",
-        aliases=[
-            MergedAlias(uuid="e3", labels=["Entity", "Merged"], attributes='{"merged_into":"e1"}')
-        ],
-        edges_created=[edge("r3", "e1", "e2", name="Carol → Bob", episodes=["ep1"])],
-        edges_invalidated=[EdgeInvalidation(uuid="r2", invalid_at=T1)],
-    )
 
 
 def test_entities_merged(graph: GraphProjection) -> None:
@@ -415,47 +338,6 @@ def test_positions_and_purge_group(graph: GraphProjection) -> None:
     assert graph.counts(G).entities == 0 and graph.counts().episodes == 1
     graph.apply(G, "gen1", [])
     assert graph.position(G) == (None, None)
-
-
-def history() -> list[Event]:
-    pointer = '{"cross_group_pointers":{}}'
-    return [
-        *scene(),
-        added("ep2", created_at=T1, content_hash="h2"),
-        EpisodeExtracted(
-            group_id=G,
-            episode_uuid="ep2",
-            entities_created=[ent("e4", "Dan", created_at=T1)],
-            entities_updated=[EntitySummaryUpdate(uuid="e1", summary="s1")],
-            edges_created=[edge("r2", "e4", "e1"), edge("r4", "e4", "e2")],
-            edges_restated=[EdgeRestated(uuid="r1", episode_uuid="ep2")],
-            edges_invalidated=[EdgeInvalidation(uuid="r1", invalid_at=T2)],
-            mentions=["e4", "e1", "e2"],
-        ),
-        RelationshipAsserted(group_id=G, edge=edge("r5", "e3", "e2"), created=True),
-        EntitiesMerged(group_id=G, merge=merge_outcome()),
-        CrossGroupEdgeAdded(group_id=G, edge=edge("cx", "", "e2", attributes=pointer)),
-        RelationTypesChanged(
-            group_id=G,
-            cause="backfill",
-            changes=[RelationRetyped(uuid="r4", relation_type="LIKES")],
-        ),
-        EntityTypesChanged(
-            group_id=G,
-            cause="restamp",
-            changes=[EntityRetyped(uuid="e4", labels=["Entity", "Person"])],
-        ),
-        added("ep3", source_description="doc.md:3"),
-        EpisodesDeleted(group_id=G, by="source", key="doc.md", episode_uuids=["ep3"]),
-        PointersRebound(
-            group_id=G,
-            source_group_id=H,
-            rebinds=[
-                PointerRebind(uuid="cx", source_uuid="e4", target_uuid="e2", attributes=pointer)
-            ],
-        ),
-        added("ep4"),
-    ]
 
 
 @pytest.mark.parametrize("sizes", [[1], [3, 1, 5], [64]])

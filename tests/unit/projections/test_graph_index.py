@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.unit.projections.test_graph import G, H, added, edge, ent, history, stamp
 
+from event_samples import G, H, added, edge, ent, history, stamp
 from lcg.errors import ProjectionError
 from lcg.events.model import CrossGroupEdgeAdded, EntityAsserted, Event, GroupPurged
 from lcg.projections import _graph_apply

@@ -1,0 +1,251 @@
+"""Events for tests, in one place: one event of every type, and a story through every type.
+
+``sample_events`` is one event of each type with every nested record used (the codec, checksum
+and stream tests); ``history`` is a consistent story a projection can apply (the graph tests).
+``tests/unit/test_test_layout.py`` checks both still cover every type in ``CURRENT_VERSIONS``.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from lcg.events.model import (
+    CorrectionsApplied,
+    CrossGroupEdgeAdded,
+    DroppedEdge,
+    EdgeInvalidation,
+    EdgeRecord,
+    EdgeRestated,
+    EntitiesMerged,
+    EntityAsserted,
+    EntityRecord,
+    EntityRetyped,
+    EntitySummaryUpdate,
+    EntityTypesChanged,
+    EpisodeAdded,
+    EpisodeExtracted,
+    EpisodesDeleted,
+    Event,
+    GroupPurged,
+    MergedAlias,
+    MergeOutcome,
+    PointerRebind,
+    PointersRebound,
+    RelationRetyped,
+    RelationshipAsserted,
+    RelationTypesChanged,
+)
+
+TS = "2024-05-01T12:00:00.000000Z"
+
+# ---- one event of every type (codec level) ---------------------------------------------
+
+
+def _entity(uuid: str = "e1") -> EntityRecord:
+    return EntityRecord(uuid=uuid, name="Ada", labels=["Entity", "Person"], created_at=TS)
+
+
+def _edge(uuid: str = "r1") -> EdgeRecord:
+    return EdgeRecord(
+        uuid=uuid,
+        name="KNOWS",
+        source_uuid="e1",
+        target_uuid="e2",
+        fact="Ada knows Bob",
+        episodes=["ep1"],
+        created_at=TS,
+    )
+
+
+def sample_events(group_id: str = "g") -> list[Event]:
+    """One event of each of the twelve types, every nested record used at least once."""
+    merge = MergeOutcome(
+        canonical_uuid="e1",
+        canonical_created_at=TS,
+        canonical_summary="s",
+        aliases=[MergedAlias(uuid="e3", labels=["Entity", "Merged"], attributes="{}")],
+        edges_created=[_edge("r9")],
+        edges_invalidated=[EdgeInvalidation(uuid="r2", invalid_at=TS, reason="merged")],
+    )
+    return [
+        EpisodeAdded(
+            group_id=group_id,
+            uuid="ep1",
+            name="n",
+            content="Ada met Bob.",
+            created_at=TS,
+            content_hash="h",
+        ),
+        EpisodeExtracted(
+            group_id=group_id,
+            episode_uuid="ep1",
+            entities_created=[_entity()],
+            entities_updated=[EntitySummaryUpdate(uuid="e2", summary="Bob")],
+            edges_created=[_edge()],
+            edges_restated=[EdgeRestated(uuid="r0", episode_uuid="ep1")],
+            edges_invalidated=[EdgeInvalidation(uuid="r5", invalid_at=TS)],
+            edges_dropped=[
+                DroppedEdge(
+                    source_name="A", target_name="Z", fact="f", unresolved_endpoint="target"
+                )
+            ],
+            mentions=["e1", "e2"],
+            model="scripted",
+        ),
+        EntityAsserted(group_id=group_id, entity=_entity(), created=True),
+        RelationshipAsserted(group_id=group_id, edge=_edge(), created=False),
+        EntitiesMerged(group_id=group_id, merge=merge),
+        EpisodesDeleted(group_id=group_id, by="source", key="a.md", episode_uuids=["ep1"]),
+        GroupPurged(group_id=group_id, reason="clear_all", entities=2, episodes=1, edges=1),
+        RelationTypesChanged(
+            group_id=group_id,
+            cause="canonicalize",
+            changes=[RelationRetyped(uuid="r1", relation_type="KNOWS")],
+        ),
+        EntityTypesChanged(
+            group_id=group_id,
+            cause="restamp",
+            changes=[EntityRetyped(uuid="e1", labels=["Entity", "Person"])],
+        ),
+        CorrectionsApplied(
+            group_id=group_id,
+            correction_ids=["c1"],
+            merges=[merge],
+            retractions=[EdgeInvalidation(uuid="r1", invalid_at=TS)],
+        ),
+        CrossGroupEdgeAdded(group_id=group_id, edge=_edge("x1")),
+        PointersRebound(
+            group_id=group_id,
+            source_group_id="other",
+            rebinds=[PointerRebind(uuid="x1", source_uuid="e1", target_uuid="", attributes="{}")],
+        ),
+    ]
+
+
+def episode(i: int, group_id: str = "g", size: int = 10) -> EpisodeAdded:
+    """A small ``EpisodeAdded`` numbered ``i`` with ``size`` characters of content."""
+    return EpisodeAdded(
+        group_id=group_id, uuid=f"ep{i}", name=f"n{i}", content="x" * size, created_at=TS
+    )
+
+
+# ---- a story through every type (graph level) ------------------------------------------
+
+G = "g1"
+H = "g2"
+T0 = TS
+T1 = "2024-05-02T08:30:00.000000Z"
+T2 = "2024-05-03T09:00:00+02:00"
+
+
+def stamp(events: list[Event], start: int = 0) -> list[Event]:
+    """The events with consecutive seqs from ``start``."""
+    return [msgspec.structs.replace(e, seq=start + i) for i, e in enumerate(events)]
+
+
+def ent(uuid: str, name: str, *, summary: str = "", created_at: str = T0) -> EntityRecord:
+    """An ``Entity``-labelled record."""
+    return EntityRecord(
+        uuid=uuid, name=name, labels=["Entity"], summary=summary, created_at=created_at
+    )
+
+
+def edge(uuid: str, src: str, dst: str, *, name: str = "KNOWS", **kw: object) -> EdgeRecord:
+    """An edge ``src -> dst``; ``kw`` overrides any other field."""
+    fields: dict[str, object] = {"fact": f"{src} {name} {dst}", "created_at": T0, "valid_at": T0}
+    fields.update(kw)
+    return EdgeRecord(uuid=uuid, name=name, source_uuid=src, target_uuid=dst, **fields)  # type: ignore[arg-type]
+
+
+def added(
+    uuid: str,
+    *,
+    group: str = G,
+    name: str = "",
+    source_description: str = "doc.md",
+    content: str = "text",
+    created_at: str = T0,
+    content_hash: str = "",
+) -> EpisodeAdded:
+    """An episode of ``group``, valid from its creation."""
+    return EpisodeAdded(
+        group_id=group,
+        uuid=uuid,
+        name=name or uuid,
+        source_description=source_description,
+        content=content,
+        created_at=created_at,
+        valid_at=created_at,
+        content_hash=content_hash,
+    )
+
+
+def scene() -> list[Event]:
+    """An episode extracted into two entities and an edge, plus an asserted entity."""
+    return [
+        added("ep1"),
+        EpisodeExtracted(
+            group_id=G,
+            episode_uuid="ep1",
+            entities_created=[ent("e1", "Alice"), ent("e2", "Bob")],
+            edges_created=[edge("r1", "e1", "e2", name="Alice → Bob")],
+            mentions=["e1", "e2"],
+        ),
+        EntityAsserted(group_id=G, entity=ent("e3", "Carol", created_at=T1), created=True),
+    ]
+
+
+def merge_outcome() -> MergeOutcome:
+    """e3 merged into e1: a new edge r3, r2 invalidated."""
+    return MergeOutcome(
+        canonical_uuid="e1",
+        canonical_created_at="2024-04-01T00:00:00Z",
+        canonical_summary="merged summary",
+        aliases=[
+            MergedAlias(uuid="e3", labels=["Entity", "Merged"], attributes='{"merged_into":"e1"}')
+        ],
+        edges_created=[edge("r3", "e1", "e2", name="Carol → Bob", episodes=["ep1"])],
+        edges_invalidated=[EdgeInvalidation(uuid="r2", invalid_at=T1)],
+    )
+
+
+def history() -> list[Event]:
+    """A consistent story through ten of the twelve types (no purge, no corrections)."""
+    pointer = '{"cross_group_pointers":{}}'
+    return [
+        *scene(),
+        added("ep2", created_at=T1, content_hash="h2"),
+        EpisodeExtracted(
+            group_id=G,
+            episode_uuid="ep2",
+            entities_created=[ent("e4", "Dan", created_at=T1)],
+            entities_updated=[EntitySummaryUpdate(uuid="e1", summary="s1")],
+            edges_created=[edge("r2", "e4", "e1"), edge("r4", "e4", "e2")],
+            edges_restated=[EdgeRestated(uuid="r1", episode_uuid="ep2")],
+            edges_invalidated=[EdgeInvalidation(uuid="r1", invalid_at=T2)],
+            mentions=["e4", "e1", "e2"],
+        ),
+        RelationshipAsserted(group_id=G, edge=edge("r5", "e3", "e2"), created=True),
+        EntitiesMerged(group_id=G, merge=merge_outcome()),
+        CrossGroupEdgeAdded(group_id=G, edge=edge("cx", "", "e2", attributes=pointer)),
+        RelationTypesChanged(
+            group_id=G,
+            cause="backfill",
+            changes=[RelationRetyped(uuid="r4", relation_type="LIKES")],
+        ),
+        EntityTypesChanged(
+            group_id=G,
+            cause="restamp",
+            changes=[EntityRetyped(uuid="e4", labels=["Entity", "Person"])],
+        ),
+        added("ep3", source_description="doc.md:3"),
+        EpisodesDeleted(group_id=G, by="source", key="doc.md", episode_uuids=["ep3"]),
+        PointersRebound(
+            group_id=G,
+            source_group_id=H,
+            rebinds=[
+                PointerRebind(uuid="cx", source_uuid="e4", target_uuid="e2", attributes=pointer)
+            ],
+        ),
+        added("ep4"),
+    ]
