@@ -1,5 +1,5 @@
-"""The extraction port: the ``Extractor`` protocol, its request and result shapes, and the
-shared driver of the two LLM providers (budgets, truncation retry, salvage, telemetry).
+"""The shared driver of the two LLM providers: budgets, the truncation retry, retries with
+backoff, usage and cost accounting, salvage of the answers, and telemetry.
 
 An extraction is two LLM calls: the entities call, then (only if at least one entity came
 back) the edges call, which is given the entity names. Every failure is an
@@ -9,11 +9,10 @@ back) the edges call, which is given the entity names. Every failure is an
 from __future__ import annotations
 
 import abc
-import json
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Literal, Protocol, runtime_checkable
+from typing import Any, Final, Literal
 
 import msgspec
 
@@ -21,33 +20,28 @@ from lcg import telemetry
 from lcg.errors import ExtractionError
 from lcg.extract import budget, prompts
 from lcg.extract.cost import CostTable, load_cost_table
-from lcg.extract.ontology import UNCLASSIFIED_RELATION, Ontology, pascal_case, screaming_snake
-from lcg.extract.prompts import SourceType
+from lcg.extract.extractor.port import ExtractedEdge, ExtractionOutput, ExtractRequest
+from lcg.extract.extractor.salvage import (
+    normalize_classification,
+    salvage_edges,
+    salvage_entities,
+)
 
 __all__ = [
+    "CLASSIFY_ENTITIES_MAX_TOKENS",
+    "CLASSIFY_RELATIONS_MAX_TOKENS",
+    "DEFAULT_RETRY_DELAYS",
     "CallReply",
     "CallSpec",
     "CallType",
-    "DelegatingExtractor",
-    "ExtractRequest",
-    "ExtractedEdge",
-    "ExtractedEntity",
-    "ExtractionFailure",
-    "ExtractionOutput",
-    "ExtractionTruncated",
-    "Extractor",
     "EntitiesMissingSummary",
+    "ExtractionFailure",
+    "ExtractionTruncated",
     "FailureSink",
     "LlmExtractor",
     "LlmFallback",
     "ProviderCallError",
-    "SourceType",
     "StructuredOutputParse",
-    "normalize_classification",
-    "parse_json_tolerant",
-    "relation_type_for",
-    "salvage_edges",
-    "salvage_entities",
 ]
 
 CallType = Literal["extract_entities", "extract_edges", "classify_entities", "classify_relations"]
@@ -59,114 +53,6 @@ DEFAULT_RETRY_DELAYS: Final = (1.0, 2.0, 4.0)
 #: Output-token budgets of the classification calls (entities, relations).
 CLASSIFY_ENTITIES_MAX_TOKENS: Final = 512
 CLASSIFY_RELATIONS_MAX_TOKENS: Final = 1024
-
-
-class ExtractedEntity(msgspec.Struct, frozen=True, kw_only=True):
-    """One entity an extractor found; ``entity_type`` ``""`` means untyped."""
-
-    name: str
-    entity_type: str = ""
-    summary: str = ""
-
-
-class ExtractedEdge(msgspec.Struct, frozen=True, kw_only=True):
-    """One fact between two extracted entities, named by their extracted names."""
-
-    source_name: str
-    target_name: str
-    fact: str
-    relation_type: str | None = None
-    valid_at: str | None = None
-    invalid_at: str | None = None
-
-
-class ExtractionOutput(msgspec.Struct, frozen=True, kw_only=True):
-    """What one extraction produced, with what was dropped and what it cost."""
-
-    entities: list[ExtractedEntity] = []
-    edges: list[ExtractedEdge] = []
-    entities_dropped_malformed: int = 0
-    edges_dropped_malformed: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = None
-    model: str = ""
-    calls: int = 0
-
-
-class ExtractRequest(msgspec.Struct, frozen=True, kw_only=True):
-    """One episode to extract; ``chunk_key`` (the episode name) is used in telemetry only."""
-
-    body: str
-    group_id: str
-    source_type: SourceType = "Text"
-    reference_time: str = ""
-    custom_instructions: str | None = None
-    ontology: Ontology | None = None
-    chunk_key: str = ""
-
-
-@runtime_checkable
-class Extractor(Protocol):
-    """Extracts entities and edges from episodes and classifies types (synchronous)."""
-
-    @property
-    def model_id(self) -> str:
-        """The model that answers (after a fallback, the fallback model)."""
-        ...
-
-    def extract(self, req: ExtractRequest) -> ExtractionOutput:
-        """Entities, then edges between them; ``ExtractionError`` on any failure."""
-        ...
-
-    def classify_entities(
-        self, items: list[tuple[str, str]], allowed: list[str] | None
-    ) -> list[str]:
-        """One type per ``(name, summary)``, ``""`` to abstain; ``allowed=None`` is open-ended."""
-        ...
-
-    def classify_relations(
-        self, items: list[tuple[str, str]], allowed: list[tuple[str, str | None]]
-    ) -> list[str]:
-        """One relation type per ``(fact, current_type)`` from ``allowed``, ``""`` to abstain."""
-        ...
-
-    def close(self) -> None:
-        """Release what the extractor holds (connections, files); idempotent."""
-        ...
-
-
-class DelegatingExtractor:
-    """Base of extractors that wrap another: every call goes to ``inner`` unless overridden."""
-
-    def __init__(self, inner: Extractor) -> None:
-        self.inner = inner
-
-    @property
-    def model_id(self) -> str:
-        """The inner extractor's model."""
-        return self.inner.model_id
-
-    def close(self) -> None:
-        """Close the inner extractor."""
-        self.inner.close()
-
-    def extract(self, req: ExtractRequest) -> ExtractionOutput:
-        """The inner extractor's answer."""
-        return self.inner.extract(req)
-
-    def classify_entities(
-        self, items: list[tuple[str, str]], allowed: list[str] | None
-    ) -> list[str]:
-        """The inner extractor's entity types."""
-        return self.inner.classify_entities(items, allowed)
-
-    def classify_relations(
-        self, items: list[tuple[str, str]], allowed: list[tuple[str, str | None]]
-    ) -> list[str]:
-        """The inner extractor's relation types."""
-        return self.inner.classify_relations(items, allowed)
-
 
 # --- telemetry records ---------------------------------------------------------------------
 
@@ -222,128 +108,6 @@ class EntitiesMissingSummary(telemetry.Record, tag="entities_missing_summary"):
 
 
 FailureSink = Callable[[ExtractionFailure], None]
-
-
-# --- parsing and salvage -------------------------------------------------------------------
-
-
-class _RawEntity(msgspec.Struct):
-    name: str
-    entity_type: str | None = None
-    summary: str | None = None
-
-
-class _RawEdge(msgspec.Struct):
-    source_name: str
-    target_name: str
-    fact: str
-    relation_type: str | None = None
-    valid_at: str | None = None
-    invalid_at: str | None = None
-
-
-def parse_json_tolerant(text: str) -> tuple[Any, Literal["clean", "recovered", "malformed"]]:
-    """Parse a model's JSON answer: as is (clean), or the span from the first ``{`` to the
-    last ``}`` (then ``[`` to ``]``), which drops code fences and prose around it
-    (recovered); else malformed."""
-    stripped = text.strip()
-    try:
-        return json.loads(stripped), "clean"
-    except ValueError:
-        pass
-    for open_, close in ("{}", "[]"):
-        start, end = stripped.find(open_), stripped.rfind(close)
-        if 0 <= start < end:
-            try:
-                return json.loads(stripped[start : end + 1]), "recovered"
-            except ValueError:
-                pass
-    return None, "malformed"
-
-
-def _blank(text: str) -> bool:
-    return not text.strip()
-
-
-def salvage_entities(items: Sequence[object]) -> tuple[list[ExtractedEntity], int, int]:
-    """``(entities, dropped, missing_summary)``: items of the wrong shape or with a blank
-    name are dropped; a null or missing summary becomes ``""``."""
-    out: list[ExtractedEntity] = []
-    dropped = missing = 0
-    for item in items:
-        try:
-            raw = msgspec.convert(item, _RawEntity)
-        except msgspec.ValidationError:
-            dropped += 1
-            continue
-        if _blank(raw.name):
-            dropped += 1
-            continue
-        if raw.summary is None:
-            missing += 1
-        out.append(
-            ExtractedEntity(
-                name=raw.name.strip(),
-                entity_type=(raw.entity_type or "").strip(),
-                summary=(raw.summary or "").strip(),
-            )
-        )
-    return out, dropped, missing
-
-
-def relation_type_for(relation_type: str | None, fact: str) -> str:
-    """SCREAMING_SNAKE of the given type; if empty, of the fact's first four words; else
-    ``UNCLASSIFIED``."""
-    value = screaming_snake(relation_type or "")
-    if not value:
-        value = screaming_snake(" ".join(fact.split()[:4]))
-    return value or UNCLASSIFIED_RELATION
-
-
-def salvage_edges(items: Sequence[object]) -> tuple[list[ExtractedEdge], int]:
-    """``(edges, dropped)``: items of the wrong shape or with a blank source, target or fact
-    are dropped; relation types are normalised with ``relation_type_for``."""
-    out: list[ExtractedEdge] = []
-    dropped = 0
-    for item in items:
-        try:
-            raw = msgspec.convert(item, _RawEdge)
-        except msgspec.ValidationError:
-            dropped += 1
-            continue
-        if _blank(raw.source_name) or _blank(raw.target_name) or _blank(raw.fact):
-            dropped += 1
-            continue
-        out.append(
-            ExtractedEdge(
-                source_name=raw.source_name.strip(),
-                target_name=raw.target_name.strip(),
-                fact=raw.fact.strip(),
-                relation_type=relation_type_for(raw.relation_type, raw.fact),
-                valid_at=(raw.valid_at or "").strip() or None,
-                invalid_at=(raw.invalid_at or "").strip() or None,
-            )
-        )
-    return out, dropped
-
-
-def normalize_classification(
-    answers: Sequence[object], n: int, allowed: Sequence[str] | None, *, relations: bool
-) -> list[str]:
-    """Exactly ``n`` labels: padded with ``""``, truncated, and ``""`` for any answer that is
-    not a string or (when ``allowed`` is given) not one of the allowed names."""
-    norm = screaming_snake if relations else pascal_case
-    allowed_map = None if allowed is None else {norm(a): a for a in allowed}
-    out: list[str] = []
-    for value in list(answers)[:n]:
-        label = norm(value) if isinstance(value, str) else ""
-        if not relations and label == "Entity":
-            label = ""
-        if allowed_map is not None:
-            label = allowed_map.get(label, "")
-        out.append(label)
-    out.extend([""] * (n - len(out)))
-    return out
 
 
 # --- the provider driver -------------------------------------------------------------------
