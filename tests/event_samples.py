@@ -210,7 +210,7 @@ def merge_outcome() -> MergeOutcome:
 
 
 def history() -> list[Event]:
-    """A consistent story through ten of the twelve types (no purge, no corrections)."""
+    """A consistent story through every event type but ``GroupPurged`` (tests place it)."""
     pointer = '{"cross_group_pointers":{}}'
     return [
         *scene(),
@@ -227,6 +227,11 @@ def history() -> list[Event]:
         ),
         RelationshipAsserted(group_id=G, edge=edge("r5", "e3", "e2"), created=True),
         EntitiesMerged(group_id=G, merge=merge_outcome()),
+        CorrectionsApplied(
+            group_id=G,
+            correction_ids=["c1"],
+            retractions=[EdgeInvalidation(uuid="r5", invalid_at=T1, reason="corrected")],
+        ),
         CrossGroupEdgeAdded(group_id=G, edge=edge("cx", "", "e2", attributes=pointer)),
         RelationTypesChanged(
             group_id=G,
