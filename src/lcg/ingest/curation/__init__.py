@@ -41,16 +41,16 @@ from lcg.ingest.curation.relations import (
 )
 
 __all__ = [
-    "ApplyCorrectionsResult",
     "CLASSIFY_BATCH",
     "CORRECTIONS_FILE",
-    "CorrectionDetail",
-    "CurationFrame",
     "NO_ROOT_MESSAGE",
     "PROGRESS_EVERY",
+    "WRITE_BATCH",
+    "ApplyCorrectionsResult",
+    "CorrectionDetail",
+    "CurationFrame",
     "Progress",
     "ValidateCorrectionsResult",
-    "WRITE_BATCH",
     "apply_corrections",
     "backfill_relation_types",
     "backfill_summary_embeddings",

@@ -22,10 +22,10 @@ from lcg.projections.ops import MERGED_LABEL
 from lcg.projections.workspace import Workspace
 
 __all__ = [
-    "ApplyCorrectionsResult",
     "CORRECTIONS_FILE",
-    "CorrectionDetail",
     "NO_ROOT_MESSAGE",
+    "ApplyCorrectionsResult",
+    "CorrectionDetail",
     "ValidateCorrectionsResult",
     "apply_corrections",
     "corrections_path",
