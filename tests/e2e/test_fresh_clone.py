@@ -17,12 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import _service_fixtures as sf
 from lcg.rpc.client import Client
-
-pytestmark = pytest.mark.slow
 
 #: The tests that needed ``../shared`` before the data moved into ``examples/``.
 USED_TO_NEED_SHARED = [

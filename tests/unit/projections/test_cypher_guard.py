@@ -369,7 +369,6 @@ LIVE_QUERY = st.tuples(
 ).map(_splice)
 
 
-@pytest.mark.slow
 @settings(
     max_examples=10_000,
     deadline=None,
