@@ -1,4 +1,4 @@
-"""Shared fixtures: a temporary workspace, and telemetry kept off the test output."""
+"""Shared fixtures: a temporary workspace, telemetry kept off the test output, ``--reverse``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,21 @@ from pathlib import Path
 import pytest
 
 from lcg import telemetry
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--reverse",
+        action="store_true",
+        help="run the collected tests in reverse order: a test that needs state an earlier "
+        "test left in a module-scoped service fails",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Reversed, each module's tests still run together, so module-scoped fixtures stay shared.
+    if config.getoption("--reverse"):
+        items.reverse()
 
 
 @pytest.fixture(autouse=True)
