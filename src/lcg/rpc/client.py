@@ -350,7 +350,15 @@ class Client(_Surface[Any]):
         assert self._sock is not None
         rid = next(self._ids)
         try:
-            self._sock.sendall(_request_line(rid, method, params, on_progress is not None))
+            try:
+                self._sock.sendall(_request_line(rid, method, params, on_progress is not None))
+            except (BrokenPipeError, ConnectionResetError):
+                # The service may have answered and hung up before reading the request (too
+                # many connections): its last line, when there is one, says why.
+                last = self._file.readline(_LINE_LIMIT)
+                if not last.strip():
+                    raise
+                return _answer(_decoder.decode(last), rid)
             while True:
                 line = self._file.readline(_LINE_LIMIT)
                 if not line:
