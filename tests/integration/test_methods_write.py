@@ -44,6 +44,7 @@ class Svc:
 
 @pytest.fixture(scope="module")
 def svc() -> Iterator[Svc]:
+    """One service for the module; each test writes to groups of its own (order-free: --reverse)."""
     from lcg import telemetry
 
     telemetry.set_sink(None, enabled=False)
@@ -163,13 +164,14 @@ def test_process_chunk_oversized_warning(svc: Svc) -> None:
     text = "word " * 1700  # 8500 characters > the 8000 default advisory maximum
     r = svc.ok("knowledge_process_chunk",
                {"chunk_text": text, "chunk_id": "big", "source_file": "big.txt",
-                "group_id": "ingest"})  # fmt: skip
+                "group_id": "oversized"})  # fmt: skip
     w = r["warning"]
     assert w["type"] == "chunk_text_oversized"
     assert w["chunk_text_chars"] == len(text) and w["recommended_max_chars"] == 8000
     assert isinstance(w["message"], str) and w["message"]
     ep = {
-        e["uuid"]: e for e in svc.ok("knowledge_get_episodes", {"group_id": "ingest"})["episodes"]
+        e["uuid"]: e
+        for e in svc.ok("knowledge_get_episodes", {"group_id": "oversized"})["episodes"]
     }
     assert ep[r["episode_uuid"]]["content"] == text  # nothing truncated
 
