@@ -28,7 +28,7 @@ from lcg.config import Config
 from lcg.extract.extractor import ExtractedEdge, ExtractedEntity, ExtractionOutput, ExtractRequest
 from lcg.extract.scripted import ScriptedExtractor
 from lcg.ingest.extraction import ExtractionService
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 pytestmark = pytest.mark.bench
 

@@ -23,7 +23,7 @@ from synth_stream import write_stream
 from lcg.config import Config
 from lcg.extract.embedders import HashEmbedder, LocalEmbedder
 from lcg.projections.projector import ReplayProgress
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 GROUP = "synthetic"
 

@@ -27,8 +27,8 @@ from lcg.config import Config
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest.assertion import assert_entity
 from lcg.ingest.episodes import process_chunk
-from lcg.projections.workspace import Workspace
 from lcg.replication import Follower, ReplicaStatus, publish_group, replica_config
+from lcg.workspace import Workspace
 
 G = "bench"
 HASH = {"LCG_EMBEDDER": "hash", "LCG_TELEMETRY": "off", "LCG_WAL_FSYNC": "batch"}

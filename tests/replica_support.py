@@ -18,8 +18,8 @@ from lcg.config import Config
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest.assertion import assert_entity, assert_relationship
 from lcg.ingest.episodes import process_chunk
-from lcg.projections.workspace import Workspace
 from lcg.replication import Follower, PublishResult, publish_group, replica_config
+from lcg.workspace import Workspace
 
 HASH = {"LCG_EMBEDDER": "hash", "LCG_TELEMETRY": "off"}
 GIT_ENV = {

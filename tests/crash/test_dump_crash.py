@@ -17,7 +17,7 @@ from lcg.config import Config
 from lcg.events.model import EntityAsserted, EntityRecord, Event
 from lcg.events.store import WalStore
 from lcg.extract.embedders import HashEmbedder
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 GROUPS = 4
 PER_GROUP = 2500

@@ -20,7 +20,7 @@ from lcg.extract.scripted import ScriptedExtractor
 from lcg.ingest import episodes
 from lcg.ingest.extraction import ExtractionService
 from lcg.projections import graph_records as gr
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 G = "crash"
 N = 120
@@ -57,7 +57,7 @@ from lcg.config import Config
 from lcg.extract.scripted import ScriptedExtractor
 from lcg.ingest import episodes
 from lcg.ingest.extraction import ExtractionService
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 from test_ingest_crash import ENV, G, N, answer, text
 telemetry.set_sink(None, enabled=False)
 ws = Workspace.open(Config.from_env(Path(sys.argv[1]), env=ENV))

@@ -15,7 +15,7 @@ from lcg.config import Config
 from lcg.events.model import EntityAsserted, EntityRecord, EpisodeAdded, Event
 from lcg.events.store import WalStore
 from lcg.extract.embedders import HashEmbedder
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 N = 1500
 
@@ -25,7 +25,7 @@ from pathlib import Path
 from lcg import telemetry
 from lcg.config import Config
 from lcg.extract.embedders import HashEmbedder
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 telemetry.set_sink(None, enabled=False)
 env = {"LCG_EMBEDDER": "hash", "LCG_REPLAY_BATCH_SIZE": "16"}
 cfg = Config.from_env(Path(sys.argv[1]), env=env)

@@ -14,7 +14,7 @@ import lcg.cli.main as cli_main
 from lcg.config import Config
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest import assertion
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 #: ``lcg -C WS ARGS`` run in this process: (exit status, stdout, stderr).
 Lcg = Callable[..., tuple[int, str, str]]

@@ -17,7 +17,7 @@ import pytest
 
 from _service_fixtures import LCG, serve_env, short_tmp, stop_serve, wait_healthy
 from lcg.cli import main as cli_main
-from lcg.projections.dump import dump_groups
+from lcg.ingest.dump import dump_groups
 from lcg.replication import publish_group
 from lcg.rpc.client import Client
 from replica_support import (

@@ -11,8 +11,8 @@ from lcg.errors import StreamError
 from lcg.events.generation import read_generation
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest import assertion, cross_group, deletion, episodes, merge
-from lcg.projections.dump import dump_groups
-from lcg.projections.workspace import Workspace
+from lcg.ingest.dump import dump_groups
+from lcg.workspace import Workspace
 
 
 def _populate(ws: Workspace) -> None:

@@ -21,7 +21,7 @@ from lcg.eval.runner import SeedRun, run_seed
 from lcg.extract.embedders import HashEmbedder
 from lcg.extract.scripted import perfect_extractor
 from lcg.ingest.extraction import ExtractionService
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 
 def _run(tmp: Path, corpus: Corpus, spec: str, *, record: Path | None = None) -> SeedRun:

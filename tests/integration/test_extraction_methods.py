@@ -24,10 +24,10 @@ from lcg.extract.scripted import ScriptedExtractor
 from lcg.ingest import curation, episodes
 from lcg.ingest.curation import corrections
 from lcg.ingest.extraction import ExtractionService
-from lcg.projections.ontology_files import OntologyLoader
 from lcg.rpc.app import ServiceApp
 from lcg.rpc.methods_extract import extraction_methods
 from lcg.rpc.server import Server, serve
+from lcg.workspace.ontology_files import OntologyLoader
 
 G = "liminis"
 ONTOLOGY = """\
@@ -332,7 +332,7 @@ def test_7_corrections_validate_and_apply(svc: Svc) -> None:
 
 
 def test_canonicalize_needs_relation_types(tmp_path: Path) -> None:
-    from lcg.projections.workspace import Workspace
+    from lcg.workspace import Workspace
 
     config = Config.from_env(tmp_path, env=sf.HASH_ENV)
     with Workspace.open(config) as ws:
@@ -376,7 +376,7 @@ def test_canonicalize_embedding_fallback_and_backfill_of_untyped_edges(tmp_path:
     from lcg.extract.ontology import parse_ontology
     from lcg.ingest import assertion
     from lcg.projections import graph_records as gr
-    from lcg.projections.workspace import Workspace
+    from lcg.workspace import Workspace
 
     onto = parse_ontology(
         "relation_types:\n"
@@ -424,7 +424,7 @@ def test_canonicalize_embedding_fallback_and_backfill_of_untyped_edges(tmp_path:
 
 
 def test_validate_reports_alias_cycles_and_bad_references(tmp_path: Path) -> None:
-    from lcg.projections.workspace import Workspace
+    from lcg.workspace import Workspace
 
     (tmp_path / ".liminis").mkdir()
     (tmp_path / ".liminis" / "knowledge-corrections.yaml").write_text(

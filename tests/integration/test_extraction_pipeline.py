@@ -19,8 +19,8 @@ from lcg.extract.scripted import ScriptedExtractor
 from lcg.ingest import episodes
 from lcg.ingest.extraction import ExtractionService
 from lcg.projections import graph_records as gr
-from lcg.projections.ontology_files import OntologyLoader
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
+from lcg.workspace.ontology_files import OntologyLoader
 
 G = "liminis"
 ENV = {"LCG_EMBEDDER": "hash", "LCG_TELEMETRY": "off", "LCG_WAL_FSYNC": "off"}
@@ -247,7 +247,7 @@ def test_strict_ontology_types_and_hierarchy(tmp_path: Path) -> None:
         assert req.ontology is not None and req.ontology.strict
         # As the reference: the ontology the graph was extracted with is recorded.
         from lcg.events.sidecars import read_ontology_sidecar
-        from lcg.projections.ontology_files import read_hash_file
+        from lcg.workspace.ontology_files import read_hash_file
 
         recorded = read_hash_file(tmp_path)
         assert recorded is not None and recorded.hash == req.ontology.hash

@@ -420,8 +420,8 @@ def test_health_reason_tells_how_far_the_catch_up_on_open_is() -> None:
     from lcg.config import Config
     from lcg.ingest import assertion
     from lcg.projections.projector import ReplayProgress
-    from lcg.projections.workspace import Workspace
     from lcg.rpc.app import build_app
+    from lcg.workspace import Workspace
 
     with sf.temp_workspace() as root:
         config = Config.from_env(root, env=sf.HASH_ENV)

@@ -19,9 +19,9 @@ import _service_fixtures as sf
 from lcg.extract.extractor import ExtractedEdge, ExtractedEntity, ExtractionOutput
 from lcg.extract.scripted import ScriptedExtractor
 from lcg.ingest.extraction import ExtractionService
-from lcg.projections.ontology_files import OntologyLoader
 from lcg.rpc.app import ServiceApp
 from lcg.rpc.methods_extract import extraction_methods
+from lcg.workspace.ontology_files import OntologyLoader
 
 T1 = "Neil Armstrong commanded Apollo 11 for NASA."
 T2 = "NASA built the Saturn V."

@@ -11,7 +11,7 @@ import pytest
 
 from lcg.events.codec import CHECKSUM_FIELD
 from lcg.events.layout import GENERATION_FILE
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 # Test helpers are imported as plain modules from their folders (as the other suites do).
 from replica_support import open_publisher, replica, write_batch

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lcg.events.layout import GENERATION_FILE
-from lcg.projections.dump import dump_groups
+from lcg.ingest.dump import dump_groups
 
 # Test helpers are imported as plain modules from their folders (as the other suites do).
 from replica_support import (

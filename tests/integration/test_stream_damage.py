@@ -27,8 +27,8 @@ from lcg.events.layout import DAMAGE_FILE, GENERATION_FILE, LCG_DIR
 from lcg.events.segments import list_segments
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest import assertion
-from lcg.projections.verify import verify_workspace
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
+from lcg.workspace.verify import verify_workspace
 
 GROUP = "g"
 #: ``lcg -C WS ARGS`` in this process: (exit status, stdout, stderr).

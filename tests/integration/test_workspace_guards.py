@@ -14,7 +14,7 @@ import pytest
 import _service_fixtures as sf
 from lcg.config import Config
 from lcg.errors import StreamError
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 
 def _mode(path: Path) -> int:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from lcg.config import Config
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest import assertion, deletion, episodes, merge
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 NAMES = ["Ada", "Grace", "Linus", "Margaret", "Ken", "Barbara"]
 PREDICATES = ["KNOWS", "WORKS_WITH", "MENTORS"]

@@ -10,6 +10,7 @@ PACKAGES = [
     "lcg",
     "lcg.events",
     "lcg.projections",
+    "lcg.workspace",
     "lcg.replication",
     "lcg.ingest",
     "lcg.ingest.curation",

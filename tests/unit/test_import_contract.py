@@ -3,15 +3,16 @@ import of another package's private module.
 
 Imports point one way (ARCHITECTURE.md §2, ADR 0118)::
 
-    cli ─▶ rpc ─▶ replication ─▶ projections ─▶ events
-     │      │                        ▲   │
-     └─▶ eval ─▶ ingest ─────────────┘   └─▶ extract (a leaf: the outside world)
+    cli ─▶ rpc ─▶ replication ─▶ workspace ─▶ projections ─▶ events
+     │      │                        ▲              │
+     └─▶ eval ─▶ ingest ─────────────┘              └─▶ extract (a leaf: the outside world)
 
 ``config``, ``errors``, ``telemetry`` and ``timestamps`` are leaves every package may import.
 Every ``import``/``from … import`` in ``src/lcg`` is read with ``ast`` (those inside functions
 and ``TYPE_CHECKING`` blocks too: a deferred import is still a dependency). There is no list of
 tolerated violations: the last ones (``extract/ontology.py`` importing ``events`` to store the
-ontology) went with the move of that storage to ``projections/ontology_files.py`` (ADR 0119).
+ontology) went with the move of that storage out of ``extract`` (ADR 0119), now
+``workspace/ontology_files.py``.
 """
 
 from __future__ import annotations
@@ -34,11 +35,14 @@ ALLOWED: dict[str, frozenset[str]] = {
     "events": frozenset(),
     "extract": frozenset(),
     "projections": frozenset({"events", "extract"}),
-    "ingest": frozenset({"projections", "events", "extract"}),
-    "replication": frozenset({"projections", "events", "extract"}),
-    "eval": frozenset({"ingest", "projections", "events", "extract"}),
-    "rpc": frozenset({"replication", "ingest", "projections", "events", "extract"}),
-    "cli": frozenset({"rpc", "eval", "replication", "ingest", "projections", "events", "extract"}),
+    "workspace": frozenset({"projections", "events", "extract"}),
+    "ingest": frozenset({"workspace", "projections", "events", "extract"}),
+    "replication": frozenset({"workspace", "projections", "events", "extract"}),
+    "eval": frozenset({"ingest", "workspace", "projections", "events", "extract"}),
+    "rpc": frozenset({"replication", "ingest", "workspace", "projections", "events", "extract"}),
+    "cli": frozenset(
+        {"rpc", "eval", "replication", "ingest", "workspace", "projections", "events", "extract"}
+    ),
     "__main__": frozenset({"cli"}),
     # The leaves import no package, except that ``config`` takes the on-disk names from
     # ``events/layout.py``, the one place they are named (a module of constants).

@@ -21,8 +21,8 @@ from lcg.rpc.client import Client
 
 if TYPE_CHECKING:
     from lcg.projections.projector import ReplayProgress
-    from lcg.projections.workspace import Workspace
     from lcg.rpc.app import ServiceApp
+    from lcg.workspace import Workspace
 
 __all__ = [
     "ProgressBar",
@@ -144,7 +144,7 @@ def open_direct(config: Config, *, catch_up: bool = True, inspect: bool = False)
     ``inspect`` (status, verify) it only looks: an existing workspace, nothing applied or
     re-embedded, nothing saved.
     """
-    from lcg.projections.workspace import Workspace
+    from lcg.workspace import Workspace
 
     require_workspace(config)
     # A person reads this command's stderr: JSON lines only when LCG_TELEMETRY asks.

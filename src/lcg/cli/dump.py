@@ -32,7 +32,7 @@ def _run(args: argparse.Namespace) -> int:
         with client:
             result = client.call("knowledge_dump_wal", params)
     else:
-        from lcg.projections.dump import dump_groups
+        from lcg.ingest.dump import dump_groups
 
         with open_direct(config) as ws:
             groups = [args.group] if args.group else None

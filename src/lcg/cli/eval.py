@@ -304,7 +304,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from lcg.eval.check import load_golden, run_check
-    from lcg.projections.workspace import Workspace
+    from lcg.workspace import Workspace
 
     config = config_from(args)
     questions = load_golden(Path(args.golden))

@@ -27,7 +27,7 @@ from lcg.eval.report import EvalRefusedError
 from lcg.ingest.resolution import name_key
 from lcg.projections import graph_reads
 from lcg.projections.search import Searcher
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 __all__ = ["CheckReport", "CheckRow", "GoldenQuestion", "load_golden", "run_check"]
 

@@ -27,7 +27,7 @@ from lcg.config import Config
 from lcg.events.model import EpisodeAdded, Event
 from lcg.extract.embedders import Embedder
 from lcg.projections.search import DEFAULT_WEIGHTS, PassageWeights, Searcher
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 __all__ = ["LongMemEvalReport", "MethodScores", "run_longmemeval"]
 

@@ -26,7 +26,7 @@ from lcg.eval.scoring import GoldIndex
 from lcg.projections import graph_reads
 from lcg.projections.rows import EdgeRow
 from lcg.projections.search import Searcher
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 __all__ = ["KindScores", "QuestionRow", "RetrievalScores", "score_retrieval"]
 

@@ -41,8 +41,8 @@ from lcg.extract.extractor import (
 from lcg.ingest import episodes as episode_commands
 from lcg.ingest.deletion import delete_by_source
 from lcg.ingest.extraction import ExtractionService
-from lcg.projections.ontology_files import OntologyLoader, workspace_ontology_path
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
+from lcg.workspace.ontology_files import OntologyLoader, workspace_ontology_path
 
 __all__ = ["GROUP", "SeedRun", "Timing", "Withdrawal", "run_seed"]
 

@@ -25,8 +25,8 @@ from lcg.eval.scoring import GoldIndex
 from lcg.ingest.resolution import name_key
 from lcg.projections import graph_reads
 from lcg.projections.search import Searcher
-from lcg.projections.verify import verify_workspace
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
+from lcg.workspace.verify import verify_workspace
 
 __all__ = ["Check", "StructuralScores", "score_structural"]
 

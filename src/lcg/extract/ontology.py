@@ -1,6 +1,6 @@
 """The ontology: the entity and relation types a workspace (or one group) declares.
 
-Where the files live and which one a group uses is ``lcg.projections.ontology_files``
+Where the files live and which one a group uses is ``lcg.workspace.ontology_files``
 (``OntologyLoader``). A file that is empty, declares no types, or fails to parse stands for
 "no ontology" (a parse error is logged; a broken group file falls back to the workspace one).
 
@@ -398,7 +398,7 @@ def load_ontology_file(path: Path) -> Ontology | None:
         return None
 
 
-# --- the hash record (stored by projections.ontology_files) and drift ----------------------
+# --- the hash record (stored by workspace.ontology_files) and drift ------------------------
 
 
 class OntologyHashFile(msgspec.Struct, kw_only=True):

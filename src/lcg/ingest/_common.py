@@ -15,7 +15,7 @@ from lcg.errors import InvalidParamsError
 
 if TYPE_CHECKING:
     from lcg.events.model import Event
-    from lcg.projections.workspace import Workspace
+    from lcg.workspace import Workspace
 
 __all__ = [
     "attributes_text",

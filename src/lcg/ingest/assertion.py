@@ -20,7 +20,7 @@ from lcg.events.model import EdgeRecord, EntityAsserted, EntityRecord, Relations
 from lcg.ingest._common import attributes_text, commit, new_uuid
 from lcg.projections import graph_records as gr
 from lcg.projections.ops import MERGED_LABEL
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 __all__ = [
     "AssertEntityResult",

@@ -28,7 +28,7 @@ from lcg.ingest._common import commit, new_uuid, strip_control
 from lcg.ingest.assertion import follow_merged
 from lcg.projections import graph_records as gr
 from lcg.projections.ops import MERGED_LABEL
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 __all__ = [
     "CrossGroupEdgeResult",

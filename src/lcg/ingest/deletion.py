@@ -17,7 +17,7 @@ from lcg.events.model import EpisodesDeleted, GroupPurged
 from lcg.ingest._common import commit
 from lcg.ingest.cross_group import rebind_pointers
 from lcg.projections import graph_records as gr
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 __all__ = [
     "ClearAllResult",

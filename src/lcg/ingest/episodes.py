@@ -19,7 +19,7 @@ from lcg.errors import InvalidParamsError
 from lcg.events.model import DroppedEdge, EpisodeAdded
 from lcg.ingest._common import commit, new_uuid, parse_timestamp
 from lcg.projections import graph_records as gr
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 __all__ = [
     "NO_EXTRACTOR_REASON",

@@ -26,7 +26,7 @@ from lcg.events.model import (
 from lcg.ingest._common import commit, new_uuid
 from lcg.projections import graph_records as gr
 from lcg.projections.ops import MERGED_LABEL
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 __all__ = ["AliasPlan", "MergePlan", "MergeResult", "merge_entities", "plan_merge"]
 

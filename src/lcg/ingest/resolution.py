@@ -33,7 +33,7 @@ from lcg.ingest._common import normalize_name
 from lcg.projections import graph_reads
 from lcg.projections import graph_records as gr
 from lcg.projections.ops import MERGED_LABEL
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 __all__ = [
     "FACT_RESTATE_THRESHOLD",

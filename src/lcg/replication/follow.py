@@ -39,7 +39,6 @@ from lcg.events.groups import encode_group, list_groups
 from lcg.events.layout import BOUNDS_FILE, GENERATION_FILE, SEGMENT_SUFFIX
 from lcg.events.model import Event
 from lcg.events.tail import TailDefect, VerifiedTail
-from lcg.projections.workspace import Workspace
 from lcg.replication.status import (
     ReplicaApplied,
     ReplicaResetDetected,
@@ -49,6 +48,7 @@ from lcg.replication.status import (
     refresh_lag,
 )
 from lcg.replication.verified import load_saved, save_verified
+from lcg.workspace import Workspace
 
 __all__ = ["Follower"]
 

@@ -26,9 +26,9 @@ from lcg.config import Config
 from lcg.errors import ConfigError
 from lcg.events.layout import LCG_DIR, WAL_DIR
 from lcg.extract.embedders import Embedder
-from lcg.projections.workspace import Workspace
 from lcg.replication.follow import Follower
 from lcg.replication.status import ReplicaStatus
+from lcg.workspace import Workspace
 
 __all__ = [
     "REBUILD_METHOD",

@@ -27,9 +27,9 @@ from lcg.extract.embedders import Embedder
 from lcg.ingest.extraction import ExtractionService
 from lcg.projections.projector import ReplayProgress, ReplayResult
 from lcg.projections.search import Searcher
-from lcg.projections.status import OntologyStatus, ontology_status
-from lcg.projections.workspace import Workspace
 from lcg.rpc.registry import Registry
+from lcg.workspace import Workspace
+from lcg.workspace.status import OntologyStatus, ontology_status
 
 __all__ = ["Job", "ServiceApp", "build_app"]
 

@@ -27,16 +27,16 @@ from lcg.events.groups import encode_group
 from lcg.events.marks import MarkInfo, create_mark, delete_mark, list_marks
 from lcg.events.segments import list_segments
 from lcg.ingest import cross_group, deletion
+from lcg.ingest.dump import DumpResult, dump_groups
 from lcg.projections import graph_records as gr
 from lcg.projections.cypher import check_read_only
-from lcg.projections.dump import DumpResult, dump_groups
 from lcg.projections.projector import ReplayProgress, ReplayResult
-from lcg.projections.status import build_status, degraded_status
-from lcg.projections.verify import verify_workspace
-from lcg.projections.workspace import Workspace
 from lcg.rpc._paths import export_target
 from lcg.rpc.params import GroupId, RequiredGroupIds, SeqInt, unique, write_group
 from lcg.rpc.registry import CallContext, MethodSpec, NoParams, Params
+from lcg.workspace import Workspace
+from lcg.workspace.status import build_status, degraded_status
+from lcg.workspace.verify import verify_workspace
 
 if TYPE_CHECKING:
     from lcg.rpc.app import Job, ServiceApp

@@ -27,12 +27,12 @@ from lcg.events.layout import DEFAULT_GROUP, LEGACY_LCG_DIR, ONTOLOGY_FILE
 from lcg.events.sidecars import read_embedding_model
 from lcg.extract.ontology import drift_summary
 from lcg.projections import graph_records as gr
-from lcg.projections.ontology_files import (
+from lcg.workspace.ontology_files import (
     OntologyLoader,
     read_hash_file,
     workspace_ontology_path,
 )
-from lcg.projections.workspace import Workspace
+from lcg.workspace.workspace import Workspace
 
 __all__ = [
     "OntologyStatus",

@@ -22,7 +22,7 @@ from lcg.projections.graph import GraphProjection
 from lcg.projections.projector import Projector
 from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection
-from lcg.projections.workspace import Workspace
+from lcg.workspace.workspace import Workspace
 
 __all__ = ["GroupVerdict", "VerifyReport", "verify_workspace"]
 

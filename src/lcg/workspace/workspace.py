@@ -42,14 +42,14 @@ from lcg.events.sidecars import EmbeddingModelSidecar, write_embedding_model
 from lcg.events.store import WalStore
 from lcg.events.writer import utc_now
 from lcg.extract.embedders import Embedder, embedder_from_config
-from lcg.projections._graph_schema import DB_FILE
-from lcg.projections._rwlock import RWLock
+from lcg.projections import DB_FILE
 from lcg.projections.cache import EMBEDDINGS_DIR, EmbeddingCache, cache_dir_name
 from lcg.projections.embedding import CachedTextEmbedder
 from lcg.projections.graph import GraphProjection, StaleGraphError
 from lcg.projections.projector import ProgressFn, Projector, ReplayResult
 from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection
+from lcg.workspace._rwlock import RWLock
 
 __all__ = ["Workspace"]
 

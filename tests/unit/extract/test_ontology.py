@@ -19,7 +19,7 @@ from lcg.extract.ontology import (
     pascal_case,
     screaming_snake,
 )
-from lcg.projections.ontology_files import (
+from lcg.workspace.ontology_files import (
     OntologyLoader,
     hash_file_path,
     read_hash_file,

@@ -17,7 +17,7 @@ from lcg.extract.embedders import HashEmbedder
 from lcg.ingest import assertion, episodes
 from lcg.projections._graph_schema import DB_FILE, SCHEMA_VERSION, stored_version, table_names
 from lcg.projections.graph import GraphProjection
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 #: The tables of schema version 1 (ADR 0014), as its databases hold them.
 V1_DDL = (

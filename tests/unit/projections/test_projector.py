@@ -24,7 +24,7 @@ from lcg.events.model import EntityAsserted, EntityRecord, Event
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest import assertion, episodes
 from lcg.projections.projector import ReplayProgress
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 TS = "2024-01-01T00:00:00.000000Z"
 

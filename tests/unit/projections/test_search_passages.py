@@ -15,7 +15,7 @@ from lcg.extract.embedders import HashEmbedder
 from lcg.ingest import episodes
 from lcg.projections._when import resolve_windows, time_prior
 from lcg.projections.search import PassageWeights, Searcher, rrf_fuse
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 NOW = datetime(2023, 5, 30, 10, 0, tzinfo=UTC)
 

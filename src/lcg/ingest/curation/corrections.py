@@ -19,7 +19,7 @@ from lcg.ingest.merge import plan_merge
 from lcg.projections import graph_reads
 from lcg.projections import graph_records as gr
 from lcg.projections.ops import MERGED_LABEL
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 __all__ = [
     "CORRECTIONS_FILE",

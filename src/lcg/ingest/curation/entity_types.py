@@ -23,7 +23,7 @@ from lcg.ingest.curation._common import (
 )
 from lcg.projections import graph_records as gr
 from lcg.projections.ops import MERGED_LABEL
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 __all__ = ["backfill_summary_embeddings", "reprocess_entity_types"]
 

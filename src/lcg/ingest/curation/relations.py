@@ -23,7 +23,7 @@ from lcg.ingest.curation._common import (
     soft,
 )
 from lcg.projections import graph_records as gr
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 __all__ = [
     "backfill_relation_types",

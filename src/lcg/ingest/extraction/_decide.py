@@ -24,7 +24,7 @@ from lcg.ingest._common import attributes_text, new_uuid, parse_timestamp
 from lcg.ingest.extraction._prepare import BatchEdge, BatchEntity, Episode, Prepared
 from lcg.ingest.extraction.results import ChunkCounters
 from lcg.ingest.resolution import ActiveEdge, GroupLookup, merge_summary, restates
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 __all__ = ["ResolvedEdges", "ResolvedEntities", "decide"]
 

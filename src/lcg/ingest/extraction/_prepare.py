@@ -25,7 +25,7 @@ from lcg.ingest.resolution import (
     merge_summary,
     name_key,
 )
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
 
 __all__ = [
     "BatchEdge",

@@ -37,8 +37,8 @@ from lcg.ingest.extraction.results import (
     ProgressFn,
 )
 from lcg.projections import graph_reads
-from lcg.projections.ontology_files import OntologyLoader, write_hash_file
-from lcg.projections.workspace import Workspace
+from lcg.workspace import Workspace
+from lcg.workspace.ontology_files import OntologyLoader, write_hash_file
 
 __all__ = ["ExtractionService"]
 
