@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -161,14 +161,26 @@ class Svc:
         assert not self.thread.is_alive()
 
 
-@pytest.fixture(scope="module")
-def svc() -> Iterator[Svc]:
-    from lcg import telemetry
+def _story() -> list[Callable[[Svc], None]]:
+    """The numbered tests ``test_<n>_…``, in story order: each continues from the one before."""
+    numbered = {
+        int(name.split("_")[1]): fn
+        for name, fn in globals().items()
+        if name.startswith("test_") and name.split("_")[1].isdigit()
+    }
+    return [numbered[n] for n in sorted(numbered)]
 
-    telemetry.set_sink(None, enabled=False)
+
+@pytest.fixture
+def svc(request: pytest.FixtureRequest) -> Iterator[Svc]:
+    """A fresh service where the story stands before this test: ``test_<n>_…`` gets steps 1 to
+    n-1 replayed (their checks too), so each test runs alone and in any order."""
+    step = int(request.node.name.split("_")[1])
     with sf.temp_workspace("lcg-ext-") as root:
         s = Svc(root)
         try:
+            for earlier in _story()[: step - 1]:
+                earlier(s)
             yield s
         finally:
             s.close()
