@@ -1,0 +1,66 @@
+"""``knowledge_search_passages``'s issue-14 parameters over a real socket: ``fusion``, ``as_of``,
+``valid_after`` / ``valid_before`` (real service, real Kuzu; the hash embedder is a TEST
+DOUBLE)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+import _service_fixtures as sf
+
+
+@pytest.fixture(scope="module")
+def conn() -> Iterator[sf.RawConnection]:
+    from lcg import telemetry
+
+    telemetry.set_sink(None, enabled=False)
+    with sf.in_process_service() as svc, sf.RawConnection(svc.socket_path) as c:
+        for i, (text, when) in enumerate(
+            (
+                ("we paddled two rivers in Maine", "2023-04-10T09:00:00Z"),
+                ("the river was cold in May", "2023-05-20T09:00:00Z"),
+                ("a river cruise next summer", "2023-08-01T09:00:00Z"),
+            )
+        ):
+            c.result(
+                "knowledge_process_chunk",
+                {
+                    "chunk_text": text,
+                    "chunk_id": f"trip#{i}",
+                    "source_file": "trip.txt",
+                    "reference_time": when,
+                },
+            )
+        yield c
+
+
+def _names(conn: sf.RawConnection, **params: object) -> list[str]:
+    result = conn.result("knowledge_search_passages", {"query": "river", **params})
+    return [p["name"] for p in result["passages"]]
+
+
+def test_fusions_and_time_bounds(conn: sf.RawConnection) -> None:
+    everything = _names(conn)
+    assert sorted(everything) == ["trip#0", "trip#1", "trip#2"]  # "rivers" found by "river"
+    assert sorted(_names(conn, fusion="rrf")) == sorted(everything)
+    assert sorted(_names(conn, as_of="2023-06-01T00:00:00Z")) == ["trip#0", "trip#1"]
+    window = _names(conn, valid_after="2023-05-01T00:00:00Z", valid_before="2023-06-01T00:00:00Z")
+    assert window == ["trip#1"]
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"fusion": "borda"}, "fusion must be one of weighted, rrf (got 'borda')"),
+        ({"as_of": "last tuesday"}, "as_of must be an RFC 3339 timestamp"),
+        ({"valid_before": "2023-13-01"}, "valid_before must be an RFC 3339 timestamp"),
+    ],
+)
+def test_bad_values_are_parameter_errors(
+    conn: sf.RawConnection, params: dict[str, object], message: str
+) -> None:
+    answer = conn.request("knowledge_search_passages", {"query": "river", **params})
+    assert answer["error"]["code"] == -32602, answer
+    assert message in answer["error"]["message"]
