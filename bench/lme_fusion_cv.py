@@ -253,7 +253,7 @@ def main() -> None:
         for ci in top:
             m = res[ci].mean(axis=0)
             print(f"    {configs[ci]} R@10 {m[1]:.4f} nDCG {m[2]:.4f}")
-    np.save("/tmp/g/fusion_res.npy", res)
+    np.save(workspace / "fusion_res.npy", res)  # per question and fusion: R@5, R@10, nDCG@10
     # Stage two: the time prior's weight on top of the best as_of configuration.
     from lcg.projections._when import parse_time, resolve_windows, time_prior
 
