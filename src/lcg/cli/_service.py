@@ -71,8 +71,8 @@ def attach_extractor_flags(
         raise ConfigError("--extractor-http and --extractor-uds are exclusive; pass one")
     if not (http or uds):
         return
-    from lcg.extract.factory import make_extractor
     from lcg.ingest.extraction import ExtractionService
+    from lcg.workspace.factory import make_extractor
 
     extractor = make_extractor(config, explicit_url=http, explicit_uds=uds)
     app.extraction = ExtractionService.from_config(config, extractor)

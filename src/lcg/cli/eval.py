@@ -34,7 +34,7 @@ def _seeds(args: argparse.Namespace) -> list[int]:
 
 
 def _embedder(config: Config) -> Any:
-    from lcg.extract.embedders import embedder_from_config
+    from lcg.workspace.factory import embedder_from_config
 
     return embedder_from_config(config)
 

@@ -17,7 +17,6 @@ from lcg.extract.extractor import (
     Extractor,
     ExtractRequest,
 )
-from lcg.extract.factory import make_extractor
 from lcg.extract.ontology import Ontology
 from lcg.extract.scripted import ScriptedExtractor
 
@@ -35,5 +34,4 @@ __all__ = [
     "ScriptedExtractor",
     "UdsEmbedder",
     "make_embedder",
-    "make_extractor",
 ]

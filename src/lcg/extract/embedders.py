@@ -28,9 +28,6 @@ from lcg.errors import ConfigError, EmbedderError
 from lcg.extract._minilm import LOCAL_DIM, LOCAL_MODEL_ID, LocalEmbedder
 from lcg.extract._openai_embed import HttpEmbedder, UdsEmbedder
 
-if TYPE_CHECKING:
-    from lcg.config import Config
-
 __all__ = [
     "HASH_MODEL_ID",
     "LOCAL_DIM",
@@ -40,7 +37,6 @@ __all__ = [
     "HttpEmbedder",
     "LocalEmbedder",
     "UdsEmbedder",
-    "embedder_from_config",
     "make_embedder",
 ]
 
@@ -260,17 +256,6 @@ def make_embedder(
     if not os.path.exists(uds):
         raise ConfigError(f"embedder socket {uds} does not exist")
     return UdsEmbedder(uds, model, dim=dim)
-
-
-def embedder_from_config(config: Config) -> Embedder:
-    """The embedder ``config`` selects (``LCG_EMBEDDER`` and the embedding settings)."""
-    return make_embedder(
-        config.embedder,
-        url=config.embedder_url,
-        uds=config.embedder_uds,
-        model=config.embedding_model,
-        dim=config.embedding_dim,
-    )
 
 
 if TYPE_CHECKING:

@@ -112,7 +112,7 @@ class ServiceApp:
 
     def _open_sync(self) -> None:
         if self.extraction is None:
-            from lcg.extract.factory import make_extractor
+            from lcg.workspace.factory import make_extractor
 
             self.extraction = ExtractionService.from_config(
                 self.config, make_extractor(self.config)

@@ -76,7 +76,7 @@ def extraction_service(app: ServiceApp) -> ExtractionService:
     service = getattr(app, "extraction", None)
     if isinstance(service, ExtractionService):
         return service
-    from lcg.extract.factory import make_extractor
+    from lcg.workspace.factory import make_extractor
 
     built = ExtractionService.from_config(app.config, make_extractor(app.config))
     setattr(app, "extraction", built)  # noqa: B010 - ServiceApp gains the attribute on wiring

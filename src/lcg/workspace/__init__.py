@@ -1,9 +1,10 @@
-"""The application layer: ``Workspace`` (the one place that builds the embedder, the
-projections and the projector from ``Config``), its status report, ``verify`` and where the
-ontology files live."""
+"""The application layer: the one place that turns a ``Config`` into the embedder, the
+extractor, the projections and the projector (``Workspace``, ``factory``), the status report,
+``verify``, and where the ontology files live."""
 
 from __future__ import annotations
 
+from lcg.workspace.factory import embedder_from_config, make_extractor
 from lcg.workspace.ontology_files import OntologyLoader
 from lcg.workspace.status import StatusReport, build_status
 from lcg.workspace.verify import VerifyReport, verify_workspace
@@ -15,5 +16,7 @@ __all__ = [
     "VerifyReport",
     "Workspace",
     "build_status",
+    "embedder_from_config",
+    "make_extractor",
     "verify_workspace",
 ]

@@ -41,7 +41,7 @@ from lcg.events.model import Event
 from lcg.events.sidecars import EmbeddingModelSidecar, write_embedding_model
 from lcg.events.store import WalStore
 from lcg.events.writer import utc_now
-from lcg.extract.embedders import Embedder, embedder_from_config
+from lcg.extract.embedders import Embedder
 from lcg.projections import DB_FILE
 from lcg.projections.cache import EMBEDDINGS_DIR, EmbeddingCache, cache_dir_name
 from lcg.projections.embedding import CachedTextEmbedder
@@ -50,6 +50,7 @@ from lcg.projections.projector import ProgressFn, Projector, ReplayResult
 from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection
 from lcg.workspace._rwlock import RWLock
+from lcg.workspace.factory import embedder_from_config
 
 __all__ = ["Workspace"]
 

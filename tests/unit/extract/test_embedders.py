@@ -6,14 +6,12 @@ import os
 import random
 import socket
 import tempfile
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lcg.config import Config
 from lcg.errors import ConfigError, EmbedderError
 from lcg.extract._openai_embed import embeddings_endpoint
 from lcg.extract.embedders import (
@@ -22,7 +20,6 @@ from lcg.extract.embedders import (
     HttpEmbedder,
     LocalEmbedder,
     UdsEmbedder,
-    embedder_from_config,
     make_embedder,
 )
 
@@ -167,21 +164,6 @@ def test_make_embedder_rejects_bad_combinations(kwargs: dict[str, object], messa
     kind = str(kwargs.pop("kind"))
     with pytest.raises(ConfigError, match=message):
         make_embedder(kind, **kwargs)  # type: ignore[arg-type]
-
-
-def test_embedder_from_config_follows_lcg_embedder(tmp_path: Path) -> None:
-    cfg = Config.from_env(tmp_path, {"LCG_EMBEDDER": "hash", "LCG_EMBEDDING_DIM": "96"})
-    emb = embedder_from_config(cfg)
-    assert isinstance(emb, HashEmbedder) and emb.dim == 96
-    cfg = Config.from_env(
-        tmp_path, {"LCG_EMBEDDING_URL": "http://127.0.0.1:1", "LCG_EMBEDDING_MODEL": "bge"}
-    )
-    emb = embedder_from_config(cfg)
-    try:
-        assert type(emb) is HttpEmbedder
-    finally:
-        emb.close()
-    assert isinstance(embedder_from_config(Config.from_env(tmp_path, {})), LocalEmbedder)
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,10 @@
-"""Choose the extractor from the settings.
+"""Build the embedder and the extractor the settings choose (the workspace is the one place
+that turns a ``Config`` into them).
 
-Precedence: a replay cassette (``LCG_REPLAY_LLM``) > an explicit extractor endpoint (the
-``--extractor-http`` / ``--extractor-uds`` flags, or ``LCG_EXTRACTION_UDS``) > Anthropic
-(``ANTHROPIC_API_KEY``) > ``LCG_EXTRACTION_URL`` > none (lite mode: episodes are stored and
-searchable, extraction stays pending). ``LCG_RECORD_LLM`` wraps whichever was chosen.
+The extractor's precedence: a replay cassette (``LCG_REPLAY_LLM``) > an explicit extractor
+endpoint (the ``--extractor-http`` / ``--extractor-uds`` flags, or ``LCG_EXTRACTION_UDS``) >
+Anthropic (``ANTHROPIC_API_KEY``) > ``LCG_EXTRACTION_URL`` > none (lite mode: episodes are
+stored and searchable, extraction stays pending). ``LCG_RECORD_LLM`` wraps whichever was chosen.
 """
 
 from __future__ import annotations
@@ -14,15 +15,27 @@ from lcg.config import Config
 from lcg.errors import ConfigError
 from lcg.extract.cassette import RecordingExtractor, ReplayExtractor
 from lcg.extract.cost import CostTable, load_cost_table
+from lcg.extract.embedders import Embedder, make_embedder
 from lcg.extract.extractor import Extractor
 from lcg.extract.openai_extractor import OpenAICompatExtractor
 
-__all__ = ["make_extractor"]
+__all__ = ["embedder_from_config", "make_extractor"]
 
 
 def _path(config: Config, raw: str) -> Path:
     p = Path(raw)
     return p if p.is_absolute() else config.workspace / p
+
+
+def embedder_from_config(config: Config) -> Embedder:
+    """The embedder ``config`` selects (``LCG_EMBEDDER`` and the embedding settings)."""
+    return make_embedder(
+        config.embedder,
+        url=config.embedder_url,
+        uds=config.embedder_uds,
+        model=config.embedding_model,
+        dim=config.embedding_dim,
+    )
 
 
 def make_extractor(

@@ -1,4 +1,5 @@
-"""Choosing the extractor from the settings: precedence, record wrapping, lite mode."""
+"""Building from the settings: the extractor (precedence, record wrapping, lite mode) and the
+embedder."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from lcg.config import Config
 from lcg.errors import ConfigError
 from lcg.extract.anthropic_extractor import AnthropicExtractor, parse_model_spec
 from lcg.extract.cassette import RecordingExtractor, ReplayExtractor
+from lcg.extract.embedders import HashEmbedder, HttpEmbedder, LocalEmbedder
 from lcg.extract.extractor import Extractor
-from lcg.extract.factory import make_extractor
 from lcg.extract.openai_extractor import OpenAICompatExtractor
+from lcg.workspace.factory import embedder_from_config, make_extractor
 
 
 def _config(tmp_path: Path, **env: str) -> Config:
@@ -112,3 +114,18 @@ def test_bad_cost_table_is_a_config_error(tmp_path: Path) -> None:
 )
 def test_parse_model_spec(spec: str, expected: tuple[str, str | None]) -> None:
     assert parse_model_spec(spec) == expected
+
+
+def test_embedder_from_config_follows_lcg_embedder(tmp_path: Path) -> None:
+    cfg = Config.from_env(tmp_path, {"LCG_EMBEDDER": "hash", "LCG_EMBEDDING_DIM": "96"})
+    emb = embedder_from_config(cfg)
+    assert isinstance(emb, HashEmbedder) and emb.dim == 96
+    cfg = Config.from_env(
+        tmp_path, {"LCG_EMBEDDING_URL": "http://127.0.0.1:1", "LCG_EMBEDDING_MODEL": "bge"}
+    )
+    emb = embedder_from_config(cfg)
+    try:
+        assert type(emb) is HttpEmbedder
+    finally:
+        emb.close()
+    assert isinstance(embedder_from_config(Config.from_env(tmp_path, {})), LocalEmbedder)
