@@ -1,5 +1,5 @@
 """Commands that decide events: ingestion, extraction, assertion, merge, deletion,
-cross-group edges and curation."""
+cross-group edges, curation, and the dump (compaction into a new stream)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,13 @@ from lcg.ingest.deletion import (
     delete_chunk_episode,
     delete_episode,
 )
+from lcg.ingest.dump import DumpResult, dump_groups
 from lcg.ingest.episodes import add_episode, process_chunk
 from lcg.ingest.extraction import ExtractionService
 from lcg.ingest.merge import merge_entities
 
 __all__ = [
+    "DumpResult",
     "ExtractionService",
     "add_cross_group_edge",
     "add_episode",
@@ -28,6 +30,7 @@ __all__ = [
     "delete_by_source",
     "delete_chunk_episode",
     "delete_episode",
+    "dump_groups",
     "merge_entities",
     "parse_timestamp",
     "process_chunk",
