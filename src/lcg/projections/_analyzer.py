@@ -42,8 +42,9 @@ __all__ = [
 ]
 
 #: The analyzer's identity, stored in every text snapshot: change it whenever the terms a
-#: text becomes change, so older snapshots are replayed instead of silently mismatching.
-ANALYZER_VERSION: Final = "words-nfkc-casefold/stop-v1/snowball-english"
+#: text becomes change, so older snapshots are replayed instead of silently mismatching
+#: (it also names what an episode's document holds: content, then its extraction keys).
+ANALYZER_VERSION: Final = "words-nfkc-casefold/stop-v1/snowball-english/episode-keys"
 
 #: Longer tokens are dropped: they are identifiers or encoded blobs, not words.
 MAX_TOKEN_CHARS: Final = 40

@@ -10,7 +10,9 @@ Kinds and parts:
 * ``edge`` – parts ``name`` and ``fact`` (vector field ``edge.fact``);
 * ``episode`` – part ``content`` (vector field ``episode.content``), and for a chunk of a
   source file the ``source`` part (not text: the file, which search ranks as a unit too);
-  every episode also carries ``time``, its reference time (search filters and weighs by it).
+  every episode also carries ``time``, its reference time (search filters and weighs by it);
+  its extraction adds ``keys``, the entity names and facts found in it (BM25 indexes them with
+  the content; they are not embedded).
 
 An ``Upsert`` replaces only the parts it carries. Merged (tombstoned) entities and deleted
 episodes are removed. Invalidated edges stay searchable; reads filter them on request.
@@ -38,6 +40,7 @@ from lcg.events.model import (
 )
 
 __all__ = [
+    "KEYS_PART",
     "MERGED_LABEL",
     "SOURCE_PART",
     "TIME_PART",
@@ -70,6 +73,9 @@ SOURCE_PART: Final = "source"
 #: An episode ``Upsert`` part that is not text: its reference time (RFC 3339), which passage
 #: search filters and weighs by.
 TIME_PART: Final = "time"
+#: An episode ``Upsert`` part from its extraction: the names of the entities it created and
+#: the facts of its relationships, which the text projection indexes with the episode.
+KEYS_PART: Final = "keys"
 #: The (kind, part) pairs that the vector projection embeds.
 VECTOR_FIELDS: Final[frozenset[tuple[str, str]]] = frozenset(
     {("entity", "name"), ("entity", "summary"), ("edge", "fact"), ("episode", "content")}
@@ -155,6 +161,16 @@ def derive_ops(event: Event) -> list[Op]:
             for u in event.entities_updated
         )
         ops.extend(_edge(g, e) for e in event.edges_created)
+        # Fact-augmented keys (issue 14): what extraction found in the episode also finds it.
+        keys = [e.name for e in event.entities_created] + [e.fact for e in event.edges_created]
+        ops.append(
+            Upsert(
+                kind="episode",
+                group_id=g,
+                uuid=event.episode_uuid,
+                parts={KEYS_PART: "\n".join(keys)},
+            )
+        )
         return ops
     if isinstance(event, EntityAsserted):
         e = event.entity

@@ -41,6 +41,7 @@ from lcg.events.layout import TEMP_SUFFIX, TEXT_SNAPSHOT_SUFFIX
 from lcg.projections._analyzer import ANALYZER_VERSION, query_terms, term_counts
 from lcg.projections._bm25 import Bm25Index, IndexSnapshot
 from lcg.projections.ops import (
+    KEYS_PART,
     SOURCE_PART,
     TEXT_PARTS,
     TIME_PART,
@@ -58,9 +59,13 @@ SNAPSHOT_SUFFIX: Final = TEXT_SNAPSHOT_SUFFIX
 #: 2: the analyzer stems, episodes keep their ``source`` part, the source index is saved.
 _FORMAT: Final = 2
 _KINDS: Final = tuple(TEXT_PARTS)
-#: The parts each kind keeps: its text parts, and an episode's source and reference time.
+#: The parts each kind indexes: its text parts, and an episode's extraction keys after them.
+_INDEXED: Final = {
+    k: (*parts, KEYS_PART) if k == "episode" else parts for k, parts in TEXT_PARTS.items()
+}
+#: The parts each kind keeps: those, and an episode's source and reference time.
 _KEPT: Final = {
-    k: (*parts, SOURCE_PART, TIME_PART) if k == "episode" else parts
+    k: (*parts, KEYS_PART, SOURCE_PART, TIME_PART) if k == "episode" else parts
     for k, parts in TEXT_PARTS.items()
 }
 
@@ -103,7 +108,7 @@ _HEADER: Final = msgspec.msgpack.Decoder(_Header)
 
 def indexed_text(kind: str, parts: dict[str, str]) -> str:
     """The text a doc of ``kind`` is indexed under: its known parts, in order, space-joined."""
-    return " ".join(parts[p] for p in TEXT_PARTS[kind] if p in parts)
+    return " ".join(parts[p] for p in _INDEXED[kind] if p in parts)
 
 
 class _Group:
@@ -183,6 +188,8 @@ class _Group:
     def upsert(self, op: Upsert) -> None:
         docs = self.docs[op.kind]
         old = docs.get(op.uuid)
+        if old is None and op.kind == "episode" and "content" not in op.parts:
+            return  # keys of an episode this projection does not hold (deleted since)
         known = _KEPT[op.kind]
         new = dict(old) if old is not None else {}
         for name, text in op.parts.items():

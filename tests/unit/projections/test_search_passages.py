@@ -204,3 +204,60 @@ def test_an_old_text_snapshot_is_replayed_through_the_new_analyzer(tmp_path: Pat
             )
         ] == ["trip#1", "trip#0"]  # "tent" is rarer; "river" matches "rivers"
         assert ws.text.search_sources(["g"], "river", 1)[0][0] == "trip"
+
+
+def test_extracted_names_and_facts_are_keys_of_their_passage(tmp_path: Path) -> None:
+    from lcg.events.model import EdgeRecord, EntityRecord, EpisodeExtracted
+
+    ts = "2023-04-10T09:00:00.000000Z"
+    with Workspace.open(_cfg(tmp_path), HashEmbedder()) as ws:
+        _chunk(ws, "log", 0, "He climbed down the ladder and stepped onto the surface", ts)
+        _chunk(ws, "log", 1, "The crew slept for a few hours", ts)
+        searcher = Searcher(ws.graph, ws.text, ws.vectors, ws.text_embedder)
+
+        def lexical(query: str) -> list[str]:
+            rows = searcher.search_passages(query, ["g"], 5, 0.0, mode="bm25")
+            return [r.name for r in rows]
+
+        # Before extraction the pronoun hides who it was.
+        assert lexical("Armstrong") == []
+        rows = searcher.search_passages("ladder", ["g"], 1, 0.0, mode="bm25")
+        target = rows[0].uuid
+        neil = EntityRecord(uuid="n1", name="Neil Armstrong", labels=["Person"], created_at=ts)
+        moon = EntityRecord(uuid="m1", name="Moon", labels=["Place"], created_at=ts)
+        fact = EdgeRecord(
+            uuid="f1",
+            name="WALKED_ON",
+            source_uuid="n1",
+            target_uuid="m1",
+            fact="Neil Armstrong walked on the Moon",
+            created_at=ts,
+        )
+        ws.commit(
+            "g",
+            [
+                EpisodeExtracted(
+                    group_id="g",
+                    episode_uuid=target,
+                    entities_created=[neil, moon],
+                    edges_created=[fact],
+                    mentions=["n1", "m1"],
+                )
+            ],
+        )
+        assert lexical("Armstrong") == ["log#0"]
+        assert lexical("walking on the moon") == ["log#0"]
+        # The passage itself is unchanged; only its keys grew.
+        assert searcher.search_passages("Armstrong", ["g"], 1, 0.0)[0].content.startswith("He ")
+    # A replay rebuilds the same keys.
+    with Workspace.open(_cfg(tmp_path), HashEmbedder()) as ws:
+        digest = ws.text.digest("g")
+    import shutil
+
+    shutil.rmtree(tmp_path / ".lcg" / "text")
+    with Workspace.open(_cfg(tmp_path), HashEmbedder()) as ws:
+        assert ws.text.digest("g") == digest
+        rows = Searcher(ws.graph, ws.text, ws.vectors, ws.text_embedder).search_passages(
+            "Armstrong", ["g"], 5, 0.0, mode="bm25"
+        )
+        assert [r.name for r in rows] == ["log#0"]
