@@ -337,7 +337,8 @@ def read_methods(app: ServiceApp) -> list[MethodSpec]:
             "knowledge_search_passages",
             "read",
             search_passages,
-            "Search episode text (BM25 + vector), with cosine similarity as the score.",
+            "Search episode text (BM25 + vector over each passage and its source file),"
+            " with cosine similarity as the score.",
             SearchPassagesParams,
         ),
         MethodSpec(
