@@ -1,4 +1,8 @@
-"""The method table of the service: every method, in one registry shared by all transports."""
+"""The method table of the service: every method, in one registry shared by all transports.
+
+``METHODS`` is static (module-level handlers, no app); ``build_registry(app)`` binds it to an
+app, and ``build_registry(None)`` is the same table for documentation and attached MCP.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from lcg.rpc.methods_admin import admin_methods
 from lcg.rpc.methods_extract import extraction_methods
-from lcg.rpc.methods_read import read_methods
+from lcg.rpc.methods_read import READ_METHODS
 from lcg.rpc.methods_write import write_methods
 from lcg.rpc.registry import Registry
 
@@ -26,7 +30,7 @@ def build_registry(app: ServiceApp | None = None) -> Registry:
     registry = Registry()
     for spec in [
         *admin_methods(app),
-        *read_methods(app),
+        *(d.bind(app) for d in READ_METHODS),
         *write_methods(app),
         *extraction_methods(app),
     ]:

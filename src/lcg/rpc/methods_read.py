@@ -21,12 +21,12 @@ from lcg.rpc.params import (
     strings,
     write_group,
 )
-from lcg.rpc.registry import CallContext, MethodSpec, Params
+from lcg.rpc.registry import CallContext, MethodDef, Params
 
 if TYPE_CHECKING:
     from lcg.rpc.app import ServiceApp
 
-__all__ = ["read_methods"]
+__all__ = ["READ_METHODS"]
 
 
 class NodesResult(msgspec.Struct, kw_only=True):
@@ -234,167 +234,182 @@ class BySourceParams(Params):
         self.num_results = clamp(self.num_results, 1, 100_000)
 
 
-def read_methods(app: ServiceApp) -> list[MethodSpec]:
-    """The read methods of ``app``."""
+async def find_entities(app: ServiceApp, ctx: CallContext, p: FindEntitiesParams) -> NodesResult:
+    groups = read_group_ids(p.group_ids, preserve_empty=True)
+    rows = await app.read(app.searcher.find_entities, p.query, groups, p.num_results)
+    return NodesResult(nodes=rows, count=len(rows))
 
-    async def find_entities(ctx: CallContext, p: FindEntitiesParams) -> NodesResult:
-        groups = read_group_ids(p.group_ids, preserve_empty=True)
-        rows = await app.read(app.searcher.find_entities, p.query, groups, p.num_results)
-        return NodesResult(nodes=rows, count=len(rows))
 
-    async def find_relationships(ctx: CallContext, p: FindRelationshipsParams) -> FactsResult:
-        groups = read_group_ids(p.group_ids, preserve_empty=True)
-        rows = await app.read(
-            app.searcher.find_relationships,
-            p.query,
-            groups,
-            p.num_results,
-            current_only=p.current_only,
-        )
-        return FactsResult(facts=rows, count=len(rows))
+async def find_relationships(
+    app: ServiceApp, ctx: CallContext, p: FindRelationshipsParams
+) -> FactsResult:
+    groups = read_group_ids(p.group_ids, preserve_empty=True)
+    rows = await app.read(
+        app.searcher.find_relationships,
+        p.query,
+        groups,
+        p.num_results,
+        current_only=p.current_only,
+    )
+    return FactsResult(facts=rows, count=len(rows))
 
-    async def search_passages(ctx: CallContext, p: SearchPassagesParams) -> PassagesResult:
-        groups = read_group_ids(p.group_ids, preserve_empty=False)
-        rows = await app.read(
-            app.searcher.search_passages,
-            p.query,
-            groups,
-            p.num_results,
-            p.min_score,
-            fusion=p.fusion,  # checked against FUSIONS above
-            as_of=p.as_of,
-            valid_after=p.valid_after,
-            valid_before=p.valid_before,
-        )
-        return PassagesResult(passages=rows, count=len(rows))
 
-    async def get_episodes(ctx: CallContext, p: GetEpisodesParams) -> EpisodesResult:
-        gid = write_group(p.group_id)
-        rows = await app.read(graph_reads.get_episodes, app.ws.graph, gid, p.last_n)
-        return EpisodesResult(episodes=rows, count=len(rows))
+async def search_passages(
+    app: ServiceApp, ctx: CallContext, p: SearchPassagesParams
+) -> PassagesResult:
+    groups = read_group_ids(p.group_ids, preserve_empty=False)
+    rows = await app.read(
+        app.searcher.search_passages,
+        p.query,
+        groups,
+        p.num_results,
+        p.min_score,
+        fusion=p.fusion,  # checked against FUSIONS above
+        as_of=p.as_of,
+        valid_after=p.valid_after,
+        valid_before=p.valid_before,
+    )
+    return PassagesResult(passages=rows, count=len(rows))
 
-    async def nodes_by_group(ctx: CallContext, p: GroupsParams) -> NodesResult:
-        groups = read_group_ids(p.group_ids, preserve_empty=True)
-        rows = await app.read(graph_reads.nodes_by_group, app.ws.graph, groups)
-        return NodesResult(nodes=rows, count=len(rows))
 
-    async def edges_by_group(ctx: CallContext, p: GroupsParams) -> EdgesResult:
-        groups = read_group_ids(p.group_ids, preserve_empty=True)
-        rows = await app.read(graph_reads.edges_by_group, app.ws.graph, groups)
-        return EdgesResult(edges=rows, count=len(rows))
+async def get_episodes(app: ServiceApp, ctx: CallContext, p: GetEpisodesParams) -> EpisodesResult:
+    gid = write_group(p.group_id)
+    rows = await app.read(graph_reads.get_episodes, app.ws.graph, gid, p.last_n)
+    return EpisodesResult(episodes=rows, count=len(rows))
 
-    async def edges_by_uuids(ctx: CallContext, p: EdgesByUuidsParams) -> EdgesResult:
-        rows = await app.read(graph_reads.edges_by_uuids, app.ws.graph, strings(p.uuids))
-        return EdgesResult(edges=rows, count=len(rows))
 
-    async def list_entities(ctx: CallContext, p: ListEntitiesParams) -> NodesResult:
-        groups = read_group_ids(p.group_ids, preserve_empty=False)
-        rows = await app.read(graph_reads.list_entities, app.ws.graph, p.num_results, groups)
-        return NodesResult(nodes=rows, count=len(rows))
+async def nodes_by_group(app: ServiceApp, ctx: CallContext, p: GroupsParams) -> NodesResult:
+    groups = read_group_ids(p.group_ids, preserve_empty=True)
+    rows = await app.read(graph_reads.nodes_by_group, app.ws.graph, groups)
+    return NodesResult(nodes=rows, count=len(rows))
 
-    async def list_relationships(ctx: CallContext, p: ListRelationshipsParams) -> FactsResult:
-        groups = read_group_ids(p.group_ids, preserve_empty=False)
-        rows = await app.read(graph_reads.list_relationships, app.ws.graph, p.num_results, groups)
-        return FactsResult(facts=rows, count=len(rows))
 
-    async def neighbors(ctx: CallContext, p: NeighborsParams) -> NeighborsResult:
-        groups = read_group_ids(p.group_ids, preserve_empty=False)
-        nodes, edges = await app.read(
-            graph_reads.entity_neighbors, app.ws.graph, p.entity_uuid, p.num_results, groups
-        )
-        return NeighborsResult(
-            center_uuid=p.entity_uuid,
-            nodes=nodes,
-            edges=edges,
-            count=len(nodes),
-            node_count=len(nodes),
-            edge_count=len(edges),
-        )
+async def edges_by_group(app: ServiceApp, ctx: CallContext, p: GroupsParams) -> EdgesResult:
+    groups = read_group_ids(p.group_ids, preserve_empty=True)
+    rows = await app.read(graph_reads.edges_by_group, app.ws.graph, groups)
+    return EdgesResult(edges=rows, count=len(rows))
 
-    async def by_source(ctx: CallContext, p: BySourceParams) -> BySourceResult:
-        groups = read_group_ids(p.group_ids, preserve_empty=False)
-        rows = await app.read(
-            graph_reads.entities_by_source, app.ws.graph, p.source, p.num_results, groups
-        )
-        return BySourceResult(source=p.source, nodes=rows, count=len(rows))
 
-    return [
-        MethodSpec(
-            "knowledge_find_entities",
-            "read",
-            find_entities,
-            "Hybrid (BM25 + vector) search for entities, best first.",
-            FindEntitiesParams,
-        ),
-        MethodSpec(
-            "knowledge_find_relationships",
-            "read",
-            find_relationships,
-            "Hybrid search for relationship facts, best first.",
-            FindRelationshipsParams,
-        ),
-        MethodSpec(
-            "knowledge_search_passages",
-            "read",
-            search_passages,
-            "Search episode text (BM25 + vector over each passage and its source file),"
-            " with cosine similarity as the score.",
-            SearchPassagesParams,
-        ),
-        MethodSpec(
-            "knowledge_get_episodes",
-            "read",
-            get_episodes,
-            "The newest episodes of a group.",
-            GetEpisodesParams,
-        ),
-        MethodSpec(
-            "knowledge_get_nodes_by_group",
-            "read",
-            nodes_by_group,
-            "Every entity of the given groups.",
-            GroupsParams,
-        ),
-        MethodSpec(
-            "knowledge_get_edges_by_group",
-            "read",
-            edges_by_group,
-            "Every relationship owned by the given groups.",
-            GroupsParams,
-        ),
-        MethodSpec(
-            "knowledge_get_edges_by_uuids",
-            "read",
-            edges_by_uuids,
-            "Relationships by uuid.",
-            EdgesByUuidsParams,
-        ),
-        MethodSpec(
-            "knowledge_list_entities",
-            "read",
-            list_entities,
-            "Entities by uuid descending, with their episodes and sources.",
-            ListEntitiesParams,
-        ),
-        MethodSpec(
-            "knowledge_list_relationships",
-            "read",
-            list_relationships,
-            "Relationships by uuid descending, with their episodes and sources.",
-            ListRelationshipsParams,
-        ),
-        MethodSpec(
-            "knowledge_get_entity_neighbors",
-            "read",
-            neighbors,
-            "The entities and relationships one hop from an entity.",
-            NeighborsParams,
-        ),
-        MethodSpec(
-            "knowledge_get_entities_by_source",
-            "read",
-            by_source,
-            "Entities mentioned by episodes whose source description contains `source`.",
-            BySourceParams,
-        ),
-    ]
+async def edges_by_uuids(app: ServiceApp, ctx: CallContext, p: EdgesByUuidsParams) -> EdgesResult:
+    rows = await app.read(graph_reads.edges_by_uuids, app.ws.graph, strings(p.uuids))
+    return EdgesResult(edges=rows, count=len(rows))
+
+
+async def list_entities(app: ServiceApp, ctx: CallContext, p: ListEntitiesParams) -> NodesResult:
+    groups = read_group_ids(p.group_ids, preserve_empty=False)
+    rows = await app.read(graph_reads.list_entities, app.ws.graph, p.num_results, groups)
+    return NodesResult(nodes=rows, count=len(rows))
+
+
+async def list_relationships(
+    app: ServiceApp, ctx: CallContext, p: ListRelationshipsParams
+) -> FactsResult:
+    groups = read_group_ids(p.group_ids, preserve_empty=False)
+    rows = await app.read(graph_reads.list_relationships, app.ws.graph, p.num_results, groups)
+    return FactsResult(facts=rows, count=len(rows))
+
+
+async def neighbors(app: ServiceApp, ctx: CallContext, p: NeighborsParams) -> NeighborsResult:
+    groups = read_group_ids(p.group_ids, preserve_empty=False)
+    nodes, edges = await app.read(
+        graph_reads.entity_neighbors, app.ws.graph, p.entity_uuid, p.num_results, groups
+    )
+    return NeighborsResult(
+        center_uuid=p.entity_uuid,
+        nodes=nodes,
+        edges=edges,
+        count=len(nodes),
+        node_count=len(nodes),
+        edge_count=len(edges),
+    )
+
+
+async def by_source(app: ServiceApp, ctx: CallContext, p: BySourceParams) -> BySourceResult:
+    groups = read_group_ids(p.group_ids, preserve_empty=False)
+    rows = await app.read(
+        graph_reads.entities_by_source, app.ws.graph, p.source, p.num_results, groups
+    )
+    return BySourceResult(source=p.source, nodes=rows, count=len(rows))
+
+
+#: The read methods of ``app``.
+READ_METHODS: tuple[MethodDef, ...] = (
+    MethodDef(
+        "knowledge_find_entities",
+        "read",
+        find_entities,
+        "Hybrid (BM25 + vector) search for entities, best first.",
+        FindEntitiesParams,
+    ),
+    MethodDef(
+        "knowledge_find_relationships",
+        "read",
+        find_relationships,
+        "Hybrid search for relationship facts, best first.",
+        FindRelationshipsParams,
+    ),
+    MethodDef(
+        "knowledge_search_passages",
+        "read",
+        search_passages,
+        "Search episode text (BM25 + vector over each passage and its source file),"
+        " with cosine similarity as the score.",
+        SearchPassagesParams,
+    ),
+    MethodDef(
+        "knowledge_get_episodes",
+        "read",
+        get_episodes,
+        "The newest episodes of a group.",
+        GetEpisodesParams,
+    ),
+    MethodDef(
+        "knowledge_get_nodes_by_group",
+        "read",
+        nodes_by_group,
+        "Every entity of the given groups.",
+        GroupsParams,
+    ),
+    MethodDef(
+        "knowledge_get_edges_by_group",
+        "read",
+        edges_by_group,
+        "Every relationship owned by the given groups.",
+        GroupsParams,
+    ),
+    MethodDef(
+        "knowledge_get_edges_by_uuids",
+        "read",
+        edges_by_uuids,
+        "Relationships by uuid.",
+        EdgesByUuidsParams,
+    ),
+    MethodDef(
+        "knowledge_list_entities",
+        "read",
+        list_entities,
+        "Entities by uuid descending, with their episodes and sources.",
+        ListEntitiesParams,
+    ),
+    MethodDef(
+        "knowledge_list_relationships",
+        "read",
+        list_relationships,
+        "Relationships by uuid descending, with their episodes and sources.",
+        ListRelationshipsParams,
+    ),
+    MethodDef(
+        "knowledge_get_entity_neighbors",
+        "read",
+        neighbors,
+        "The entities and relationships one hop from an entity.",
+        NeighborsParams,
+    ),
+    MethodDef(
+        "knowledge_get_entities_by_source",
+        "read",
+        by_source,
+        "Entities mentioned by episodes whose source description contains `source`.",
+        BySourceParams,
+    ),
+)

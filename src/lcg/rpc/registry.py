@@ -5,10 +5,15 @@ writes), a description, its parameters (one ``Params`` Struct, from which the MC
 schema and ``lcg methods`` are built and against which ``parse`` checks every call) and an
 async handler ``(ctx, parsed params) -> Struct | Mapping``.
 Handlers are supplied by other modules; the transports only look methods up here.
+
+The service's methods are written as a static table of ``MethodDef`` (module-level handlers
+``(app, ctx, params)``); ``MethodDef.bind(app)`` makes the ``MethodSpec`` a transport calls,
+and ``MethodDef.describe()`` the app-less one that documentation and attached MCP read.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -20,8 +25,10 @@ from lcg.rpc.schema import NoParams, Params, json_schema, parse, required_names
 
 __all__ = [
     "CallContext",
+    "AppHandler",
     "Handler",
     "MCP_SCOPES",
+    "MethodDef",
     "MethodSpec",
     "NoParams",
     "Params",
@@ -101,6 +108,52 @@ class MethodSpec:
         if self.params is None:
             return {k: v for k, v in params.items() if k != "_progress_token"}
         return parse(self.name, self.params, params)
+
+
+#: A method written once for every app: ``(app, ctx, parsed params) -> result``. The app is
+#: ``Any`` here because the registry sits below the app that hosts it (``lcg.rpc.app``).
+AppHandler = Callable[[Any, CallContext, Any], Awaitable[Result]]
+
+
+@dataclass(frozen=True, slots=True)
+class MethodDef:
+    """One entry of a static method table: a ``MethodSpec`` whose handler also takes the app."""
+
+    name: str
+    scope: Scope
+    handler: AppHandler
+    description: str = ""
+    params: type[Params] | None = NoParams
+    streaming: bool = False
+    exempt: bool = False
+    writes: bool = False
+
+    def bind(self, app: Any) -> MethodSpec:
+        """The method served by ``app``: the handler with the app as its first argument."""
+        return self._spec(functools.partial(self.handler, app))
+
+    def describe(self) -> MethodSpec:
+        """The method without an app (docs, attached MCP); calling its handler is refused."""
+        return self._spec(functools.partial(_unbound, self.name))
+
+    def _spec(self, handler: Handler) -> MethodSpec:
+        return MethodSpec(
+            self.name,
+            self.scope,
+            handler,
+            self.description,
+            self.params,
+            streaming=self.streaming,
+            exempt=self.exempt,
+            writes=self.writes,
+        )
+
+
+async def _unbound(name: str, ctx: CallContext, params: Any) -> Result:
+    # Only a programming error gets here: a metadata table was handed to a dispatcher.
+    raise RuntimeError(
+        f"{name}: this method table describes methods only; serve build_registry(app)"
+    )
 
 
 def input_schema(spec: MethodSpec) -> dict[str, Any]:
