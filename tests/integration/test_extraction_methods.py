@@ -25,7 +25,6 @@ from lcg.ingest import curation, episodes
 from lcg.ingest.curation import corrections
 from lcg.ingest.extraction import ExtractionService
 from lcg.rpc.app import ServiceApp
-from lcg.rpc.methods_extract import extraction_methods
 from lcg.rpc.server import Server, serve
 from lcg.workspace.ontology_files import OntologyLoader
 
@@ -89,11 +88,6 @@ class Svc:
             root, env={**sf.HASH_ENV, "LIMINIS_WORKSPACE_ROOT": str(root)}
         )
         self.app = ServiceApp(self.config)
-        # Until lcg.rpc.methods includes them, the methods are added here (once wired, the
-        # app's own table already holds them and they are the same specs).
-        for spec in extraction_methods(self.app):
-            if spec.name not in self.app.registry:
-                self.app.registry.add(spec)
         self.extractor = ScriptedExtractor(
             TABLE,
             entity_types={"Moon": "Mission", "ESA": ""},

@@ -20,7 +20,6 @@ from lcg.extract.extractor import ExtractedEdge, ExtractedEntity, ExtractionOutp
 from lcg.extract.scripted import ScriptedExtractor
 from lcg.ingest.extraction import ExtractionService
 from lcg.rpc.app import ServiceApp
-from lcg.rpc.methods_extract import extraction_methods
 from lcg.workspace.ontology_files import OntologyLoader
 
 T1 = "Neil Armstrong commanded Apollo 11 for NASA."
@@ -68,9 +67,6 @@ def world() -> Iterator[World]:
     telemetry.set_sink(None, enabled=False)
 
     def prepare(app: ServiceApp) -> None:
-        for spec in extraction_methods(app):
-            if spec.name not in app.registry:  # once wired into the service table, already there
-                app.registry.add(spec)
         app.extraction = ExtractionService(  # type: ignore[attr-defined]
             ScriptedExtractor(TABLE), OntologyLoader(None), concurrency=2
         )

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lcg.rpc.methods_admin import admin_methods
-from lcg.rpc.methods_extract import extraction_methods
+from lcg.rpc.methods_extract import EXTRACTION_METHODS
 from lcg.rpc.methods_read import READ_METHODS
-from lcg.rpc.methods_write import write_methods
+from lcg.rpc.methods_write import WRITE_METHODS
 from lcg.rpc.registry import Registry
 
 if TYPE_CHECKING:
@@ -30,9 +30,7 @@ def build_registry(app: ServiceApp | None = None) -> Registry:
     registry = Registry()
     for spec in [
         *admin_methods(app),
-        *(d.bind(app) for d in READ_METHODS),
-        *write_methods(app),
-        *extraction_methods(app),
+        *(d.bind(app) for d in (*READ_METHODS, *WRITE_METHODS, *EXTRACTION_METHODS)),
     ]:
         registry.add(spec)
     return registry

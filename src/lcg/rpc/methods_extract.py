@@ -20,12 +20,12 @@ from lcg.ingest import curation
 from lcg.ingest.curation import CurationFrame
 from lcg.ingest.extraction import ExtractionService
 from lcg.rpc.params import GroupId, PositiveInt, RequiredGroupId, write_group
-from lcg.rpc.registry import CallContext, MethodSpec, NoParams, Params, Result
+from lcg.rpc.registry import CallContext, MethodDef, NoParams, Params, Result
 
 if TYPE_CHECKING:
     from lcg.rpc.app import ServiceApp
 
-__all__ = ["extraction_methods", "extraction_service"]
+__all__ = ["EXTRACTION_METHODS", "extraction_service"]
 
 T = TypeVar("T")
 
@@ -107,167 +107,177 @@ async def _call(
     return await runner(fn, *args, **kwargs)
 
 
-def extraction_methods(app: ServiceApp) -> list[MethodSpec]:
-    """The extraction and curation methods of ``app``."""
+async def extract_pending(app: ServiceApp, ctx: CallContext, p: ExtractPendingParams) -> Result:
+    service = extraction_service(app)
+    gid, limit = p.group_id, p.limit
+    ws = app.ws
 
-    async def extract_pending(ctx: CallContext, p: ExtractPendingParams) -> Result:
-        service = extraction_service(app)
-        gid, limit = p.group_id, p.limit
-        ws = app.ws
+    def work(progress: Callable[[CurationFrame], None] | None = None) -> msgspec.Struct:
+        def tick(done: int, total: int) -> None:
+            if progress is not None:
+                progress(CurationFrame(phase="extracting", processed=done, total=total))
 
-        def work(progress: Callable[[CurationFrame], None] | None = None) -> msgspec.Struct:
-            def tick(done: int, total: int) -> None:
-                if progress is not None:
-                    progress(CurationFrame(phase="extracting", processed=done, total=total))
+        return service.extract_pending(ws, gid, limit, tick if progress else None)
 
-            return service.extract_pending(ws, gid, limit, tick if progress else None)
+    return await _call(app, ctx, work)
 
-        return await _call(app, ctx, work)
 
-    async def canonicalize(ctx: CallContext, p: CanonicalizeParams) -> Result:
-        gid, dry, threshold = p.group_id, p.dry_run, p.embedding_threshold
-        onto = extraction_service(app).ontologies.for_group(gid)
-        return await _call(
-            app,
-            ctx,
-            curation.canonicalize_relations,
-            app.ws,
-            onto,
-            group_id=gid,
-            dry_run=dry,
-            embedding_threshold=threshold,
-        )
+async def canonicalize(app: ServiceApp, ctx: CallContext, p: CanonicalizeParams) -> Result:
+    gid, dry, threshold = p.group_id, p.dry_run, p.embedding_threshold
+    onto = extraction_service(app).ontologies.for_group(gid)
+    return await _call(
+        app,
+        ctx,
+        curation.canonicalize_relations,
+        app.ws,
+        onto,
+        group_id=gid,
+        dry_run=dry,
+        embedding_threshold=threshold,
+    )
 
-    async def backfill_relation_types(ctx: CallContext, p: GroupRequiredParams) -> Result:
-        return await _call(
-            app,
-            ctx,
-            curation.backfill_relation_types,
-            app.ws,
-            group_id=p.group_id,
-            dry_run=p.dry_run,
-        )
 
-    async def reprocess_entity_types(ctx: CallContext, p: ReprocessParams) -> Result:
-        gid = write_group(p.group_id)
-        service = extraction_service(app)
-        return await _call(
-            app,
-            ctx,
-            curation.reprocess_entity_types,
-            app.ws,
-            service.extractor,
-            service.ontologies.for_group(gid),
-            workspace_root=app.config.workspace_root,
-            group_id=gid,
-            scope=p.scope,
-            dry_run=p.dry_run,
-        )
+async def backfill_relation_types(
+    app: ServiceApp, ctx: CallContext, p: GroupRequiredParams
+) -> Result:
+    return await _call(
+        app,
+        ctx,
+        curation.backfill_relation_types,
+        app.ws,
+        group_id=p.group_id,
+        dry_run=p.dry_run,
+    )
 
-    async def reprocess_relation_types(ctx: CallContext, p: ReprocessParams) -> Result:
-        gid = write_group(p.group_id)
-        service = extraction_service(app)
-        return await _call(
-            app,
-            ctx,
-            curation.reprocess_relation_types,
-            app.ws,
-            service.extractor,
-            service.ontologies.for_group(gid),
-            group_id=gid,
-            scope=p.scope,
-            dry_run=p.dry_run,
-        )
 
-    async def backfill_summary_embeddings(ctx: CallContext, p: GroupRequiredParams) -> Result:
-        return await _call(
-            app,
-            ctx,
-            curation.backfill_summary_embeddings,
-            app.ws,
-            group_id=p.group_id,
-            dry_run=p.dry_run,
-            write=False,
-        )
+async def reprocess_entity_types(app: ServiceApp, ctx: CallContext, p: ReprocessParams) -> Result:
+    gid = write_group(p.group_id)
+    service = extraction_service(app)
+    return await _call(
+        app,
+        ctx,
+        curation.reprocess_entity_types,
+        app.ws,
+        service.extractor,
+        service.ontologies.for_group(gid),
+        workspace_root=app.config.workspace_root,
+        group_id=gid,
+        scope=p.scope,
+        dry_run=p.dry_run,
+    )
 
-    async def validate_corrections(ctx: CallContext, p: NoParams) -> Result:
-        return await app.run(curation.validate_corrections, app.ws, app.config.workspace_root)
 
-    async def apply_corrections(ctx: CallContext, p: DryRunParams) -> Result:
-        return await app.run_write(
-            curation.apply_corrections,
-            app.ws,
-            app.config.workspace_root,
-            dry_run=p.dry_run,
-        )
+async def reprocess_relation_types(app: ServiceApp, ctx: CallContext, p: ReprocessParams) -> Result:
+    gid = write_group(p.group_id)
+    service = extraction_service(app)
+    return await _call(
+        app,
+        ctx,
+        curation.reprocess_relation_types,
+        app.ws,
+        service.extractor,
+        service.ontologies.for_group(gid),
+        group_id=gid,
+        scope=p.scope,
+        dry_run=p.dry_run,
+    )
 
-    return [
-        MethodSpec(
-            "knowledge_extract_pending",
-            "write",
-            extract_pending,
-            "Extract the episodes stored without extraction (lite mode, failures), oldest first.",
-            ExtractPendingParams,
-            streaming=True,
-            writes=True,
-        ),
-        MethodSpec(
-            "knowledge_canonicalize_relations",
-            "write",
-            canonicalize,
-            "Map every relationship of a group onto the ontology's relation types.",
-            CanonicalizeParams,
-            streaming=True,
-            writes=True,
-        ),
-        MethodSpec(
-            "knowledge_backfill_relation_types",
-            "write",
-            backfill_relation_types,
-            "Deprecated: give untyped relationships a type from their name or fact.",
-            GroupRequiredParams,
-            streaming=True,
-            writes=True,
-        ),
-        MethodSpec(
-            "knowledge_reprocess_entity_types",
-            "write",
-            reprocess_entity_types,
-            "Classify a group's entities into the ontology's entity types with the LLM.",
-            ReprocessParams,
-            streaming=True,
-            writes=True,
-        ),
-        MethodSpec(
-            "knowledge_reprocess_relation_types",
-            "write",
-            reprocess_relation_types,
-            "Classify a group's relationships into the ontology's relation types with the LLM.",
-            ReprocessParams,
-            streaming=True,
-            writes=True,
-        ),
-        MethodSpec(
-            "knowledge_backfill_summary_embeddings",
-            "admin",
-            backfill_summary_embeddings,
-            "Report entity summary vectors (lcg derives them from the text: nothing to redo).",
-            GroupRequiredParams,
-            streaming=True,
-        ),
-        MethodSpec(
-            "knowledge_validate_corrections",
-            "read",
-            validate_corrections,
-            "Check the workspace corrections file (.liminis/knowledge-corrections.yaml).",
-            NoParams,
-        ),
-        MethodSpec(
-            "knowledge_apply_corrections",
-            "write",
-            apply_corrections,
-            "Apply the unapplied entries of the corrections file and stamp them applied_at.",
-            DryRunParams,
-            writes=True,
-        ),
-    ]
+
+async def backfill_summary_embeddings(
+    app: ServiceApp, ctx: CallContext, p: GroupRequiredParams
+) -> Result:
+    return await _call(
+        app,
+        ctx,
+        curation.backfill_summary_embeddings,
+        app.ws,
+        group_id=p.group_id,
+        dry_run=p.dry_run,
+        write=False,
+    )
+
+
+async def validate_corrections(app: ServiceApp, ctx: CallContext, p: NoParams) -> Result:
+    return await app.run(curation.validate_corrections, app.ws, app.config.workspace_root)
+
+
+async def apply_corrections(app: ServiceApp, ctx: CallContext, p: DryRunParams) -> Result:
+    return await app.run_write(
+        curation.apply_corrections,
+        app.ws,
+        app.config.workspace_root,
+        dry_run=p.dry_run,
+    )
+
+
+#: The extraction and curation methods of ``app``.
+EXTRACTION_METHODS: tuple[MethodDef, ...] = (
+    MethodDef(
+        "knowledge_extract_pending",
+        "write",
+        extract_pending,
+        "Extract the episodes stored without extraction (lite mode, failures), oldest first.",
+        ExtractPendingParams,
+        streaming=True,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_canonicalize_relations",
+        "write",
+        canonicalize,
+        "Map every relationship of a group onto the ontology's relation types.",
+        CanonicalizeParams,
+        streaming=True,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_backfill_relation_types",
+        "write",
+        backfill_relation_types,
+        "Deprecated: give untyped relationships a type from their name or fact.",
+        GroupRequiredParams,
+        streaming=True,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_reprocess_entity_types",
+        "write",
+        reprocess_entity_types,
+        "Classify a group's entities into the ontology's entity types with the LLM.",
+        ReprocessParams,
+        streaming=True,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_reprocess_relation_types",
+        "write",
+        reprocess_relation_types,
+        "Classify a group's relationships into the ontology's relation types with the LLM.",
+        ReprocessParams,
+        streaming=True,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_backfill_summary_embeddings",
+        "admin",
+        backfill_summary_embeddings,
+        "Report entity summary vectors (lcg derives them from the text: nothing to redo).",
+        GroupRequiredParams,
+        streaming=True,
+    ),
+    MethodDef(
+        "knowledge_validate_corrections",
+        "read",
+        validate_corrections,
+        "Check the workspace corrections file (.liminis/knowledge-corrections.yaml).",
+        NoParams,
+    ),
+    MethodDef(
+        "knowledge_apply_corrections",
+        "write",
+        apply_corrections,
+        "Apply the unapplied entries of the corrections file and stamp them applied_at.",
+        DryRunParams,
+        writes=True,
+    ),
+)

@@ -10,12 +10,12 @@ from msgspec import Meta
 from lcg.ingest import assertion, cross_group, deletion, merge, parse_timestamp
 from lcg.rpc.methods_extract import extraction_service
 from lcg.rpc.params import GroupId, RequiredGroupIds, unique, write_group
-from lcg.rpc.registry import CallContext, MethodSpec, Params
+from lcg.rpc.registry import CallContext, MethodDef, Params
 
 if TYPE_CHECKING:
     from lcg.rpc.app import ServiceApp
 
-__all__ = ["write_methods"]
+__all__ = ["WRITE_METHODS"]
 
 
 class DeletedStatus(msgspec.Struct, kw_only=True):
@@ -173,184 +173,202 @@ class CrossGroupEdgeParams(Params):
     }
 
 
-def write_methods(app: ServiceApp) -> list[MethodSpec]:
-    """The write methods of ``app``."""
+async def assert_entity(app: ServiceApp, ctx: CallContext, p: AssertEntityParams) -> msgspec.Struct:
+    return await app.run_write(
+        assertion.assert_entity,
+        app.ws,
+        name=p.name,
+        group_id=write_group(p.group_id),
+        entity_uuid=p.entity_uuid or None,
+        labels=p.labels,
+        summary=p.summary,
+        attributes=p.attributes,
+    )
 
-    async def assert_entity(ctx: CallContext, p: AssertEntityParams) -> msgspec.Struct:
-        return await app.run_write(
-            assertion.assert_entity,
-            app.ws,
-            name=p.name,
-            group_id=write_group(p.group_id),
-            entity_uuid=p.entity_uuid or None,
-            labels=p.labels,
-            summary=p.summary,
-            attributes=p.attributes,
-        )
 
-    async def assert_relationship(ctx: CallContext, p: AssertRelationshipParams) -> msgspec.Struct:
-        valid_at = parse_timestamp(p.valid_at, field="valid_at") if p.valid_at else None
-        return await app.run_write(
-            assertion.assert_relationship,
-            app.ws,
-            source_name=p.source_name,
-            target_name=p.target_name,
-            predicate=p.predicate,
-            group_id=write_group(p.group_id),
-            fact=p.fact,
-            attributes=p.attributes,
-            relation_type=p.relation_type,
-            valid_at=valid_at,
-        )
+async def assert_relationship(
+    app: ServiceApp, ctx: CallContext, p: AssertRelationshipParams
+) -> msgspec.Struct:
+    valid_at = parse_timestamp(p.valid_at, field="valid_at") if p.valid_at else None
+    return await app.run_write(
+        assertion.assert_relationship,
+        app.ws,
+        source_name=p.source_name,
+        target_name=p.target_name,
+        predicate=p.predicate,
+        group_id=write_group(p.group_id),
+        fact=p.fact,
+        attributes=p.attributes,
+        relation_type=p.relation_type,
+        valid_at=valid_at,
+    )
 
-    async def process_chunk(ctx: CallContext, p: ProcessChunkParams) -> msgspec.Struct:
-        return await app.run_write(
-            extraction_service(app).process_chunk,
-            app.ws,
-            chunk_text=p.chunk_text,
-            chunk_id=p.chunk_id,
-            source_file=p.source_file,
-            group_id=write_group(p.group_id),
-            reference_time=p.reference_time,
-            advisory_max_chars=app.config.chunk_text_advisory_max_chars,
-        )
 
-    async def add_episode(ctx: CallContext, p: AddEpisodeParams) -> msgspec.Struct:
-        return await app.run_write(
-            extraction_service(app).add_episode,
-            app.ws,
-            name=p.name,
-            episode_body=p.episode_body,
-            source=p.source,
-            source_description=p.source_description,
-            reference_time=p.reference_time,
-            group_id=write_group(p.group_id),
-        )
+async def process_chunk(app: ServiceApp, ctx: CallContext, p: ProcessChunkParams) -> msgspec.Struct:
+    return await app.run_write(
+        extraction_service(app).process_chunk,
+        app.ws,
+        chunk_text=p.chunk_text,
+        chunk_id=p.chunk_id,
+        source_file=p.source_file,
+        group_id=write_group(p.group_id),
+        reference_time=p.reference_time,
+        advisory_max_chars=app.config.chunk_text_advisory_max_chars,
+    )
 
-    async def delete_episode(ctx: CallContext, p: DeleteEpisodeParams) -> DeletedStatus:
-        await app.run_write(deletion.delete_episode, app.ws, p.episode_uuid)
-        return DeletedStatus()
 
-    async def delete_by_source(ctx: CallContext, p: DeleteBySourceParams) -> msgspec.Struct:
-        return await app.run_write(
-            deletion.delete_by_source, app.ws, p.source_file, unique(p.group_ids)
-        )
+async def add_episode(app: ServiceApp, ctx: CallContext, p: AddEpisodeParams) -> msgspec.Struct:
+    return await app.run_write(
+        extraction_service(app).add_episode,
+        app.ws,
+        name=p.name,
+        episode_body=p.episode_body,
+        source=p.source,
+        source_description=p.source_description,
+        reference_time=p.reference_time,
+        group_id=write_group(p.group_id),
+    )
 
-    async def delete_chunk(ctx: CallContext, p: DeleteChunkParams) -> msgspec.Struct:
-        return await app.run_write(
-            deletion.delete_chunk_episode, app.ws, p.chunk_id, unique(p.group_ids)
-        )
 
-    async def clear_all(ctx: CallContext, p: ClearAllParams) -> msgspec.Struct:
-        return await app.run_write(
-            deletion.clear_all, app.ws, confirm=p.confirm, preserve_wal=p.preserve_wal
-        )
+async def delete_episode(
+    app: ServiceApp, ctx: CallContext, p: DeleteEpisodeParams
+) -> DeletedStatus:
+    await app.run_write(deletion.delete_episode, app.ws, p.episode_uuid)
+    return DeletedStatus()
 
-    async def merge_entities(ctx: CallContext, p: MergeEntitiesParams) -> msgspec.Struct:
-        return await app.run_write(
-            merge.merge_entities,
-            app.ws,
-            group_id=write_group(p.group_id),
-            canonical_uuid=p.canonical_uuid or None,
-            canonical_name=p.canonical_name or None,
-            alias_uuids=p.alias_uuids or [],
-            alias_names=p.alias_names or [],
-            merge_all_by_name=p.merge_all_by_name,
-            dry_run=p.dry_run,
-        )
 
-    async def add_cross_group_edge(ctx: CallContext, p: CrossGroupEdgeParams) -> msgspec.Struct:
-        return await app.run_write(
-            cross_group.add_cross_group_edge,
-            app.ws,
-            group_id=write_group(p.group_id),
-            source=p.source,
-            target=p.target,
-            name=p.name,
-            fact=p.fact,
-            valid_at=p.valid_at or None,
-            relation_type=p.relation_type or None,
-        )
+async def delete_by_source(
+    app: ServiceApp, ctx: CallContext, p: DeleteBySourceParams
+) -> msgspec.Struct:
+    return await app.run_write(
+        deletion.delete_by_source, app.ws, p.source_file, unique(p.group_ids)
+    )
 
-    return [
-        MethodSpec(
-            "knowledge_process_chunk",
-            "write",
-            process_chunk,
-            "Ingest one chunk of a source file as an episode (text durable before extraction).",
-            ProcessChunkParams,
-            writes=True,
-        ),
-        MethodSpec(
-            "knowledge_add_episode",
-            "write",
-            add_episode,
-            "Ingest an episode (text durable before extraction).",
-            AddEpisodeParams,
-            writes=True,
-        ),
-        MethodSpec(
-            "knowledge_assert_entity",
-            "write",
-            assert_entity,
-            "Create or update an entity by uuid or exact name.",
-            AssertEntityParams,
-            writes=True,
-        ),
-        MethodSpec(
-            "knowledge_assert_relationship",
-            "write",
-            assert_relationship,
-            "Create or update the relationship (source, predicate, target) in a group.",
-            AssertRelationshipParams,
-            writes=True,
-        ),
-        MethodSpec(
-            "knowledge_delete_episode",
-            "write",
-            delete_episode,
-            "Delete one episode (its entities stay).",
-            DeleteEpisodeParams,
-            writes=True,
-        ),
-        MethodSpec(
-            "knowledge_delete_by_source",
-            "write",
-            delete_by_source,
-            "Delete every episode of a source file.",
-            DeleteBySourceParams,
-            writes=True,
-        ),
-        MethodSpec(
-            "knowledge_delete_chunk_episode",
-            "write",
-            delete_chunk,
-            "Delete the episode(s) of one chunk id.",
-            DeleteChunkParams,
-            writes=True,
-        ),
-        MethodSpec(
-            "knowledge_clear_all",
-            "write",
-            clear_all,
-            "Empty the whole workspace (confirm required).",
-            ClearAllParams,
-            writes=True,
-        ),
-        MethodSpec(
-            "knowledge_merge_entities",
-            "write",
-            merge_entities,
-            "Merge alias entities into a canonical one, rewriting their relationships.",
-            MergeEntitiesParams,
-            writes=True,
-        ),
-        MethodSpec(
-            "knowledge_add_cross_group_edge",
-            "write",
-            add_cross_group_edge,
-            "Add a relationship whose endpoints may live in other groups.",
-            CrossGroupEdgeParams,
-            writes=True,
-        ),
-    ]
+
+async def delete_chunk(app: ServiceApp, ctx: CallContext, p: DeleteChunkParams) -> msgspec.Struct:
+    return await app.run_write(
+        deletion.delete_chunk_episode, app.ws, p.chunk_id, unique(p.group_ids)
+    )
+
+
+async def clear_all(app: ServiceApp, ctx: CallContext, p: ClearAllParams) -> msgspec.Struct:
+    return await app.run_write(
+        deletion.clear_all, app.ws, confirm=p.confirm, preserve_wal=p.preserve_wal
+    )
+
+
+async def merge_entities(
+    app: ServiceApp, ctx: CallContext, p: MergeEntitiesParams
+) -> msgspec.Struct:
+    return await app.run_write(
+        merge.merge_entities,
+        app.ws,
+        group_id=write_group(p.group_id),
+        canonical_uuid=p.canonical_uuid or None,
+        canonical_name=p.canonical_name or None,
+        alias_uuids=p.alias_uuids or [],
+        alias_names=p.alias_names or [],
+        merge_all_by_name=p.merge_all_by_name,
+        dry_run=p.dry_run,
+    )
+
+
+async def add_cross_group_edge(
+    app: ServiceApp, ctx: CallContext, p: CrossGroupEdgeParams
+) -> msgspec.Struct:
+    return await app.run_write(
+        cross_group.add_cross_group_edge,
+        app.ws,
+        group_id=write_group(p.group_id),
+        source=p.source,
+        target=p.target,
+        name=p.name,
+        fact=p.fact,
+        valid_at=p.valid_at or None,
+        relation_type=p.relation_type or None,
+    )
+
+
+#: The write methods of ``app``.
+WRITE_METHODS: tuple[MethodDef, ...] = (
+    MethodDef(
+        "knowledge_process_chunk",
+        "write",
+        process_chunk,
+        "Ingest one chunk of a source file as an episode (text durable before extraction).",
+        ProcessChunkParams,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_add_episode",
+        "write",
+        add_episode,
+        "Ingest an episode (text durable before extraction).",
+        AddEpisodeParams,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_assert_entity",
+        "write",
+        assert_entity,
+        "Create or update an entity by uuid or exact name.",
+        AssertEntityParams,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_assert_relationship",
+        "write",
+        assert_relationship,
+        "Create or update the relationship (source, predicate, target) in a group.",
+        AssertRelationshipParams,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_delete_episode",
+        "write",
+        delete_episode,
+        "Delete one episode (its entities stay).",
+        DeleteEpisodeParams,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_delete_by_source",
+        "write",
+        delete_by_source,
+        "Delete every episode of a source file.",
+        DeleteBySourceParams,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_delete_chunk_episode",
+        "write",
+        delete_chunk,
+        "Delete the episode(s) of one chunk id.",
+        DeleteChunkParams,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_clear_all",
+        "write",
+        clear_all,
+        "Empty the whole workspace (confirm required).",
+        ClearAllParams,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_merge_entities",
+        "write",
+        merge_entities,
+        "Merge alias entities into a canonical one, rewriting their relationships.",
+        MergeEntitiesParams,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_add_cross_group_edge",
+        "write",
+        add_cross_group_edge,
+        "Add a relationship whose endpoints may live in other groups.",
+        CrossGroupEdgeParams,
+        writes=True,
+    ),
+)
