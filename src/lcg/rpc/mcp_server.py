@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib
 import itertools
 import os
 import signal
@@ -469,27 +468,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _load(module: str, what: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise ConfigError(f"{what} is not available ({module}: {exc})") from exc
-
-
 def default_registry() -> Registry:
     """The service's method table, for metadata only (attached MCP, ``lcg methods``)."""
-    build = _load("lcg.rpc.methods", "the method registry").build_registry
-    try:
-        registry: Registry = build()
-    except TypeError:
-        # build_registry(app) binds handlers to an app; attached mode only needs metadata.
-        registry = build(None)
-    return registry
+    from lcg.rpc.methods import build_registry
+
+    return build_registry(None)
 
 
 def _default_app(config: Config) -> App:
-    app: App = _load("lcg.rpc.app", "the service app").build_app(config)
-    return app
+    from lcg.rpc.app import build_app
+
+    return build_app(config)
 
 
 def run(

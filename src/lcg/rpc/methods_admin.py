@@ -3,45 +3,42 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
-import shutil
-import time
-from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import msgspec
 from msgspec import Meta
 
 from lcg.errors import (
-    GenerationError,
-    InvalidParamsError,
     LcgError,
-    MarkError,
-    RebuildRefusedError,
     RequestError,
-    StreamError,
 )
-from lcg.events.groups import encode_group
-from lcg.events.marks import MarkInfo, create_mark, delete_mark, list_marks
-from lcg.events.segments import list_segments
 from lcg.ingest import cross_group, deletion
-from lcg.ingest.dump import DumpResult, dump_groups
 from lcg.projections import graph_records as gr
 from lcg.projections.cypher import check_read_only
-from lcg.projections.projector import ReplayProgress, ReplayResult
-from lcg.rpc._paths import export_target
-from lcg.rpc.params import GroupId, RequiredGroupIds, SeqInt, unique, write_group
-from lcg.rpc.registry import CallContext, MethodSpec, NoParams, Params
-from lcg.workspace import Workspace
+from lcg.rpc.methods_wal import (
+    DumpParams,
+    MarkCreateParams,
+    MarkDeleteParams,
+    MarkListParams,
+    RebuildParams,
+    RebuildStatusParams,
+    dump_wal,
+    mark_create,
+    mark_delete,
+    mark_list,
+    prepare_checkpoint,
+    rebuild,
+    rebuild_status,
+)
+from lcg.rpc.params import RequiredGroupIds, unique
+from lcg.rpc.registry import CallContext, MethodDef, NoParams, Params
 from lcg.workspace.status import build_status, degraded_status
 from lcg.workspace.verify import verify_workspace
 
 if TYPE_CHECKING:
-    from lcg.rpc.app import Job, ServiceApp
+    from lcg.rpc.app import ServiceApp
 
-__all__ = ["admin_methods"]
+__all__ = ["ADMIN_METHODS"]
 
 
 class Health(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -57,53 +54,6 @@ class CypherRows(msgspec.Struct, kw_only=True):
     """``{rows: [[string]]}``."""
 
     rows: list[list[str]]
-
-
-class CheckpointResult(msgspec.Struct, kw_only=True):
-    """The result of ``knowledge_prepare_checkpoint``."""
-
-    success: bool = True
-    files_flushed: int
-    files_total: int
-
-
-class MarkCreated(msgspec.Struct, kw_only=True):
-    """The result of ``knowledge_wal_mark_create``."""
-
-    success: bool = True
-    name: str
-    group_id: str
-    seq: int | None
-    generation: str | None
-
-
-class MarkList(msgspec.Struct, kw_only=True):
-    """The result of ``knowledge_wal_mark_list``."""
-
-    group_id: str
-    checkpoints: list[MarkInfo]
-
-
-class MarkDeleted(msgspec.Struct, kw_only=True):
-    """The result of ``knowledge_wal_mark_delete``."""
-
-    success: bool = True
-    name: str
-    group_id: str
-
-
-class JobStarted(msgspec.Struct, kw_only=True):
-    """A rebuild running in the background."""
-
-    success: bool = True
-    job_id: str
-    status: str = "running"
-
-
-class JobNotFound(msgspec.Struct, kw_only=True):
-    """``{status: "not_found"}``."""
-
-    status: str = "not_found"
 
 
 class IndicesBuilt(msgspec.Struct, kw_only=True):
@@ -147,16 +97,6 @@ class Closed(msgspec.Struct, kw_only=True):
     status: str = "closed"
 
 
-def _name(description: str) -> Any:
-    return Meta(min_length=1, description=description)
-
-
-class RebuildStatusParams(Params):
-    """``knowledge_rebuild_status``."""
-
-    job_id: Annotated[str, _name("job id (from knowledge_rebuild_from_wal)")]
-
-
 class CypherParams(Params):
     """``knowledge_query_cypher``."""
 
@@ -176,64 +116,20 @@ class DeleteByGroupParams(Params):
 class RebindParams(Params):
     """``knowledge_rebind_pointers``."""
 
-    source_group_id: Annotated[str, _name("group whose pointers to re-resolve")]
-
-
-class DumpParams(Params):
-    """``knowledge_dump_wal``."""
-
-    group_id: Annotated[str | None, Meta(description="one group (default all)")] = None
-    target_dir: Annotated[str | None, Meta(description="empty target directory")] = None
-
-
-class MarkCreateParams(Params):
-    """``knowledge_wal_mark_create``."""
-
-    name: Annotated[str, _name("mark name ([A-Za-z0-9_-], at most 200)")]
-    group_id: GroupId = None
-    examples: ClassVar[dict[str, Any]] = {"name": "before-import"}
-
-
-class MarkListParams(Params):
-    """``knowledge_wal_mark_list``."""
-
-    group_id: GroupId = None
-
-
-class MarkDeleteParams(Params):
-    """``knowledge_wal_mark_delete``."""
-
-    name: Annotated[str, _name("mark name")]
-    group_id: GroupId = None
-    examples: ClassVar[dict[str, Any]] = {"name": "before-import"}
-
-
-class RebuildParams(Params):
-    """``knowledge_rebuild_from_wal``."""
-
-    group_id: GroupId = None
-    from_seq: Annotated[SeqInt, Meta(description="first seq (inclusive)")] = 0
-    to_seq: Annotated[SeqInt | None, Meta(description="last seq (inclusive)")] = None
-    dry_run: Annotated[bool, Meta(description="count only")] = False
-    force_clear: Annotated[bool, Meta(description="purge the group first")] = False
-    accept_loss: Annotated[
-        bool, Meta(description="report success even if the replay skipped seqs (damage)")
-    ] = False
-    examples: ClassVar[dict[str, Any]] = {"group_id": "liminis", "dry_run": True}
-
-    def __post_init__(self) -> None:
-        """Refuse an empty range (reference wording)."""
-        if self.to_seq is not None and self.to_seq < self.from_seq:
-            raise InvalidParamsError(
-                f"to_seq ({self.to_seq}) must be >= from_seq ({self.from_seq})"
-            )
+    source_group_id: Annotated[
+        str, Meta(min_length=1, description="group whose pointers to re-resolve")
+    ]
 
 
 class RecoverParams(Params):
     """``knowledge_recover``."""
 
     strategy: Annotated[
-        str, _name("drop_lbug_wal, rebuild_from_workspace_wal or restore_from_backup")
+        str,
+        Meta(
+            min_length=1,
+            description="drop_lbug_wal, rebuild_from_workspace_wal or restore_from_backup",
+        ),
     ]
     examples: ClassVar[dict[str, Any]] = {"strategy": "rebuild_from_workspace_wal"}
 
@@ -244,508 +140,256 @@ class VerifyParams(Params):
     group_ids: Annotated[list[str] | None, Meta(description="groups (default all)")] = None
 
 
-class ResetPreview(msgspec.Struct, kw_only=True):
-    """A dry run that found a generation reset: the reference's short answer (§3.9 step 3)."""
-
-    success: bool = True
-    group_id: str
-    dry_run: bool = True
-    reset_detected: bool = True
-    previous_generation: str | None
-    generation: str | None
-    message: str
+async def health_check(app: ServiceApp, ctx: CallContext, p: NoParams) -> Health:
+    """``health_check``."""
+    state, reason = app.health()
+    if state == "healthy":
+        await app.run(lambda: gr.ping(app.ws.graph))
+        return Health(ok=True, healthy=True, state="healthy")
+    return Health(ok=False, healthy=False, state=state, reason=reason)
 
 
-def _dump_group_into(ws: Workspace, target_dir: Path, group_id: str) -> DumpResult:
-    """Dump one group so that ``target_dir`` *is* its stream directory (reference §5.6).
-
-    The group is dumped into a hidden staging root beside the target, then its stream
-    directory is renamed onto the (absent or empty) target: no half-written target is seen.
-    """
-    if target_dir.exists() and (not target_dir.is_dir() or any(target_dir.iterdir())):
-        raise StreamError(
-            f"dump target {target_dir} is not empty; choose a new directory or empty it first"
+async def status(app: ServiceApp, ctx: CallContext, p: NoParams) -> msgspec.Struct:
+    """``knowledge_status``."""
+    state, reason = app.state()
+    ws = app.workspace_or_none
+    if ws is None:
+        return degraded_status(
+            reason, initializing=state == "initializing", ontology=app.ontology_status()
         )
-    staging = target_dir.parent / f".{target_dir.name}.group-{os.getpid()}.tmp"
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        result = dump_groups(ws, staging, [group_id])
-        os.replace(staging / encode_group(group_id), target_dir)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    result.target_dir = str(target_dir)
-    return result
+
+    def run() -> msgspec.Struct:
+        with ws.reading():
+            return build_status(ws, app.ontology_status())
+
+    return await app.run(run)
 
 
-def _with_indices(result: ReplayResult) -> dict[str, Any] | ResetPreview:
-    """A rebuild result as sent: a real rebuild adds ``indices_built`` (reference §3.9)."""
-    if result.dry_run and result.reset_detected:
-        return ResetPreview(
-            group_id=result.group_id,
-            previous_generation=result.previous_generation,
-            generation=result.generation,
-            message=(
-                f"WAL stream generation changed from {result.previous_generation} to "
-                f"{result.generation}; a real rebuild purges group {result.group_id!r} and "
-                "replays its stream in full"
-            ),
-        )
-    out: dict[str, Any] = msgspec.to_builtins(result)
-    if not result.dry_run:
-        # The text and vector indices are maintained by every apply, so they are built.
-        out["indices_built"] = True
-    return out
+async def query_cypher(app: ServiceApp, ctx: CallContext, p: CypherParams) -> CypherRows:
+    """``knowledge_query_cypher``."""
+    query = p.query
+    check_read_only(query)
+    ws = app.ws
+
+    def run() -> list[list[str]]:
+        with ws.reading():
+            return gr.query_cypher(
+                ws.graph, query, ws.config.cypher_timeout_ms, ws.config.cypher_max_rows
+            )
+
+    return CypherRows(rows=await app.run(run))
 
 
-class JobView(msgspec.Struct, kw_only=True):
-    """A background rebuild as ``knowledge_rebuild_status`` reports it."""
+async def build_indices(app: ServiceApp, ctx: CallContext, p: NoParams) -> IndicesBuilt:
+    """``knowledge_build_indices``."""
+    ws = app.ws
 
-    job_id: str
-    status: str
-    group_id: str
-    mutations_replayed: int
-    wal_files_processed: int
-    wal_files_total: int
-    start_time: str
-    elapsed_seconds: float
-    error: str | None
-    #: The rebuild result as ``knowledge_rebuild_from_wal`` sends it (``indices_built`` too).
-    result: dict[str, Any] | ResetPreview | None
+    def run() -> None:
+        with ws.rw.write():
+            ws.projector.save()
+
+    await app.run(run)
+    return IndicesBuilt()
 
 
-def _job_view(job: Job) -> JobView:
-    elapsed = job.elapsed_seconds
-    if job.status == "running":
-        elapsed = round(time.monotonic() - job.started_monotonic, 3)
-    return JobView(
-        job_id=job.job_id,
-        status=job.status,
-        group_id=job.group_id,
-        mutations_replayed=job.mutations_replayed,
-        wal_files_processed=job.wal_files_processed,
-        wal_files_total=job.wal_files_total,
-        start_time=job.start_time,
-        elapsed_seconds=elapsed,
-        error=job.error,
-        result=None if job.result is None else _with_indices(job.result),
+async def delete_by_group(
+    app: ServiceApp, ctx: CallContext, p: DeleteByGroupParams
+) -> msgspec.Struct:
+    """``knowledge_delete_by_group``."""
+    return await app.run_write(
+        deletion.delete_by_group,
+        app.ws,
+        unique(p.group_ids),
+        confirm=p.confirm,
+        dry_run=p.dry_run,
     )
 
 
-def admin_methods(app: ServiceApp) -> list[MethodSpec]:
-    """The health, status, Cypher and admin methods of ``app``."""
+async def rebind(app: ServiceApp, ctx: CallContext, p: RebindParams) -> msgspec.Struct:
+    """``knowledge_rebind_pointers``."""
+    return await app.run_write(cross_group.rebind_pointers, app.ws, p.source_group_id)
 
-    async def health_check(ctx: CallContext, p: NoParams) -> Health:
-        state, reason = app.health()
-        if state == "healthy":
-            await app.run(lambda: gr.ping(app.ws.graph))
-            return Health(ok=True, healthy=True, state="healthy")
-        return Health(ok=False, healthy=False, state=state, reason=reason)
 
-    async def status(ctx: CallContext, p: NoParams) -> msgspec.Struct:
-        state, reason = app.state()
-        ws = app.workspace_or_none
-        if ws is None:
-            return degraded_status(
-                reason, initializing=state == "initializing", ontology=app.ontology_status()
-            )
-
-        def run() -> msgspec.Struct:
-            with ws.reading():
-                return build_status(ws, app.ontology_status())
-
-        return await app.run(run)
-
-    async def rebuild_status(ctx: CallContext, p: RebuildStatusParams) -> msgspec.Struct:
-        job = app.jobs.get(p.job_id)
-        return JobNotFound() if job is None else _job_view(job)
-
-    async def query_cypher(ctx: CallContext, p: CypherParams) -> CypherRows:
-        query = p.query
-        check_read_only(query)
-        ws = app.ws
-
-        def run() -> list[list[str]]:
-            with ws.reading():
-                return gr.query_cypher(
-                    ws.graph, query, ws.config.cypher_timeout_ms, ws.config.cypher_max_rows
-                )
-
-        return CypherRows(rows=await app.run(run))
-
-    async def dump_wal(ctx: CallContext, p: DumpParams) -> msgspec.Struct:
-        ws = app.ws
-        # A client's path lands inside the workspace or LCG_EXPORT_ROOT, never elsewhere.
-        target_dir = (
-            export_target(ws.config, p.target_dir)
-            if p.target_dir is not None
-            else ws.config.wal_dir.parent / "wal-compacted"
+async def recover(app: ServiceApp, ctx: CallContext, p: RecoverParams) -> RecoverResult:
+    """``knowledge_recover``."""
+    strategy = p.strategy
+    if strategy not in ("drop_lbug_wal", "rebuild_from_workspace_wal", "restore_from_backup"):
+        # A well-formed request naming no known strategy: a state error (-32000), as the
+        # reference, not a parameter error.
+        raise RequestError(f"Unknown strategy: {strategy}")
+    try:
+        await app.recover(strategy)
+    except LcgError as exc:
+        return RecoverResult(
+            strategy=strategy, success=False, restart_required=False, error=str(exc)
         )
-        if p.group_id:
-            # One group: its stream goes directly into target_dir, as the reference (§5.6).
-            return await app.run_write(_dump_group_into, ws, target_dir, p.group_id)
-        return await app.run_write(dump_groups, ws, target_dir, None)
+    return RecoverResult(strategy=strategy, success=True, restart_required=False)
 
-    async def prepare_checkpoint(ctx: CallContext, p: NoParams) -> CheckpointResult:
-        ws = app.ws
 
-        def run() -> CheckpointResult:
-            flushed = 0
-            for g in ws.store.groups():
-                if ws.store.has_writer(g) and ws.store.writer(g).close_segment():
-                    flushed += 1
-            total = sum(len(list_segments(ws.store.group_dir(g))) for g in ws.store.groups())
-            return CheckpointResult(files_flushed=flushed, files_total=total)
-
-        return await app.run(run)
-
-    async def mark_create(ctx: CallContext, p: MarkCreateParams) -> MarkCreated:
-        name = p.name
-        gid = write_group(p.group_id)
-        ws = app.ws
-
-        def run() -> MarkCreated:
-            applied = ws.projector.applied_seq(gid)
-            gdir = ws.store.group_dir(gid)
-            if applied is None:
-                # As the reference: no applied position, no mark. And nothing is created, so a
-                # mark never makes a group directory (nor one beside another's case).
-                if ws.store.bounds(gid).max_seq is not None:
-                    raise MarkError(
-                        f"group {gid!r} has no applied position yet; wait for the service to "
-                        "catch up, then create the mark"
-                    )
-                raise MarkError(
-                    f"group {gid!r} has never been written (no applied position): write to it "
-                    "first, or check the group id (group ids are case-sensitive)"
-                )
-            generation = ws.store.generation(gid)
-            rec = create_mark(gdir, name, applied, generation)
-            return MarkCreated(name=name, group_id=gid, seq=rec.seq, generation=generation)
-
-        return await app.run(run)
-
-    async def mark_list(ctx: CallContext, p: MarkListParams) -> MarkList:
-        gid = write_group(p.group_id)
-        wal_dir = app.config.wal_dir
-
-        def run() -> MarkList:
-            from lcg.events.bounds import read_bounds
-            from lcg.events.generation import effective_generation
-            from lcg.events.groups import encode_group
-
-            gdir = wal_dir / encode_group(gid)
-            bounds = read_bounds(gdir, write_cache=False)
-            marks = list_marks(
-                gdir,
-                wal_min_seq=bounds.min_seq,
-                wal_max_seq=bounds.max_seq,
-                # The same generation `lcg mark list` judges by (ADR 0115): a stream whose
-                # sidecar was dropped is still named by its lines.
-                generation=effective_generation(gdir),
-            )
-            return MarkList(group_id=gid, checkpoints=marks)
-
-        return await app.run(run)
-
-    async def mark_delete(ctx: CallContext, p: MarkDeleteParams) -> MarkDeleted:
-        name = p.name
-        gid = write_group(p.group_id)
-        from lcg.events.groups import encode_group
-
-        gdir = app.config.wal_dir / encode_group(gid)
-        await app.run(delete_mark, gdir, name)
-        return MarkDeleted(name=name, group_id=gid)
-
-    async def rebuild(ctx: CallContext, p: RebuildParams) -> msgspec.Struct | dict[str, Any]:
-        gid = write_group(p.group_id)
-        from_seq, to_seq = p.from_seq, p.to_seq
-        dry_run, force_clear = p.dry_run, p.force_clear
-        ws = app.ws
-        if not dry_run and app.active_writes > 0:
-            raise RebuildRefusedError(
-                f"Service is busy: {app.active_writes} write operation(s) in progress; "
-                "retry the rebuild when they finish"
-            )
-        if not list_segments(ws.store.group_dir(gid)):
-            raise StreamError(f"No WAL files found at {ws.store.group_dir(gid)}")
-
-        def replay(progress: Callable[[ReplayProgress], None] | None) -> ReplayResult:
-            return ws.projector.rebuild(
-                gid,
-                from_seq=from_seq,
-                to_seq=to_seq,
-                dry_run=dry_run,
-                force_clear=force_clear,
-                accept_loss=p.accept_loss,
-                progress=progress,
-            )
-
-        def work(progress: Callable[[ReplayProgress], None] | None) -> ReplayResult:
-            if dry_run:
-                # A dry run only reads the stream and the positions: shared, as the reference
-                # (§3.9 step 5), so it neither waits for nor blocks the group's writes.
-                with ws.reading():
-                    return replay(progress)
-            with ws.group_lock(gid), ws.rw.write():
-                return replay(progress)
-
-        if ctx.progress_enabled:
-            loop = asyncio.get_running_loop()
-
-            async def emit(frame: ReplayProgress) -> None:
-                await ctx.progress(frame)
-
-            def send(frame: ReplayProgress) -> None:
-                asyncio.run_coroutine_threadsafe(emit(frame), loop).result()
-
-            return _with_indices(await app.run(work, send))
-        if dry_run:
-            return _with_indices(await app.run(work, None))
-
-        def preflight() -> None:
-            # The reference refuses these before it starts a job (§3.9 steps 2 and 4), so the
-            # caller gets the error rather than a job that fails at once.
-            with ws.reading():
-                generation = ws.store.generation(gid)
-                recorded_seq, recorded_gen = ws.graph.position(gid)
-                if recorded_seq is not None and generation is None:
-                    raise GenerationError(
-                        f'group "{gid}": {ws.store.group_dir(gid) / ".wal-generation.json"} is '
-                        "absent or unreadable and no line names a generation, but the "
-                        "projections hold a recorded position; restore the stream's "
-                        ".wal-generation.json, or delete the group's projections and rebuild"
-                    )
-                reset = recorded_seq is not None and recorded_gen != generation
-                if (
-                    from_seq == 0
-                    and not force_clear
-                    and not reset
-                    and ws.projector.group_has_rows(gid)
-                ):
-                    raise RebuildRefusedError(
-                        f"group {gid!r} already holds data; pass force_clear=true to purge and "
-                        "replay it, or delete it with knowledge_delete_by_group first"
-                    )
-
-        await app.run(preflight)
-        running = [j for j in app.jobs.values() if j.status == "running"]
-        if running:
-            return JobStarted(job_id=running[0].job_id)
-        job = app.new_job(gid)
-        job.started_monotonic = time.monotonic()
-
-        def track(frame: ReplayProgress) -> None:
-            job.mutations_replayed = frame.mutations_replayed_so_far
-            job.wal_files_processed = frame.files_processed_so_far
-            job.wal_files_total = frame.files_total
-
-        async def background() -> None:
-            try:
-                job.result = await app.run(work, track)
-                job.status = "completed"
-                job.mutations_replayed = job.result.mutations_replayed
-            except LcgError as exc:
-                job.status = "failed"
-                job.error = str(exc)
-            except Exception as exc:  # noqa: BLE001 - a job reports, never crashes the service
-                job.status = "failed"
-                job.error = f"{type(exc).__name__}: {exc}"
-            job.elapsed_seconds = round(time.monotonic() - job.started_monotonic, 3)
-
-        app.background(background())
-        return JobStarted(job_id=job.job_id)
-
-    async def build_indices(ctx: CallContext, p: NoParams) -> IndicesBuilt:
-        ws = app.ws
-
-        def run() -> None:
-            with ws.rw.write():
-                ws.projector.save()
-
-        await app.run(run)
-        return IndicesBuilt()
-
-    async def delete_by_group(ctx: CallContext, p: DeleteByGroupParams) -> msgspec.Struct:
-        return await app.run_write(
-            deletion.delete_by_group,
-            app.ws,
-            unique(p.group_ids),
-            confirm=p.confirm,
-            dry_run=p.dry_run,
-        )
-
-    async def rebind(ctx: CallContext, p: RebindParams) -> msgspec.Struct:
-        return await app.run_write(cross_group.rebind_pointers, app.ws, p.source_group_id)
-
-    async def recover(ctx: CallContext, p: RecoverParams) -> RecoverResult:
-        strategy = p.strategy
-        if strategy not in ("drop_lbug_wal", "rebuild_from_workspace_wal", "restore_from_backup"):
-            # A well-formed request naming no known strategy: a state error (-32000), as the
-            # reference, not a parameter error.
-            raise RequestError(f"Unknown strategy: {strategy}")
-        try:
-            await app.recover(strategy)
-        except LcgError as exc:
-            return RecoverResult(
-                strategy=strategy, success=False, restart_required=False, error=str(exc)
-            )
-        return RecoverResult(strategy=strategy, success=True, restart_required=False)
-
-    async def recover_full(ctx: CallContext, p: NoParams) -> RecoverFullResult | RecoverFullFailed:
-        ws = app.workspace_or_none
-        if ws is not None:
-            n = (await app.run(ws.graph.counts, None)).episodes
-            return RecoverFullResult(
-                recovery_needed=False,
-                episodes_before=n,
-                mutations_replayed=0,
-                episodes_after=n,
-                indexes_rebuilt=False,
-            )
-        try:
-            replayed = await app.recover("rebuild_from_workspace_wal")
-        except LcgError as exc:
-            return RecoverFullFailed(error=str(exc))
-        after = (await app.run(app.ws.graph.counts, None)).episodes
+async def recover_full(
+    app: ServiceApp, ctx: CallContext, p: NoParams
+) -> RecoverFullResult | RecoverFullFailed:
+    """``knowledge_recover_full``."""
+    ws = app.workspace_or_none
+    if ws is not None:
+        n = (await app.run(ws.graph.counts, None)).episodes
         return RecoverFullResult(
-            recovery_needed=True,
-            # The projections were closed, so nothing could be counted before the replay.
-            episodes_before=0,
-            mutations_replayed=replayed,
-            episodes_after=after,
-            indexes_rebuilt=True,
+            recovery_needed=False,
+            episodes_before=n,
+            mutations_replayed=0,
+            episodes_after=n,
+            indexes_rebuilt=False,
         )
+    try:
+        replayed = await app.recover("rebuild_from_workspace_wal")
+    except LcgError as exc:
+        return RecoverFullFailed(error=str(exc))
+    after = (await app.run(app.ws.graph.counts, None)).episodes
+    return RecoverFullResult(
+        recovery_needed=True,
+        # The projections were closed, so nothing could be counted before the replay.
+        episodes_before=0,
+        mutations_replayed=replayed,
+        episodes_after=after,
+        indexes_rebuilt=True,
+    )
 
-    async def verify(ctx: CallContext, p: VerifyParams) -> msgspec.Struct:
-        return await app.run(verify_workspace, app.ws, p.group_ids or None)
 
-    async def close(ctx: CallContext, p: NoParams) -> Closed:
-        ctx.request_shutdown()
-        return Closed()
+async def verify(app: ServiceApp, ctx: CallContext, p: VerifyParams) -> msgspec.Struct:
+    """``knowledge_verify``."""
+    return await app.run(verify_workspace, app.ws, p.group_ids or None)
 
-    return [
-        MethodSpec(
-            "health_check",
-            "none",
-            health_check,
-            "Readiness: healthy once the projections have caught up.",
-            exempt=True,
-        ),
-        MethodSpec(
-            "knowledge_status",
-            "read",
-            status,
-            "Counts, stream positions, generations and hydration per group.",
-            exempt=True,
-        ),
-        MethodSpec(
-            "knowledge_rebuild_status",
-            "read",
-            rebuild_status,
-            "The state of a background rebuild job.",
-            RebuildStatusParams,
-        ),
-        MethodSpec(
-            "knowledge_query_cypher",
-            "cypher",
-            query_cypher,
-            "Run a read-only Cypher query on the graph; values are returned as strings.",
-            CypherParams,
-        ),
-        MethodSpec(
-            "knowledge_delete_by_group",
-            "admin",
-            delete_by_group,
-            "Purge whole groups (confirm, or dry_run to preview).",
-            DeleteByGroupParams,
-            writes=True,
-        ),
-        MethodSpec(
-            "knowledge_rebind_pointers",
-            "admin",
-            rebind,
-            "Re-resolve cross-group pointers into a group.",
-            RebindParams,
-            writes=True,
-        ),
-        MethodSpec(
-            "knowledge_dump_wal",
-            "admin",
-            dump_wal,
-            "Compact the current state into a new stream with a fresh generation.",
-            DumpParams,
-        ),
-        MethodSpec(
-            "knowledge_prepare_checkpoint",
-            "admin",
-            prepare_checkpoint,
-            "Close every writer's current segment file.",
-        ),
-        MethodSpec(
-            "knowledge_wal_mark_create",
-            "admin",
-            mark_create,
-            "Create a named mark at the group's applied seq.",
-            MarkCreateParams,
-        ),
-        MethodSpec(
-            "knowledge_wal_mark_list",
-            "admin",
-            mark_list,
-            "List a group's marks with their reachability.",
-            MarkListParams,
-            exempt=True,
-        ),
-        MethodSpec(
-            "knowledge_wal_mark_delete",
-            "admin",
-            mark_delete,
-            "Delete a named mark.",
-            MarkDeleteParams,
-            exempt=True,
-        ),
-        MethodSpec(
-            "knowledge_rebuild_from_wal",
-            "admin",
-            rebuild,
-            "Rebuild a group's projections from its stream (background job, or streaming).",
-            RebuildParams,
-            streaming=True,
-            writes=True,
-        ),
-        MethodSpec(
-            "knowledge_build_indices",
-            "admin",
-            build_indices,
-            "Persist the search indices (they are maintained continuously).",
-        ),
-        MethodSpec(
-            "knowledge_recover",
-            "admin",
-            recover,
-            "Recover the projections with a strategy.",
-            RecoverParams,
-            exempt=True,
-        ),
-        MethodSpec(
-            "knowledge_recover_full",
-            "admin",
-            recover_full,
-            "Rebuild every projection from the streams if the workspace is not open.",
-            exempt=True,
-        ),
-        MethodSpec(
-            "knowledge_verify",
-            "admin",
-            verify,
-            "Replay the streams into scratch projections and compare digests (lcg verify).",
-            VerifyParams,
-        ),
-        MethodSpec(
-            "knowledge_close",
-            "admin",
-            close,
-            "Shut the service down gracefully.",
-            exempt=True,
-        ),
-    ]
+
+async def close(app: ServiceApp, ctx: CallContext, p: NoParams) -> Closed:
+    """``knowledge_close``."""
+    ctx.request_shutdown()
+    return Closed()
+
+
+#: The health, status, Cypher and admin methods, in the order MCP and ``lcg methods`` show.
+ADMIN_METHODS: tuple[MethodDef, ...] = (
+    MethodDef(
+        "health_check",
+        "none",
+        health_check,
+        "Readiness: healthy once the projections have caught up.",
+        exempt=True,
+    ),
+    MethodDef(
+        "knowledge_status",
+        "read",
+        status,
+        "Counts, stream positions, generations and hydration per group.",
+        exempt=True,
+    ),
+    MethodDef(
+        "knowledge_rebuild_status",
+        "read",
+        rebuild_status,
+        "The state of a background rebuild job.",
+        RebuildStatusParams,
+    ),
+    MethodDef(
+        "knowledge_query_cypher",
+        "cypher",
+        query_cypher,
+        "Run a read-only Cypher query on the graph; values are returned as strings.",
+        CypherParams,
+    ),
+    MethodDef(
+        "knowledge_delete_by_group",
+        "admin",
+        delete_by_group,
+        "Purge whole groups (confirm, or dry_run to preview).",
+        DeleteByGroupParams,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_rebind_pointers",
+        "admin",
+        rebind,
+        "Re-resolve cross-group pointers into a group.",
+        RebindParams,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_dump_wal",
+        "admin",
+        dump_wal,
+        "Compact the current state into a new stream with a fresh generation.",
+        DumpParams,
+    ),
+    MethodDef(
+        "knowledge_prepare_checkpoint",
+        "admin",
+        prepare_checkpoint,
+        "Close every writer's current segment file.",
+    ),
+    MethodDef(
+        "knowledge_wal_mark_create",
+        "admin",
+        mark_create,
+        "Create a named mark at the group's applied seq.",
+        MarkCreateParams,
+    ),
+    MethodDef(
+        "knowledge_wal_mark_list",
+        "admin",
+        mark_list,
+        "List a group's marks with their reachability.",
+        MarkListParams,
+        exempt=True,
+    ),
+    MethodDef(
+        "knowledge_wal_mark_delete",
+        "admin",
+        mark_delete,
+        "Delete a named mark.",
+        MarkDeleteParams,
+        exempt=True,
+    ),
+    MethodDef(
+        "knowledge_rebuild_from_wal",
+        "admin",
+        rebuild,
+        "Rebuild a group's projections from its stream (background job, or streaming).",
+        RebuildParams,
+        streaming=True,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_build_indices",
+        "admin",
+        build_indices,
+        "Persist the search indices (they are maintained continuously).",
+    ),
+    MethodDef(
+        "knowledge_recover",
+        "admin",
+        recover,
+        "Recover the projections with a strategy.",
+        RecoverParams,
+        exempt=True,
+    ),
+    MethodDef(
+        "knowledge_recover_full",
+        "admin",
+        recover_full,
+        "Rebuild every projection from the streams if the workspace is not open.",
+        exempt=True,
+    ),
+    MethodDef(
+        "knowledge_verify",
+        "admin",
+        verify,
+        "Replay the streams into scratch projections and compare digests (lcg verify).",
+        VerifyParams,
+    ),
+    MethodDef(
+        "knowledge_close",
+        "admin",
+        close,
+        "Shut the service down gracefully.",
+        exempt=True,
+    ),
+)

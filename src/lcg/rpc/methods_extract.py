@@ -108,6 +108,7 @@ async def _call(
 
 
 async def extract_pending(app: ServiceApp, ctx: CallContext, p: ExtractPendingParams) -> Result:
+    """``knowledge_extract_pending``."""
     service = extraction_service(app)
     gid, limit = p.group_id, p.limit
     ws = app.ws
@@ -123,6 +124,7 @@ async def extract_pending(app: ServiceApp, ctx: CallContext, p: ExtractPendingPa
 
 
 async def canonicalize(app: ServiceApp, ctx: CallContext, p: CanonicalizeParams) -> Result:
+    """``knowledge_canonicalize_relations``."""
     gid, dry, threshold = p.group_id, p.dry_run, p.embedding_threshold
     onto = extraction_service(app).ontologies.for_group(gid)
     return await _call(
@@ -140,6 +142,7 @@ async def canonicalize(app: ServiceApp, ctx: CallContext, p: CanonicalizeParams)
 async def backfill_relation_types(
     app: ServiceApp, ctx: CallContext, p: GroupRequiredParams
 ) -> Result:
+    """``knowledge_backfill_relation_types``."""
     return await _call(
         app,
         ctx,
@@ -151,6 +154,7 @@ async def backfill_relation_types(
 
 
 async def reprocess_entity_types(app: ServiceApp, ctx: CallContext, p: ReprocessParams) -> Result:
+    """``knowledge_reprocess_entity_types``."""
     gid = write_group(p.group_id)
     service = extraction_service(app)
     return await _call(
@@ -168,6 +172,7 @@ async def reprocess_entity_types(app: ServiceApp, ctx: CallContext, p: Reprocess
 
 
 async def reprocess_relation_types(app: ServiceApp, ctx: CallContext, p: ReprocessParams) -> Result:
+    """``knowledge_reprocess_relation_types``."""
     gid = write_group(p.group_id)
     service = extraction_service(app)
     return await _call(
@@ -186,6 +191,7 @@ async def reprocess_relation_types(app: ServiceApp, ctx: CallContext, p: Reproce
 async def backfill_summary_embeddings(
     app: ServiceApp, ctx: CallContext, p: GroupRequiredParams
 ) -> Result:
+    """``knowledge_backfill_summary_embeddings``."""
     return await _call(
         app,
         ctx,
@@ -198,10 +204,12 @@ async def backfill_summary_embeddings(
 
 
 async def validate_corrections(app: ServiceApp, ctx: CallContext, p: NoParams) -> Result:
+    """``knowledge_validate_corrections``."""
     return await app.run(curation.validate_corrections, app.ws, app.config.workspace_root)
 
 
 async def apply_corrections(app: ServiceApp, ctx: CallContext, p: DryRunParams) -> Result:
+    """``knowledge_apply_corrections``."""
     return await app.run_write(
         curation.apply_corrections,
         app.ws,

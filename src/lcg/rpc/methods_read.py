@@ -235,6 +235,7 @@ class BySourceParams(Params):
 
 
 async def find_entities(app: ServiceApp, ctx: CallContext, p: FindEntitiesParams) -> NodesResult:
+    """``knowledge_find_entities``."""
     groups = read_group_ids(p.group_ids, preserve_empty=True)
     rows = await app.read(app.searcher.find_entities, p.query, groups, p.num_results)
     return NodesResult(nodes=rows, count=len(rows))
@@ -243,6 +244,7 @@ async def find_entities(app: ServiceApp, ctx: CallContext, p: FindEntitiesParams
 async def find_relationships(
     app: ServiceApp, ctx: CallContext, p: FindRelationshipsParams
 ) -> FactsResult:
+    """``knowledge_find_relationships``."""
     groups = read_group_ids(p.group_ids, preserve_empty=True)
     rows = await app.read(
         app.searcher.find_relationships,
@@ -257,6 +259,7 @@ async def find_relationships(
 async def search_passages(
     app: ServiceApp, ctx: CallContext, p: SearchPassagesParams
 ) -> PassagesResult:
+    """``knowledge_search_passages``."""
     groups = read_group_ids(p.group_ids, preserve_empty=False)
     rows = await app.read(
         app.searcher.search_passages,
@@ -273,29 +276,34 @@ async def search_passages(
 
 
 async def get_episodes(app: ServiceApp, ctx: CallContext, p: GetEpisodesParams) -> EpisodesResult:
+    """``knowledge_get_episodes``."""
     gid = write_group(p.group_id)
     rows = await app.read(graph_reads.get_episodes, app.ws.graph, gid, p.last_n)
     return EpisodesResult(episodes=rows, count=len(rows))
 
 
 async def nodes_by_group(app: ServiceApp, ctx: CallContext, p: GroupsParams) -> NodesResult:
+    """``knowledge_get_nodes_by_group``."""
     groups = read_group_ids(p.group_ids, preserve_empty=True)
     rows = await app.read(graph_reads.nodes_by_group, app.ws.graph, groups)
     return NodesResult(nodes=rows, count=len(rows))
 
 
 async def edges_by_group(app: ServiceApp, ctx: CallContext, p: GroupsParams) -> EdgesResult:
+    """``knowledge_get_edges_by_group``."""
     groups = read_group_ids(p.group_ids, preserve_empty=True)
     rows = await app.read(graph_reads.edges_by_group, app.ws.graph, groups)
     return EdgesResult(edges=rows, count=len(rows))
 
 
 async def edges_by_uuids(app: ServiceApp, ctx: CallContext, p: EdgesByUuidsParams) -> EdgesResult:
+    """``knowledge_get_edges_by_uuids``."""
     rows = await app.read(graph_reads.edges_by_uuids, app.ws.graph, strings(p.uuids))
     return EdgesResult(edges=rows, count=len(rows))
 
 
 async def list_entities(app: ServiceApp, ctx: CallContext, p: ListEntitiesParams) -> NodesResult:
+    """``knowledge_list_entities``."""
     groups = read_group_ids(p.group_ids, preserve_empty=False)
     rows = await app.read(graph_reads.list_entities, app.ws.graph, p.num_results, groups)
     return NodesResult(nodes=rows, count=len(rows))
@@ -304,12 +312,14 @@ async def list_entities(app: ServiceApp, ctx: CallContext, p: ListEntitiesParams
 async def list_relationships(
     app: ServiceApp, ctx: CallContext, p: ListRelationshipsParams
 ) -> FactsResult:
+    """``knowledge_list_relationships``."""
     groups = read_group_ids(p.group_ids, preserve_empty=False)
     rows = await app.read(graph_reads.list_relationships, app.ws.graph, p.num_results, groups)
     return FactsResult(facts=rows, count=len(rows))
 
 
 async def neighbors(app: ServiceApp, ctx: CallContext, p: NeighborsParams) -> NeighborsResult:
+    """``knowledge_get_entity_neighbors``."""
     groups = read_group_ids(p.group_ids, preserve_empty=False)
     nodes, edges = await app.read(
         graph_reads.entity_neighbors, app.ws.graph, p.entity_uuid, p.num_results, groups
@@ -325,6 +335,7 @@ async def neighbors(app: ServiceApp, ctx: CallContext, p: NeighborsParams) -> Ne
 
 
 async def by_source(app: ServiceApp, ctx: CallContext, p: BySourceParams) -> BySourceResult:
+    """``knowledge_get_entities_by_source``."""
     groups = read_group_ids(p.group_ids, preserve_empty=False)
     rows = await app.read(
         graph_reads.entities_by_source, app.ws.graph, p.source, p.num_results, groups

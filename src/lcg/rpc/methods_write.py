@@ -174,6 +174,7 @@ class CrossGroupEdgeParams(Params):
 
 
 async def assert_entity(app: ServiceApp, ctx: CallContext, p: AssertEntityParams) -> msgspec.Struct:
+    """``knowledge_assert_entity``."""
     return await app.run_write(
         assertion.assert_entity,
         app.ws,
@@ -189,6 +190,7 @@ async def assert_entity(app: ServiceApp, ctx: CallContext, p: AssertEntityParams
 async def assert_relationship(
     app: ServiceApp, ctx: CallContext, p: AssertRelationshipParams
 ) -> msgspec.Struct:
+    """``knowledge_assert_relationship``."""
     valid_at = parse_timestamp(p.valid_at, field="valid_at") if p.valid_at else None
     return await app.run_write(
         assertion.assert_relationship,
@@ -205,6 +207,7 @@ async def assert_relationship(
 
 
 async def process_chunk(app: ServiceApp, ctx: CallContext, p: ProcessChunkParams) -> msgspec.Struct:
+    """``knowledge_process_chunk``."""
     return await app.run_write(
         extraction_service(app).process_chunk,
         app.ws,
@@ -218,6 +221,7 @@ async def process_chunk(app: ServiceApp, ctx: CallContext, p: ProcessChunkParams
 
 
 async def add_episode(app: ServiceApp, ctx: CallContext, p: AddEpisodeParams) -> msgspec.Struct:
+    """``knowledge_add_episode``."""
     return await app.run_write(
         extraction_service(app).add_episode,
         app.ws,
@@ -233,6 +237,7 @@ async def add_episode(app: ServiceApp, ctx: CallContext, p: AddEpisodeParams) ->
 async def delete_episode(
     app: ServiceApp, ctx: CallContext, p: DeleteEpisodeParams
 ) -> DeletedStatus:
+    """``knowledge_delete_episode``."""
     await app.run_write(deletion.delete_episode, app.ws, p.episode_uuid)
     return DeletedStatus()
 
@@ -240,18 +245,21 @@ async def delete_episode(
 async def delete_by_source(
     app: ServiceApp, ctx: CallContext, p: DeleteBySourceParams
 ) -> msgspec.Struct:
+    """``knowledge_delete_by_source``."""
     return await app.run_write(
         deletion.delete_by_source, app.ws, p.source_file, unique(p.group_ids)
     )
 
 
 async def delete_chunk(app: ServiceApp, ctx: CallContext, p: DeleteChunkParams) -> msgspec.Struct:
+    """``knowledge_delete_chunk_episode``."""
     return await app.run_write(
         deletion.delete_chunk_episode, app.ws, p.chunk_id, unique(p.group_ids)
     )
 
 
 async def clear_all(app: ServiceApp, ctx: CallContext, p: ClearAllParams) -> msgspec.Struct:
+    """``knowledge_clear_all``."""
     return await app.run_write(
         deletion.clear_all, app.ws, confirm=p.confirm, preserve_wal=p.preserve_wal
     )
@@ -260,6 +268,7 @@ async def clear_all(app: ServiceApp, ctx: CallContext, p: ClearAllParams) -> msg
 async def merge_entities(
     app: ServiceApp, ctx: CallContext, p: MergeEntitiesParams
 ) -> msgspec.Struct:
+    """``knowledge_merge_entities``."""
     return await app.run_write(
         merge.merge_entities,
         app.ws,
@@ -276,6 +285,7 @@ async def merge_entities(
 async def add_cross_group_edge(
     app: ServiceApp, ctx: CallContext, p: CrossGroupEdgeParams
 ) -> msgspec.Struct:
+    """``knowledge_add_cross_group_edge``."""
     return await app.run_write(
         cross_group.add_cross_group_edge,
         app.ws,
