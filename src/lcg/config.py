@@ -153,6 +153,10 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
     cypher_timeout_ms: int = 30_000
     #: ... and refused when it would return more rows than this.
     cypher_max_rows: int = 100_000
+    #: glibc malloc arenas the service may use (0 = glibc's default, 8 per core). Each worker
+    #: thread otherwise keeps its own arena, and ``knowledge_verify`` grew RSS per thread
+    #: until it had one (ADR 0085).
+    malloc_arena_max: int = 2
 
     @classmethod
     def from_env(
@@ -232,6 +236,7 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
             rpc_max_batch=_int(e, "LCG_RPC_MAX_BATCH", 1000, 1, 1_000_000),
             cypher_timeout_ms=_int(e, "LCG_CYPHER_TIMEOUT_MS", 30_000, 1, 24 * 3600 * 1000),
             cypher_max_rows=_int(e, "LCG_CYPHER_MAX_ROWS", 100_000, 1, 100_000_000),
+            malloc_arena_max=_int(e, "LCG_MALLOC_ARENA_MAX", 2, 0, 1024),
         )
 
 

@@ -93,18 +93,13 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from lcg import telemetry
-    from lcg.cli._service import attach_extractor_flags, with_embedder_flags
+    from lcg.cli._service import with_embedder_flags
+    from lcg.cli.serve import serve_workspace
     from lcg.config import Config
-    from lcg.rpc.app import build_app
-    from lcg.rpc.server import Limits, run_server
 
     config = with_embedder_flags(Config.from_env(), http=args.embedder_http, uds=args.embedder_uds)
-    telemetry.set_sink(None, enabled=config.telemetry)
-    app = build_app(config)
-    attach_extractor_flags(app, config, http=args.extractor_http, uds=args.extractor_uds)
-    return run_server(
-        app, config.socket_path, config.shutdown_timeout_ms, limits=Limits.from_config(config)
+    return serve_workspace(
+        config, extractor_http=args.extractor_http, extractor_uds=args.extractor_uds
     )
 
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from lcg.rpc.app import ServiceApp
     from lcg.rpc.server import Server
 
-__all__ = ["register"]
+__all__ = ["register", "serve_workspace"]
 
 _HELP = """Run the workspace's JSON-RPC 2.0 service on .lcg/service.sock.
 
@@ -64,18 +64,19 @@ def _announce_when_ready(app: ServiceApp, config: Config) -> Callable[[Server], 
     return started
 
 
-def _run(args: argparse.Namespace) -> int:
+def serve_workspace(
+    config: Config, *, extractor_http: str | None = None, extractor_uds: str | None = None
+) -> int:
+    """Serve the workspace ``config`` names until stopped; the exit status (1 on an error)."""
     from lcg.rpc.app import build_app
-    from lcg.rpc.server import Limits, serve
+    from lcg.rpc.server import Limits, limit_malloc_arenas, serve
 
-    config = with_embedder_flags(
-        config_of(args), http=args.embedder_http, uds=args.embedder_uds, kind=args.embedder
-    )
     telemetry.set_sink(None, enabled=config.telemetry)
-    app = build_app(config)
-    attach_extractor_flags(app, config, http=args.extractor_http, uds=args.extractor_uds)
-    started = _announce_when_ready(app, config)
+    limit_malloc_arenas(config.malloc_arena_max)
     try:
+        app = build_app(config)
+        attach_extractor_flags(app, config, http=extractor_http, uds=extractor_uds)
+        started = _announce_when_ready(app, config)
         asyncio.run(
             serve(
                 app,
@@ -89,6 +90,15 @@ def _run(args: argparse.Namespace) -> int:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    config = with_embedder_flags(
+        config_of(args), http=args.embedder_http, uds=args.embedder_uds, kind=args.embedder
+    )
+    return serve_workspace(
+        config, extractor_http=args.extractor_http, extractor_uds=args.extractor_uds
+    )
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

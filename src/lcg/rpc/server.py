@@ -57,6 +57,7 @@ __all__ = [
     "ProgressSink",
     "Server",
     "State",
+    "limit_malloc_arenas",
     "run_server",
     "serve",
 ]
@@ -697,6 +698,31 @@ async def serve(
             loop.remove_signal_handler(sig)
         await server.shutdown()
     return server
+
+
+#: ``mallopt`` parameter number of ``M_ARENA_MAX`` in glibc's ``malloc.h``.
+_M_ARENA_MAX = -8
+
+
+def limit_malloc_arenas(arenas: int) -> bool:
+    """Cap glibc's malloc arenas at ``arenas`` (0 leaves the default); False where not glibc.
+
+    The service answers reads on worker threads; glibc gives each thread an arena of its own
+    and keeps their pages, so RSS climbs with every thread that ever served a heavy call.
+    """
+    if arenas <= 0 or not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    try:
+        libc = ctypes.CDLL(name)
+        return bool(libc.mallopt(_M_ARENA_MAX, arenas))
+    except (OSError, AttributeError):
+        return False
 
 
 def run_server(
