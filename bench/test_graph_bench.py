@@ -37,8 +37,8 @@ from lcg.events.model import (
     Event,
     RelationshipAsserted,
 )
-from lcg.projections._graph_schema import create_schema
 from lcg.projections.graph import GraphProjection
+from lcg.projections.graph._schema import create_schema
 
 pytestmark = pytest.mark.bench
 

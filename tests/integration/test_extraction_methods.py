@@ -381,7 +381,7 @@ def test_canonicalize_embedding_fallback_and_backfill_of_untyped_edges(tmp_path:
     from lcg.events.model import RelationTypesChanged
     from lcg.extract.ontology import parse_ontology
     from lcg.ingest import assertion
-    from lcg.projections import graph_records as gr
+    from lcg.projections.graph import records as gr
     from lcg.workspace import Workspace
 
     onto = parse_ontology(

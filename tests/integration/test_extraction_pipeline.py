@@ -18,7 +18,7 @@ from lcg.extract.extractor import ExtractedEdge, ExtractedEntity, ExtractionOutp
 from lcg.extract.scripted import ScriptedExtractor
 from lcg.ingest import episodes
 from lcg.ingest.extraction import ExtractionService
-from lcg.projections import graph_records as gr
+from lcg.projections.graph import records as gr
 from lcg.workspace import Workspace
 from lcg.workspace.ontology_files import OntologyLoader
 

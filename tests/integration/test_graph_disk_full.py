@@ -30,7 +30,7 @@ from pathlib import Path
 
 import msgspec
 
-import lcg.projections.graph as graph_module
+import lcg.projections.graph.projection as graph_module
 from lcg.errors import ProjectionIOError
 from lcg.events.model import EpisodeAdded
 

@@ -25,7 +25,7 @@ import msgspec
 
 from lcg.eval.report import EvalRefusedError
 from lcg.ingest.resolution import name_key
-from lcg.projections import graph_reads
+from lcg.projections.graph import reads as graph_reads
 from lcg.projections.search import Searcher
 from lcg.workspace import Workspace
 

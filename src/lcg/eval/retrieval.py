@@ -23,8 +23,8 @@ import msgspec
 from lcg.eval.corpus import Corpus
 from lcg.eval.questions import RANKED, Question, plant_questions
 from lcg.eval.scoring import GoldIndex
-from lcg.projections import graph_reads
-from lcg.projections.rows import EdgeRow
+from lcg.projections.graph import reads as graph_reads
+from lcg.projections.graph.rows import EdgeRow
 from lcg.projections.search import Searcher
 from lcg.workspace import Workspace
 

@@ -23,7 +23,7 @@ from lcg.eval.backends import Capture
 from lcg.eval.corpus import Corpus
 from lcg.eval.scoring import GoldIndex
 from lcg.ingest.resolution import name_key
-from lcg.projections import graph_reads
+from lcg.projections.graph import reads as graph_reads
 from lcg.projections.search import Searcher
 from lcg.workspace import Workspace
 from lcg.workspace.verify import verify_workspace

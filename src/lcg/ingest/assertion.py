@@ -18,7 +18,7 @@ from lcg import timestamps
 from lcg.errors import InvalidParamsError, NotFoundError, RequestError
 from lcg.events.model import EdgeRecord, EntityAsserted, EntityRecord, RelationshipAsserted
 from lcg.ingest._common import attributes_text, commit, new_uuid
-from lcg.projections import graph_records as gr
+from lcg.projections.graph import records as gr
 from lcg.projections.ops import MERGED_LABEL
 from lcg.workspace import Workspace
 

@@ -26,7 +26,7 @@ from lcg.events.model import (
 )
 from lcg.ingest._common import commit, new_uuid, strip_control
 from lcg.ingest.assertion import follow_merged
-from lcg.projections import graph_records as gr
+from lcg.projections.graph import records as gr
 from lcg.projections.ops import MERGED_LABEL
 from lcg.workspace import Workspace
 

@@ -16,7 +16,7 @@ from lcg.events.layout import DEFAULT_GROUP
 from lcg.events.model import EpisodesDeleted, GroupPurged
 from lcg.ingest._common import commit
 from lcg.ingest.cross_group import rebind_pointers
-from lcg.projections import graph_records as gr
+from lcg.projections.graph import records as gr
 from lcg.workspace import Workspace
 
 __all__ = [

@@ -32,7 +32,7 @@ from lcg.events.model import (
 )
 from lcg.events.segments import list_segments
 from lcg.events.store import WalStore
-from lcg.projections import graph_records as gr
+from lcg.projections.graph import records as gr
 from lcg.workspace import Workspace
 
 __all__ = ["DumpResult", "dump_groups"]

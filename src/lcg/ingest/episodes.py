@@ -18,7 +18,7 @@ from lcg import telemetry, timestamps
 from lcg.errors import InvalidParamsError
 from lcg.events.model import DroppedEdge, EpisodeAdded
 from lcg.ingest._common import commit, new_uuid, parse_timestamp
-from lcg.projections import graph_records as gr
+from lcg.projections.graph import records as gr
 from lcg.workspace import Workspace
 
 __all__ = [

@@ -24,7 +24,7 @@ from lcg.events.model import (
     MergeOutcome,
 )
 from lcg.ingest._common import commit, new_uuid
-from lcg.projections import graph_records as gr
+from lcg.projections.graph import records as gr
 from lcg.projections.ops import MERGED_LABEL
 from lcg.workspace import Workspace
 

@@ -30,8 +30,8 @@ import numpy as np
 from rapidfuzz import fuzz
 
 from lcg.ingest._common import normalize_name
-from lcg.projections import graph_reads
-from lcg.projections import graph_records as gr
+from lcg.projections.graph import reads as graph_reads
+from lcg.projections.graph import records as gr
 from lcg.projections.ops import MERGED_LABEL
 from lcg.workspace import Workspace
 

@@ -3,12 +3,11 @@ projector that feeds them from the streams, digests, search and the embedding ca
 
 from __future__ import annotations
 
-from lcg.projections._graph_schema import DB_FILE
 from lcg.projections.cache import EmbeddingCache, embed_with_cache
-from lcg.projections.graph import GraphProjection
+from lcg.projections.graph import DB_FILE, GraphProjection
+from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow, GraphCounts
 from lcg.projections.ops import ClearGroup, Delete, Op, Upsert, derive_ops, texts_to_embed
 from lcg.projections.projector import Projector, ReplayProgress, ReplayResult
-from lcg.projections.rows import EdgeRow, EntityRow, EpisodeRow, GraphCounts
 from lcg.projections.search import PassageRow, Searcher, rrf_fuse
 from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection

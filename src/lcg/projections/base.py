@@ -8,8 +8,8 @@ from typing import Protocol
 import numpy as np
 
 from lcg.events.model import Event
+from lcg.projections.graph.rows import GraphCounts
 from lcg.projections.ops import Op
-from lcg.projections.rows import GraphCounts
 
 __all__ = ["EventProjection", "OpProjection", "PositionTuple", "VectorOpProjection"]
 

@@ -38,8 +38,8 @@ import numpy as np
 from lcg.projections._when import Window, parse_time, resolve_windows, time_prior
 from lcg.projections.embedding import TextEmbedder
 from lcg.projections.graph import GraphProjection
-from lcg.projections.graph_reads import edges_by_uuids, entities_by_uuids, episodes_by_uuids
-from lcg.projections.rows import EdgeRow, EntityRow, EpisodeRow
+from lcg.projections.graph.reads import edges_by_uuids, entities_by_uuids, episodes_by_uuids
+from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow
 from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection
 

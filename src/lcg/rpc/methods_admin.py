@@ -13,8 +13,8 @@ from lcg.errors import (
     RequestError,
 )
 from lcg.ingest import cross_group, deletion
-from lcg.projections import graph_records as gr
 from lcg.projections.cypher import check_read_only
+from lcg.projections.graph import records as gr
 from lcg.rpc.methods_wal import (
     DumpParams,
     MarkCreateParams,

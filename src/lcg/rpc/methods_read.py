@@ -8,8 +8,8 @@ import msgspec
 from msgspec import Meta
 
 from lcg.errors import InvalidParamsError
-from lcg.projections import graph_reads
-from lcg.projections.rows import EdgeRow, EntityRow, EpisodeRow
+from lcg.projections.graph import reads as graph_reads
+from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow
 from lcg.projections.search import FUSIONS, PassageRow, parse_time
 from lcg.rpc.params import (
     GroupId,

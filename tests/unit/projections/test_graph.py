@@ -30,9 +30,9 @@ from lcg.events.model import (
     RelationshipAsserted,
     RelationTypesChanged,
 )
-from lcg.projections import graph_reads as gr
-from lcg.projections._graph_apply import mention_uuid
 from lcg.projections.graph import GraphProjection
+from lcg.projections.graph import reads as gr
+from lcg.projections.graph._apply import mention_uuid
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ import pytest
 from event_samples import G, H, added, edge, ent, history, stamp
 from lcg.errors import ProjectionError
 from lcg.events.model import CrossGroupEdgeAdded, EntityAsserted, Event, GroupPurged
-from lcg.projections import _graph_apply
-from lcg.projections._graph_index import GraphIndex
 from lcg.projections.graph import GraphProjection
+from lcg.projections.graph import _apply as _graph_apply
+from lcg.projections.graph._index import GraphIndex
 
 
 def fresh(graph: GraphProjection) -> object:
@@ -67,7 +67,7 @@ def test_a_rolled_back_transaction_leaves_the_locator_unchanged(
     graph.apply(H, "genH", other_group())
     before = graph._index.snapshot()
     digest = graph.digest(H)
-    import lcg.projections.graph as graph_module
+    import lcg.projections.graph.projection as graph_module
 
     # Every data statement has run when the position statement fails.
     monkeypatch.setattr(graph_module, "_SET_POSITION", "MATCH (p:Nope) RETURN p")

@@ -20,9 +20,9 @@ from lcg.events.model import (
     MergeOutcome,
     RelationshipAsserted,
 )
-from lcg.projections import graph_reads as gr
 from lcg.projections.graph import GraphProjection
-from lcg.projections.rows import EdgeRow, EntityRow, EpisodeRow, GroupCounts
+from lcg.projections.graph import reads as gr
+from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow, GroupCounts
 
 G = "g1"
 H = "g2"

@@ -15,8 +15,8 @@ import kuzu
 from lcg.config import Config
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest import assertion, episodes
-from lcg.projections._graph_schema import DB_FILE, SCHEMA_VERSION, stored_version, table_names
 from lcg.projections.graph import GraphProjection
+from lcg.projections.graph._schema import DB_FILE, SCHEMA_VERSION, stored_version, table_names
 from lcg.workspace import Workspace
 
 #: The tables of schema version 1 (ADR 0014), as its databases hold them.

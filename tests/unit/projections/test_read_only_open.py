@@ -14,11 +14,11 @@ import numpy.typing as npt
 import pytest
 
 from lcg.events.layout import TEMP_SUFFIX
-from lcg.projections import graph as graph_module
 from lcg.projections import text as text_module
 from lcg.projections._analyzer import ANALYZER_VERSION
-from lcg.projections._graph_schema import SCHEMA_VERSION
 from lcg.projections.graph import GraphProjection, StaleGraphError
+from lcg.projections.graph import projection as graph_module
+from lcg.projections.graph._schema import SCHEMA_VERSION
 from lcg.projections.ops import Op, Upsert, texts_to_embed
 from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection

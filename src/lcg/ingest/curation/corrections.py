@@ -16,8 +16,8 @@ from lcg.errors import ConfigError
 from lcg.events.files import atomic_write
 from lcg.events.model import CorrectionsApplied, EdgeInvalidation, EntityRecord, MergeOutcome
 from lcg.ingest.merge import plan_merge
-from lcg.projections import graph_reads
-from lcg.projections import graph_records as gr
+from lcg.projections.graph import reads as graph_reads
+from lcg.projections.graph import records as gr
 from lcg.projections.ops import MERGED_LABEL
 from lcg.workspace import Workspace
 

@@ -21,7 +21,7 @@ from lcg.ingest.curation._common import (
     emit,
     soft,
 )
-from lcg.projections import graph_records as gr
+from lcg.projections.graph import records as gr
 from lcg.projections.ops import MERGED_LABEL
 from lcg.workspace import Workspace
 

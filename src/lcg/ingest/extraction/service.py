@@ -36,7 +36,7 @@ from lcg.ingest.extraction.results import (
     PendingFailure,
     ProgressFn,
 )
-from lcg.projections import graph_reads
+from lcg.projections.graph import reads as graph_reads
 from lcg.workspace import Workspace
 from lcg.workspace.ontology_files import OntologyLoader, write_hash_file
 

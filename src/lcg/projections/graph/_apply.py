@@ -60,7 +60,7 @@ from lcg.events.model import (
     RelationshipAsserted,
     RelationTypesChanged,
 )
-from lcg.projections._graph_index import IndexDelta
+from lcg.projections.graph._index import IndexDelta
 
 __all__ = [
     "EDGE_COLUMNS",

@@ -11,8 +11,8 @@ concurrently with each other and with a write (Kuzu gives them a snapshot).
 ``load_group`` is the rebuild path: it folds a whole stream into a group that holds no rows
 and writes it once with ``COPY`` (same result as ``apply``, several times faster).
 
-The database file is ``<db_dir>/graph.kuzu``; see ``_graph_schema`` for the tables and
-``_graph_apply`` for how events become statements, ``_graph_index`` for the in-memory
+The database file is ``<db_dir>/graph.kuzu``; see ``_schema`` for the tables and
+``_apply`` for how events become statements, ``_index`` for the in-memory
 locator (which rows exist, which edges are bound) that spares them table scans. The tables
 are the reference's (``RelatesToNode_`` reached by two ``RELATES_TO`` hops; ADR 0086), so a
 client's Cypher written for the reference runs unchanged.
@@ -34,7 +34,7 @@ import msgspec
 
 from lcg.errors import ProjectionError, ProjectionIOError, RebuildRefusedError
 from lcg.events.model import Event
-from lcg.projections._graph_apply import (
+from lcg.projections.graph._apply import (
     EDGE_COLUMNS,
     apply_events,
     edge_from_row,
@@ -44,10 +44,10 @@ from lcg.projections._graph_apply import (
     purge,
     ts_text,
 )
-from lcg.projections._graph_guard import abandon, is_io_failure, reserve_room
-from lcg.projections._graph_index import GraphIndex, IndexDelta
-from lcg.projections._graph_schema import DB_FILE, SCHEMA_VERSION, create_schema, stored_version
-from lcg.projections.rows import GraphCounts
+from lcg.projections.graph._guard import abandon, is_io_failure, reserve_room
+from lcg.projections.graph._index import GraphIndex, IndexDelta
+from lcg.projections.graph._schema import DB_FILE, SCHEMA_VERSION, create_schema, stored_version
+from lcg.projections.graph.rows import GraphCounts
 
 __all__ = ["GraphProjection", "StaleGraphError"]
 

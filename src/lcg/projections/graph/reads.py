@@ -15,9 +15,9 @@ from typing import Any, Final
 
 import msgspec
 
-from lcg.projections._graph_apply import EDGE_COLUMNS, edge_from_row
-from lcg.projections.graph import GraphProjection
-from lcg.projections.rows import EdgeRow, EntityRow, EpisodeRow, GroupCounts, render_ts
+from lcg.projections.graph._apply import EDGE_COLUMNS, edge_from_row
+from lcg.projections.graph.projection import GraphProjection
+from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow, GroupCounts, render_ts
 
 __all__ = [
     "active_edges_between",

@@ -1,6 +1,6 @@
 """Full-fidelity reads of the graph for the commands that decide events, and for dumps.
 
-Rows for clients (``graph_reads``) render timestamps to seconds; the commands need the
+Rows for clients (``graph.reads``) render timestamps to seconds; the commands need the
 records as events carry them (RFC 3339 with microseconds), so a decision never loses
 precision. Every function here reads through the projection's read connection.
 """
@@ -14,8 +14,8 @@ import msgspec
 
 from lcg import timestamps
 from lcg.events.model import EdgeRecord, EntityRecord
-from lcg.projections.graph import GraphProjection
-from lcg.projections.rows import GroupCounts
+from lcg.projections.graph.projection import GraphProjection
+from lcg.projections.graph.rows import GroupCounts
 
 __all__ = [
     "EpisodeRecord",
