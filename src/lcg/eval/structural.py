@@ -24,6 +24,7 @@ from lcg.eval.corpus import Corpus
 from lcg.eval.scoring import GoldIndex
 from lcg.ingest.resolution import name_key
 from lcg.projections.graph import reads as graph_reads
+from lcg.projections.graph import records as graph_records
 from lcg.projections.search import Searcher
 from lcg.workspace import Workspace
 from lcg.workspace.verify import verify_workspace
@@ -174,7 +175,7 @@ def score_structural(
             uuid = episodes.get(withdrawn.doc_id, "")
             searcher = Searcher(ws.graph, ws.text, ws.vectors, ws.text_embedder)
             checked = 4
-            if graph_reads.episodes_by_source(ws.graph, withdrawn.path, [group]):
+            if graph_records.episodes_by_source(ws.graph, withdrawn.path, [group]):
                 misses.append("episodes_by_source serves it")
             if graph_reads.entities_by_source(ws.graph, withdrawn.path, 100, [group]):
                 misses.append("entities_by_source serves it")

@@ -32,6 +32,7 @@ from lcg.events.model import (
 )
 from lcg.projections.graph import GraphProjection
 from lcg.projections.graph import reads as gr
+from lcg.projections.graph import records as grec
 from lcg.projections.graph._apply import mention_uuid
 
 
@@ -251,7 +252,7 @@ def test_cross_group_edge_unbound_then_rebound(graph: GraphProjection) -> None:
     )
     assert gr.edges_by_uuids(graph, ["cx"]) == []
     assert graph.counts(G).unbound_edges == 1 and graph.counts(G).edges == 2
-    assert gr.unbound_impacts(graph, [H]) == {G: 1}
+    assert grec.unbound_impacts(graph, [H]) == {G: 1}
     apply(graph, [EntityAsserted(group_id=H, entity=ent("y1", "Yan"), created=True)], group=H)
     bound = pointer.replace("unbound", "bound")
     apply(
@@ -440,8 +441,8 @@ def test_find_by_name_survives_kuzu_trim_bug(graph: GraphProjection) -> None:
     )
     found = gr.find_entity_by_name(graph, G, "EXACTLY12BYT")
     assert found is not None and found.uuid == "n0"
-    assert [e.uuid for e in gr.entities_by_name(graph, G, "ada lovelace")] == ["n1", "n2"]
-    assert gr.entities_by_name(graph, G, "  ") == []
+    assert [e.uuid for e in grec.entities_by_name(graph, G, "ada lovelace")] == ["n1", "n2"]
+    assert grec.entities_by_name(graph, G, "  ") == []
 
 
 @pytest.mark.parametrize("size", [1, 4, 100])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import FunctionType, ModuleType
 
 import msgspec
 import pytest
@@ -22,6 +23,7 @@ from lcg.events.model import (
 )
 from lcg.projections.graph import GraphProjection
 from lcg.projections.graph import reads as gr
+from lcg.projections.graph import records as grec
 from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow, GroupCounts
 
 G = "g1"
@@ -225,8 +227,8 @@ def test_entities_by_source(graph: GraphProjection) -> None:
 
 
 def test_find_entity_by_name_prefers_live_then_earliest(graph: GraphProjection) -> None:
-    # n-d (" alice ", created earlier) is Merged, so n-a wins.
-    assert [r.uuid for r in gr.entities_by_name(graph, G, "ALICE ")] == ["n-a", "n-d"]
+    # Both spellings match; n-d (" alice ", created earlier) is Merged, so n-a wins.
+    assert [r.uuid for r in grec.entities_by_name(graph, G, "ALICE ")] == ["n-d", "n-a"]
     found = gr.find_entity_by_name(graph, G, "alice")
     assert found is not None and found.uuid == "n-a"
     assert gr.find_entity_by_name(graph, G, "nobody") is None
@@ -235,21 +237,17 @@ def test_find_entity_by_name_prefers_live_then_earliest(graph: GraphProjection) 
 
 
 def test_active_edges_between(graph: GraphProjection) -> None:
-    assert [e.uuid for e in gr.active_edges_between(graph, G, "n-a", "KNOWS", "n-b")] == ["r-a"]
-    assert gr.active_edges_between(graph, H, "m-a", "KNOWS", "n-b") == []  # invalidated
-    assert gr.active_edges_between(graph, G, "n-a", "LIKES", "n-b") == []
+    assert [e.uuid for e in grec.active_edges_between(graph, G, "n-a", "KNOWS", "n-b")] == ["r-a"]
+    assert grec.active_edges_between(graph, H, "m-a", "KNOWS", "n-b") == []  # invalidated
+    assert grec.active_edges_between(graph, G, "n-a", "LIKES", "n-b") == []
 
 
 def test_episode_lookups(graph: GraphProjection) -> None:
-    assert [e.uuid for e in gr.episodes_by_source(graph, "notes/a.md", None)] == [
-        "p-a",
-        "p-b",
-        "q-a",
-    ]
-    assert [e.uuid for e in gr.episodes_by_source(graph, "notes/a.md", [G])] == ["p-a", "p-b"]
-    assert gr.episodes_by_source(graph, "notes/a.md", []) == []
-    assert [e.uuid for e in gr.episodes_by_chunk(graph, "chunk-1", [G])] == ["p-a"]
-    assert gr.episodes_by_chunk(graph, "chunk-1", [H]) == []
+    assert grec.episodes_by_source(graph, "notes/a.md", None) == {G: ["p-a", "p-b"], H: ["q-a"]}
+    assert grec.episodes_by_source(graph, "notes/a.md", [G]) == {G: ["p-a", "p-b"]}
+    assert grec.episodes_by_source(graph, "notes/a.md", []) == {}
+    assert grec.episodes_by_chunk(graph, "chunk-1", [G]) == {G: ["p-a"]}
+    assert grec.episodes_by_chunk(graph, "chunk-1", [H]) == {}
     found = gr.episode_by_content_hash(graph, G, "hash-p-b")
     assert found is not None and found.uuid == "p-b"
     assert gr.episode_by_content_hash(graph, H, "hash-p-b") is None
@@ -257,10 +255,24 @@ def test_episode_lookups(graph: GraphProjection) -> None:
 
 
 def test_counts(graph: GraphProjection) -> None:
-    assert gr.group_counts(graph, [G, H, "none"]) == [
+    assert [grec.group_counts(graph, g) for g in (G, H, "none")] == [
         GroupCounts(group_id=G, entities=4, episodes=3, edges=3),
         GroupCounts(group_id=H, entities=1, episodes=1, edges=2),
         GroupCounts(group_id="none"),
     ]
     total = graph.counts()
     assert (total.entities, total.edges, total.episodes, total.pending_episodes) == (5, 5, 4, 1)
+
+
+def test_reads_and_records_share_no_function_name() -> None:
+    # Issue 13: each lookup has one implementation; client reads render rows, the commands'
+    # lookups live in ``records`` only (the tests then test the code production calls).
+    def public(module: ModuleType) -> set[str]:
+        return {
+            n
+            for n, v in vars(module).items()
+            if isinstance(v, FunctionType) and v.__module__ == module.__name__ and n[0] != "_"
+        }
+
+    assert public(gr) and public(grec)
+    assert public(gr) & public(grec) == set()

@@ -1,11 +1,12 @@
-"""Graph reads (lcg-api §3.5, and the lookups behind deletion, assertion and merges).
+"""Graph reads for clients (lcg-api §3.5): rows rendered as the reference renders them.
 
 Every function takes the ``GraphProjection`` and runs on one of its read connections, so
 reads run concurrently with each other. ``group_ids=None`` means every group and ``[]``
 means none: the caller maps the reference's collapse/preserve-empty parsing onto that.
 Relationships are returned only when both endpoints exist (unbound edges are invisible).
 Where the reference leaves an order unspecified, rows come sorted by uuid so results are
-reproducible.
+reproducible. The lookups the commands decide on (by name, between two entities, by
+source, counts) are ``records``' only: one implementation each.
 """
 
 from __future__ import annotations
@@ -13,32 +14,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-import msgspec
-
+from lcg.projections.graph import records
 from lcg.projections.graph._apply import EDGE_COLUMNS, edge_from_row
 from lcg.projections.graph.projection import GraphProjection
-from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow, GroupCounts, render_ts
+from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow, render_ts
 
 __all__ = [
-    "active_edges_between",
     "edges_by_group",
     "edges_by_uuids",
-    "entities_by_name",
     "entities_by_source",
     "entities_by_uuids",
     "entity_neighbors",
     "episode_by_content_hash",
-    "episodes_by_chunk",
-    "episodes_by_source",
     "episodes_by_uuids",
     "find_entity_by_name",
     "get_episodes",
-    "group_counts",
     "list_entities",
     "list_relationships",
     "nodes_by_group",
     "pending_episodes",
-    "unbound_impacts",
 ]
 
 _ENTITY: Final = "e.uuid, e.name, e.group_id, e.labels, e.created_at, e.summary, e.attributes"
@@ -337,80 +331,15 @@ def entities_by_source(
 # ---- lookups used by commands ---------------------------------------------------------
 
 
-def entities_by_name(graph: GraphProjection, group_id: str, name: str) -> list[EntityRow]:
-    """Entities of the group whose trimmed name equals ``name`` case-insensitively.
-
-    Ordered non-``Merged`` first, then earliest created_at, then uuid.
-    """
-    key = name.strip().lower()
-    if not key:
-        return []
-    # Kuzu 0.11.3's trim() corrupts some strings with leading spaces (" exactly12byt" comes
-    # back as invalid UTF-8), so the engine only narrows the candidates with CONTAINS (true
-    # for every exact match) and the trimmed comparison is made here.
-    rows = graph.query(
-        "MATCH (e:Entity) WHERE e.group_id = $g AND lower(e.name) CONTAINS $n "
-        f"RETURN {_ENTITY} ORDER BY e.created_at, e.uuid",
-        {"g": group_id, "n": key},
-    )
-    found = [_entity(r) for r in rows if (r[1] or "").strip().lower() == key]
-    found.sort(key=lambda e: _MERGED in e.labels)  # stable: keeps created_at, uuid order
-    return found
-
-
 def find_entity_by_name(graph: GraphProjection, group_id: str, name: str) -> EntityRow | None:
-    """The winner of ``entities_by_name`` (``None`` when no entity has that name)."""
-    found = entities_by_name(graph, group_id, name)
-    return found[0] if found else None
+    """The group's entity named ``name`` (trimmed, any case), rendered for a client.
 
-
-def active_edges_between(
-    graph: GraphProjection, group_id: str, source_uuid: str, name: str, target_uuid: str
-) -> list[EdgeRow]:
-    """Current (not invalidated) ``name`` edges source→target owned by the group.
-
-    Earliest created_at first, then uuid.
+    Of several, a live one before a ``Merged`` tombstone, then the earliest created_at, then
+    uuid; ``None`` when no entity has that name. The name match is ``records``' (one place).
     """
-    rows = graph.query(
-        "MATCH (a:Entity {uuid: $s})-[:RELATES_TO]->(e:RelatesToNode_) "
-        "WHERE e.target_node_uuid = $t AND e.group_id = $g "
-        f"AND e.name = $name AND e.invalid_at IS NULL RETURN {EDGE_COLUMNS} "
-        "ORDER BY e.created_at, e.uuid",
-        {"s": source_uuid, "t": target_uuid, "g": group_id, "name": name},
-    )
-    return [_edge(r) for r in rows]
-
-
-def episodes_by_source(
-    graph: GraphProjection, source_file: str, group_ids: Sequence[str] | None
-) -> list[EpisodeRow]:
-    """Episodes whose source_description is ``source_file`` or starts with ``source_file:``."""
-    if group_ids == []:
-        return []
-    params: dict[str, Any] = {"s": source_file, "prefix": f"{source_file}:"}
-    cond = _groups("p", group_ids, params)
-    rows = graph.query(
-        "MATCH (p:Episodic) WHERE (p.source_description = $s OR "
-        f"starts_with(p.source_description, $prefix)) AND {cond} "
-        f"RETURN {_EPISODE} ORDER BY p.uuid",
-        params,
-    )
-    return [_episode(r) for r in rows]
-
-
-def episodes_by_chunk(
-    graph: GraphProjection, chunk_id: str, group_ids: Sequence[str] | None
-) -> list[EpisodeRow]:
-    """Episodes named ``chunk_id``."""
-    if group_ids == []:
-        return []
-    params: dict[str, Any] = {"c": chunk_id}
-    cond = _groups("p", group_ids, params)
-    rows = graph.query(
-        f"MATCH (p:Episodic) WHERE p.name = $c AND {cond} RETURN {_EPISODE} ORDER BY p.uuid",
-        params,
-    )
-    return [_episode(r) for r in rows]
+    found = records.entities_by_name(graph, group_id, name)  # created_at, uuid order
+    found.sort(key=lambda e: _MERGED in e.labels)  # stable: keeps that order among equals
+    return entities_by_uuids(graph, [found[0].uuid])[0] if found else None
 
 
 def episode_by_content_hash(
@@ -437,41 +366,3 @@ def pending_episodes(graph: GraphProjection, group_id: str, limit: int) -> list[
         {"g": group_id, "n": limit},
     )
     return [_episode(r) for r in rows]
-
-
-def group_counts(graph: GraphProjection, group_ids: Sequence[str]) -> list[GroupCounts]:
-    """Per group, what a purge would remove (edges owned by it, unbound ones included)."""
-    out = []
-    for g in group_ids:
-        c = graph.counts(g)
-        out.append(GroupCounts(group_id=g, entities=c.entities, episodes=c.episodes, edges=c.edges))
-    return out
-
-
-def unbound_impacts(graph: GraphProjection, group_ids: Sequence[str]) -> dict[str, int]:
-    """Owning group → number of its cross-group pointers into ``group_ids`` (other owners).
-
-    These are the pointers a purge of ``group_ids`` would leave unbound (lcg-api §5.10).
-    """
-    purged = set(group_ids)
-    params: dict[str, Any] = {"groups": list(purged)}
-    # Bound and unbound edges alike: every RelatesToNode_, with its hops or without.
-    rows = graph.query(
-        "MATCH (e:RelatesToNode_) WHERE NOT e.group_id IN $groups AND e.invalid_at IS NULL AND "
-        "contains(e.attributes, 'cross_group_pointers') RETURN e.group_id, e.attributes",
-        params,
-    )
-    out: dict[str, int] = {}
-    for owner, attributes in rows:
-        try:
-            attrs = msgspec.json.decode(attributes or "{}")
-        except msgspec.DecodeError:
-            continue
-        pointers = attrs.get("cross_group_pointers") if isinstance(attrs, dict) else None
-        if not isinstance(pointers, dict):
-            continue
-        for side in ("src", "dst"):
-            ptr = pointers.get(side)
-            if isinstance(ptr, dict) and ptr.get("source_group_id") in purged:
-                out[owner] = out.get(owner, 0) + 1
-    return dict(sorted(out.items()))
