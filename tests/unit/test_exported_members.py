@@ -10,6 +10,7 @@ PACKAGES = [
     "lcg",
     "lcg.events",
     "lcg.projections",
+    "lcg.projections.graph",
     "lcg.workspace",
     "lcg.replication",
     "lcg.ingest",

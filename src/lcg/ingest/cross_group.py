@@ -11,7 +11,7 @@ read shows it until a rebind binds it.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
@@ -27,6 +27,13 @@ from lcg.events.model import (
 from lcg.ingest._common import commit, new_uuid, strip_control
 from lcg.ingest.assertion import follow_merged
 from lcg.projections.graph import records as gr
+from lcg.projections.graph.pointers import (
+    BindingState,
+    Pointer,
+    Pointers,
+    pointers_of,
+    with_pointers,
+)
 from lcg.projections.ops import MERGED_LABEL
 from lcg.workspace import Workspace
 
@@ -38,25 +45,6 @@ __all__ = [
     "rebind_pointers",
     "resolve_pointer",
 ]
-
-BindingState = Literal["bound", "unbound", "ambiguous"]
-
-
-class Pointer(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """One side of a cross-group edge that names an entity of another group."""
-
-    source_group_id: str
-    endpoint_name: str
-    binding_state: BindingState
-    resolved_uuid: str | None = None
-    bound_at_seq: int | None = None
-
-
-class Pointers(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """Both sides' pointers (a side given by uuid has none)."""
-
-    src: Pointer | None = None
-    dst: Pointer | None = None
 
 
 class CrossGroupEdgeResult(msgspec.Struct, kw_only=True):
@@ -138,30 +126,6 @@ def _parse_endpoint(
     raise InvalidParamsError(_ENDPOINT_ERROR.format(got=sorted(keys)))
 
 
-def _with_pointers(attributes: str, pointers: Pointers) -> str:
-    try:
-        attrs = msgspec.json.decode(attributes or "{}")
-    except msgspec.DecodeError:
-        attrs = {}
-    if not isinstance(attrs, dict):
-        attrs = {}
-    attrs["cross_group_pointers"] = msgspec.to_builtins(pointers)
-    return msgspec.json.encode(attrs, order="sorted").decode()
-
-
-def _pointers_of(edge: EdgeRecord) -> Pointers | None:
-    try:
-        attrs = msgspec.json.decode(edge.attributes or "{}")
-    except msgspec.DecodeError:
-        return None
-    if not isinstance(attrs, dict) or "cross_group_pointers" not in attrs:
-        return None
-    try:
-        return msgspec.convert(attrs["cross_group_pointers"], Pointers)
-    except msgspec.ValidationError:
-        return None
-
-
 def add_cross_group_edge(
     ws: Workspace,
     *,
@@ -187,7 +151,7 @@ def add_cross_group_edge(
             fact=fact or "",
             relation_type=relation_type or None,
             valid_at=valid_at or None,
-            attributes=_with_pointers("{}", pointers),
+            attributes=with_pointers("{}", pointers),
             created_at=timestamps.now(),
         )
         commit(ws, group_id, [CrossGroupEdgeAdded(group_id=group_id, edge=edge)])
@@ -214,7 +178,7 @@ def rebind_pointers(ws: Workspace, source_group_id: str, *, forced: bool = False
         for owner, edge in gr.edges_with_pointers(ws.graph):
             if edge.invalid_at is not None:
                 continue
-            pointers = _pointers_of(edge)
+            pointers = pointers_of(edge.attributes)
             if pointers is None:
                 continue
             ends = {"src": edge.source_uuid, "dst": edge.target_uuid}
@@ -266,7 +230,7 @@ def rebind_pointers(ws: Workspace, source_group_id: str, *, forced: bool = False
                     uuid=edge.uuid,
                     source_uuid=ends["src"],
                     target_uuid=ends["dst"],
-                    attributes=_with_pointers(edge.attributes, pointers),
+                    attributes=with_pointers(edge.attributes, pointers),
                     invalid_at=invalid_at,
                 )
             )

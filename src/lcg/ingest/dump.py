@@ -32,6 +32,7 @@ from lcg.events.model import (
 )
 from lcg.events.segments import list_segments
 from lcg.events.store import WalStore
+from lcg.projections.graph import pointers
 from lcg.projections.graph import records as gr
 from lcg.workspace import Workspace
 
@@ -58,7 +59,7 @@ def _events_of_group(ws: Workspace, group_id: str) -> tuple[list[Event], int, in
         events.append(EntityAsserted(group_id=group_id, entity=entity, created=True))
     edges = gr.all_edges(ws.graph, group_id)
     for edge in edges:
-        if "cross_group_pointers" in edge.attributes or not (edge.source_uuid and edge.target_uuid):
+        if pointers.ATTRIBUTE in edge.attributes or not (edge.source_uuid and edge.target_uuid):
             events.append(CrossGroupEdgeAdded(group_id=group_id, edge=edge))
         else:
             from lcg.events.model import RelationshipAsserted

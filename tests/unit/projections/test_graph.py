@@ -246,7 +246,10 @@ def test_group_purged_keeps_position_and_other_groups(graph: GraphProjection) ->
 
 def test_cross_group_edge_unbound_then_rebound(graph: GraphProjection) -> None:
     apply(graph, scene())
-    pointer = '{"cross_group_pointers":{"dst":{"source_group_id":"g2","binding_state":"unbound"}}}'
+    pointer = (
+        '{"cross_group_pointers":{"dst":{"source_group_id":"g2","endpoint_name":"Yan",'
+        '"binding_state":"unbound"}}}'
+    )
     apply(
         graph, [CrossGroupEdgeAdded(group_id=G, edge=edge("cx", "e1", "", attributes=pointer))], 3
     )

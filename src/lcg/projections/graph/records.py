@@ -14,6 +14,7 @@ import msgspec
 
 from lcg import timestamps
 from lcg.events.model import EdgeRecord, EntityRecord
+from lcg.projections.graph.pointers import ATTRIBUTE, pointers_of
 from lcg.projections.graph.projection import GraphProjection
 from lcg.projections.graph.rows import GroupCounts
 
@@ -178,7 +179,7 @@ def edges_with_pointers(graph: GraphProjection) -> list[tuple[str, EdgeRecord]]:
     rows = _rows(
         graph,
         f"MATCH (r:RelatesToNode_) WHERE r.attributes CONTAINS "
-        f"'cross_group_pointers' RETURN {_EDGE_COLS} ORDER BY r.uuid",
+        f"'{ATTRIBUTE}' RETURN {_EDGE_COLS} ORDER BY r.uuid",
     )
     return [_edge(r) for r in rows]
 
@@ -256,14 +257,9 @@ def unbound_impacts(graph: GraphProjection, group_ids: list[str]) -> dict[str, i
     for owner, edge in edges_with_pointers(graph):
         if owner in purged or edge.invalid_at is not None:
             continue
-        try:
-            attrs = msgspec.json.decode(edge.attributes)
-        except msgspec.DecodeError:
-            continue
-        pointers = attrs.get("cross_group_pointers", {}) if isinstance(attrs, dict) else {}
-        for side in ("src", "dst"):
-            ptr = pointers.get(side) if isinstance(pointers, dict) else None
-            if isinstance(ptr, dict) and ptr.get("source_group_id") in purged:
+        pointers = pointers_of(edge.attributes)
+        for ptr in pointers.sides() if pointers is not None else []:
+            if ptr.source_group_id in purged:
                 out[owner] = out.get(owner, 0) + 1
     return out
 
@@ -274,16 +270,9 @@ def pointer_counts(graph: GraphProjection) -> dict[str, int]:
     for _owner, edge in edges_with_pointers(graph):
         if edge.invalid_at is not None:
             continue
-        try:
-            attrs = msgspec.json.decode(edge.attributes)
-        except msgspec.DecodeError:
-            continue
-        pointers = attrs.get("cross_group_pointers", {}) if isinstance(attrs, dict) else {}
-        for side in ("src", "dst"):
-            ptr = pointers.get(side) if isinstance(pointers, dict) else None
-            state = ptr.get("binding_state") if isinstance(ptr, dict) else None
-            if state in counts:
-                counts[state] += 1
+        pointers = pointers_of(edge.attributes)
+        for ptr in pointers.sides() if pointers is not None else []:
+            counts[ptr.binding_state] += 1
     return counts
 
 
