@@ -9,14 +9,26 @@ the same canonical digest.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import kuzu
+import pyarrow as pa
+import pytest
 
 from lcg.config import Config
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest import assertion, episodes
 from lcg.projections.graph import GraphProjection
-from lcg.projections.graph._schema import DB_FILE, SCHEMA_VERSION, stored_version, table_names
+from lcg.projections.graph._schema import (
+    DB_FILE,
+    DDL,
+    SCHEMA_VERSION,
+    TABLES,
+    arrow_fields,
+    select,
+    stored_version,
+    table_names,
+)
 from lcg.workspace import Workspace
 
 #: The tables of schema version 1 (ADR 0014), as its databases hold them.
@@ -93,3 +105,77 @@ def test_a_workspace_with_a_version_1_graph_replays_into_the_new_schema(tmp_path
             "RETURN s.name, rn.name, t.name"
         )
         assert rows == [["Ada", "WORKED_WITH", "Babbage"]]
+
+
+#: The version-2 schema as it was written out by hand before the table spec generated it:
+#: the spec must produce exactly these statements (a change is a new SCHEMA_VERSION).
+V2_DDL_TEXT = (
+    "CREATE NODE TABLE IF NOT EXISTS Entity(uuid STRING PRIMARY KEY, name STRING, "
+    "group_id STRING, labels STRING[], created_at TIMESTAMP, summary STRING, "
+    "attributes STRING)",
+    "CREATE NODE TABLE IF NOT EXISTS Episodic(uuid STRING PRIMARY KEY, name STRING, "
+    "group_id STRING, created_at TIMESTAMP, source STRING, source_description STRING, "
+    "content STRING, valid_at TIMESTAMP, entity_edges STRING[], content_hash STRING, "
+    "extracted BOOLEAN)",
+    "CREATE NODE TABLE IF NOT EXISTS RelatesToNode_(uuid STRING PRIMARY KEY, name STRING, "
+    "group_id STRING, created_at TIMESTAMP, fact STRING, episodes STRING[], "
+    "expired_at TIMESTAMP, valid_at TIMESTAMP, invalid_at TIMESTAMP, attributes STRING, "
+    "relation_type STRING, source_node_uuid STRING, target_node_uuid STRING)",
+    "CREATE NODE TABLE IF NOT EXISTS Community(uuid STRING PRIMARY KEY, name STRING, "
+    "group_id STRING, created_at TIMESTAMP, summary STRING)",
+    "CREATE NODE TABLE IF NOT EXISTS Saga(uuid STRING PRIMARY KEY, name STRING, "
+    "group_id STRING, created_at TIMESTAMP)",
+    "CREATE REL TABLE IF NOT EXISTS RELATES_TO(FROM Entity TO RelatesToNode_, "
+    "FROM RelatesToNode_ TO Entity, FROM Entity TO Entity, uuid STRING, name STRING, "
+    "group_id STRING, fact STRING, valid_at TIMESTAMP, invalid_at TIMESTAMP, "
+    "attributes STRING)",
+    "CREATE REL TABLE IF NOT EXISTS MENTIONS(FROM Episodic TO Entity, uuid STRING, "
+    "group_id STRING, created_at TIMESTAMP)",
+    "CREATE REL TABLE IF NOT EXISTS HAS_MEMBER(FROM Community TO Entity, "
+    "FROM Community TO Community, uuid STRING, group_id STRING, created_at TIMESTAMP)",
+    "CREATE REL TABLE IF NOT EXISTS HAS_EPISODE(FROM Saga TO Episodic, uuid STRING, "
+    "group_id STRING, created_at TIMESTAMP)",
+    "CREATE REL TABLE IF NOT EXISTS NEXT_EPISODE(FROM Episodic TO Episodic, uuid STRING, "
+    "group_id STRING, created_at TIMESTAMP)",
+    "CREATE NODE TABLE IF NOT EXISTS WalPosition(id STRING PRIMARY KEY, applied_seq INT64, "
+    "generation STRING)",
+    "CREATE NODE TABLE IF NOT EXISTS GraphSchema(version INT64 PRIMARY KEY)",
+)
+
+
+def test_the_table_spec_generates_the_version_2_ddl() -> None:
+    assert DDL == V2_DDL_TEXT
+
+
+def test_a_database_holds_the_spec_and_bulk_loads_follow_it(tmp_path: Path) -> None:
+    # One spec: the created tables, the Arrow columns of COPY and the RETURN lists agree.
+    graph = GraphProjection(tmp_path / "db")
+    kuzu_to_arrow: dict[str, Any] = {
+        "STRING": pa.string(),
+        "TIMESTAMP": pa.timestamp("us"),
+        "STRING[]": pa.list_(pa.string()),
+        "BOOLEAN": pa.bool_(),
+        "INT64": pa.int64(),
+    }
+    try:
+        with graph.reader() as conn:
+            for table in TABLES:
+                result = conn.execute(f"CALL table_info('{table.name}') RETURN name, type")
+                assert isinstance(result, kuzu.QueryResult)
+                # Kuzu reports the DDL's BOOLEAN by its alias BOOL.
+                held = [(n, "BOOLEAN" if t == "BOOL" else t) for n, t in result.get_all()]
+                assert held == list(table.columns)
+                assert [t for _, t in arrow_fields(table.name)] == [
+                    kuzu_to_arrow[t] for _, t in table.columns
+                ]
+                # Every column of the spec can be returned by name.
+                pattern = f"()-[x:{table.name}]->()" if table.pairs else f"(x:{table.name})"
+                conn.execute(f"MATCH {pattern} RETURN {select('x', table.name)} LIMIT 1")
+    finally:
+        graph.close()
+
+
+def test_a_return_list_naming_an_unknown_column_fails_where_it_is_built() -> None:
+    assert select("e", "Entity", ("uuid", "name")) == "e.uuid, e.name"
+    with pytest.raises(KeyError, match="Entity has no column 'uuid_'"):
+        select("e", "Entity", ("uuid_",))

@@ -61,6 +61,7 @@ from lcg.events.model import (
     RelationTypesChanged,
 )
 from lcg.projections.graph._index import IndexDelta
+from lcg.projections.graph._schema import arrow_fields, select
 
 __all__ = [
     "EDGE_COLUMNS",
@@ -155,18 +156,15 @@ def _norm_edge(record: EdgeRecord, *, episodes: list[str] | None = None) -> Edge
 
 #: The columns read for an edge, its ``RelatesToNode_`` aliased ``e`` (the endpoints are its
 #: own columns, so an unbound edge, without hops, reads the same).
-EDGE_COLUMNS: Final = (
-    "e.uuid, e.name, e.source_node_uuid, e.target_node_uuid, e.fact, e.relation_type, "
-    "e.valid_at, e.invalid_at, e.expired_at, e.episodes, e.attributes, e.created_at, e.group_id"
-)
+#: ``EDGE_FIELDS`` is their order, the one ``edge_from_row`` reads.
+EDGE_FIELDS: Final = (
+    "uuid", "name", "source_node_uuid", "target_node_uuid", "fact", "relation_type",
+    "valid_at", "invalid_at", "expired_at", "episodes", "attributes", "created_at", "group_id",
+)  # fmt: skip
+EDGE_COLUMNS: Final = select("e", "RelatesToNode_", EDGE_FIELDS)
 
-_ENTITY_COLUMNS: Final = (
-    "e.uuid, e.name, e.group_id, e.labels, e.created_at, e.summary, e.attributes"
-)
-_EPISODE_COLUMNS: Final = (
-    "p.uuid, p.name, p.group_id, p.created_at, p.source, p.source_description, p.content, "
-    "p.valid_at, p.entity_edges, p.content_hash, p.extracted"
-)
+_ENTITY_COLUMNS: Final = select("e", "Entity")
+_EPISODE_COLUMNS: Final = select("p", "Episodic")
 
 _LOAD_ENTITIES: Final = f"UNWIND $keys AS k MATCH (e:Entity {{uuid: k}}) RETURN {_ENTITY_COLUMNS}"
 _LOAD_EPISODES: Final = (
@@ -175,10 +173,10 @@ _LOAD_EPISODES: Final = (
 # Loading a touched edge also deletes it (its node and its hops, one lookup instead of two):
 # the segment re-creates every loaded edge, changed or not, when it writes.
 _TAKE_COLUMNS: Final = (
-    "WITH e, e.uuid AS c0, e.name AS c1, e.source_node_uuid AS c2, e.target_node_uuid AS c3, "
-    "e.fact AS c4, e.relation_type AS c5, e.valid_at AS c6, e.invalid_at AS c7, "
-    "e.expired_at AS c8, e.episodes AS c9, e.attributes AS c10, e.created_at AS c11, "
-    "e.group_id AS c12 DETACH DELETE e RETURN c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12"
+    "WITH e, "
+    + ", ".join(f"{c} AS c{i}" for i, c in enumerate(EDGE_COLUMNS.split(", ")))
+    + " DETACH DELETE e RETURN "
+    + ", ".join(f"c{i}" for i in range(len(EDGE_FIELDS)))
 )
 _TAKE_EDGES: Final = f"UNWIND $keys AS k MATCH (e:RelatesToNode_ {{uuid: k}}) {_TAKE_COLUMNS}"
 _LOAD_MENTIONS: Final = (
@@ -807,33 +805,18 @@ class _Segment:
 
 
 _TS: Final = pa.timestamp("us")
-_STR_LIST: Final = pa.list_(pa.string())
 #: The Arrow columns of each table in DDL order (a relationship's endpoints first), named by
-#: the keys of the rows written.
+#: the keys of the rows written (``_edge_row`` names an edge's endpoints ``source_uuid`` and
+#: ``target_uuid``; a mention's rows carry theirs as ``ep`` and ``en``).
 _ARROW: Final[dict[str, tuple[tuple[str, Any], ...]]] = {
-    "Entity": (
-        ("uuid", pa.string()), ("name", pa.string()), ("group_id", pa.string()),
-        ("labels", _STR_LIST), ("created_at", _TS), ("summary", pa.string()),
-        ("attributes", pa.string()),
+    "Entity": arrow_fields("Entity"),
+    "Episodic": arrow_fields("Episodic"),
+    "RelatesToNode_": arrow_fields(
+        "RelatesToNode_",
+        {"source_node_uuid": "source_uuid", "target_node_uuid": "target_uuid"},
     ),
-    "Episodic": (
-        ("uuid", pa.string()), ("name", pa.string()), ("group_id", pa.string()),
-        ("created_at", _TS), ("source", pa.string()), ("source_description", pa.string()),
-        ("content", pa.string()), ("valid_at", _TS), ("entity_edges", _STR_LIST),
-        ("content_hash", pa.string()), ("extracted", pa.bool_()),
-    ),
-    "RelatesToNode_": (
-        ("uuid", pa.string()), ("name", pa.string()), ("group_id", pa.string()),
-        ("created_at", _TS), ("fact", pa.string()), ("episodes", _STR_LIST),
-        ("expired_at", _TS), ("valid_at", _TS), ("invalid_at", _TS),
-        ("attributes", pa.string()), ("relation_type", pa.string()),
-        ("source_uuid", pa.string()), ("target_uuid", pa.string()),
-    ),
-    "MENTIONS": (
-        ("ep", pa.string()), ("en", pa.string()), ("uuid", pa.string()),
-        ("group_id", pa.string()), ("created_at", _TS),
-    ),
-}  # fmt: skip
+    "MENTIONS": (("ep", pa.string()), ("en", pa.string()), *arrow_fields("MENTIONS")),
+}
 _UNWIND_CREATE: Final = {
     "Entity": _CREATE_ENTITIES,
     "Episodic": _CREATE_EPISODES,
@@ -845,10 +828,7 @@ _UNWIND_CREATE: Final = {
 _ONE_CREATE: Final = {"RelatesToNode_": _CREATE_REL_ONE, "MENTIONS": _CREATE_MENTION_ONE}
 #: The columns of ``RELATES_TO`` after its endpoints, all null on a hop (the reference's
 #: direct-rel columns; lcg-api §5.1).
-_HOP_NULLS: Final = (
-    ("uuid", pa.string()), ("name", pa.string()), ("group_id", pa.string()),
-    ("fact", pa.string()), ("valid_at", _TS), ("invalid_at", _TS), ("attributes", pa.string()),
-)  # fmt: skip
+_HOP_NULLS: Final = arrow_fields("RELATES_TO")
 
 
 def _dt(value: str | None) -> datetime | None:

@@ -19,11 +19,24 @@ another version is a stale projection: it is discarded at open and rebuilt from 
 
 from __future__ import annotations
 
-from typing import Any, Final, cast
+from typing import Any, Final, NamedTuple, cast
 
 import kuzu
+import pyarrow as pa
 
-__all__ = ["DB_FILE", "DDL", "SCHEMA_VERSION", "create_schema", "stored_version", "table_names"]
+__all__ = [
+    "DB_FILE",
+    "DDL",
+    "SCHEMA_VERSION",
+    "TABLE",
+    "TABLES",
+    "Table",
+    "arrow_fields",
+    "create_schema",
+    "select",
+    "stored_version",
+    "table_names",
+]
 
 #: The database file inside the projection's directory.
 DB_FILE: Final = "graph.kuzu"
@@ -32,38 +45,102 @@ DB_FILE: Final = "graph.kuzu"
 #: 2: the reference's schema (ADR 0086).
 SCHEMA_VERSION: Final = 2
 
-DDL: Final[tuple[str, ...]] = (
-    "CREATE NODE TABLE IF NOT EXISTS Entity(uuid STRING PRIMARY KEY, name STRING, "
-    "group_id STRING, labels STRING[], created_at TIMESTAMP, summary STRING, "
-    "attributes STRING)",
-    "CREATE NODE TABLE IF NOT EXISTS Episodic(uuid STRING PRIMARY KEY, name STRING, "
-    "group_id STRING, created_at TIMESTAMP, source STRING, source_description STRING, "
-    "content STRING, valid_at TIMESTAMP, entity_edges STRING[], content_hash STRING, "
-    "extracted BOOLEAN)",
-    "CREATE NODE TABLE IF NOT EXISTS RelatesToNode_(uuid STRING PRIMARY KEY, name STRING, "
-    "group_id STRING, created_at TIMESTAMP, fact STRING, episodes STRING[], "
-    "expired_at TIMESTAMP, valid_at TIMESTAMP, invalid_at TIMESTAMP, attributes STRING, "
-    "relation_type STRING, source_node_uuid STRING, target_node_uuid STRING)",
-    "CREATE NODE TABLE IF NOT EXISTS Community(uuid STRING PRIMARY KEY, name STRING, "
-    "group_id STRING, created_at TIMESTAMP, summary STRING)",
-    "CREATE NODE TABLE IF NOT EXISTS Saga(uuid STRING PRIMARY KEY, name STRING, "
-    "group_id STRING, created_at TIMESTAMP)",
-    "CREATE REL TABLE IF NOT EXISTS RELATES_TO(FROM Entity TO RelatesToNode_, "
-    "FROM RelatesToNode_ TO Entity, FROM Entity TO Entity, uuid STRING, name STRING, "
-    "group_id STRING, fact STRING, valid_at TIMESTAMP, invalid_at TIMESTAMP, "
-    "attributes STRING)",
-    "CREATE REL TABLE IF NOT EXISTS MENTIONS(FROM Episodic TO Entity, uuid STRING, "
-    "group_id STRING, created_at TIMESTAMP)",
-    "CREATE REL TABLE IF NOT EXISTS HAS_MEMBER(FROM Community TO Entity, "
-    "FROM Community TO Community, uuid STRING, group_id STRING, created_at TIMESTAMP)",
-    "CREATE REL TABLE IF NOT EXISTS HAS_EPISODE(FROM Saga TO Episodic, uuid STRING, "
-    "group_id STRING, created_at TIMESTAMP)",
-    "CREATE REL TABLE IF NOT EXISTS NEXT_EPISODE(FROM Episodic TO Episodic, uuid STRING, "
-    "group_id STRING, created_at TIMESTAMP)",
-    "CREATE NODE TABLE IF NOT EXISTS WalPosition(id STRING PRIMARY KEY, applied_seq INT64, "
-    "generation STRING)",
-    "CREATE NODE TABLE IF NOT EXISTS GraphSchema(version INT64 PRIMARY KEY)",
-)
+_S, _TS, _SL, _B, _I = "STRING", "TIMESTAMP", "STRING[]", "BOOLEAN", "INT64"
+
+
+class Table(NamedTuple):
+    """One table of the schema: its columns in order (a node table's first is its primary
+    key) and, for a rel table, the node-table pairs it connects."""
+
+    name: str
+    columns: tuple[tuple[str, str], ...]
+    pairs: tuple[tuple[str, str], ...] = ()
+
+    def column_names(self) -> tuple[str, ...]:
+        """The column names, in order."""
+        return tuple(c for c, _ in self.columns)
+
+
+#: The one spec of every table: the DDL, the Arrow schemas of bulk loads and the ``RETURN``
+#: lists of reads are all generated from it, so a column is written once.
+TABLES: Final[tuple[Table, ...]] = (
+    Table("Entity", (
+        ("uuid", _S), ("name", _S), ("group_id", _S), ("labels", _SL), ("created_at", _TS),
+        ("summary", _S), ("attributes", _S),
+    )),
+    Table("Episodic", (
+        ("uuid", _S), ("name", _S), ("group_id", _S), ("created_at", _TS), ("source", _S),
+        ("source_description", _S), ("content", _S), ("valid_at", _TS), ("entity_edges", _SL),
+        ("content_hash", _S), ("extracted", _B),
+    )),
+    Table("RelatesToNode_", (
+        ("uuid", _S), ("name", _S), ("group_id", _S), ("created_at", _TS), ("fact", _S),
+        ("episodes", _SL), ("expired_at", _TS), ("valid_at", _TS), ("invalid_at", _TS),
+        ("attributes", _S), ("relation_type", _S), ("source_node_uuid", _S),
+        ("target_node_uuid", _S),
+    )),
+    Table("Community", (
+        ("uuid", _S), ("name", _S), ("group_id", _S), ("created_at", _TS), ("summary", _S),
+    )),
+    Table("Saga", (("uuid", _S), ("name", _S), ("group_id", _S), ("created_at", _TS))),
+    Table("RELATES_TO", (
+        ("uuid", _S), ("name", _S), ("group_id", _S), ("fact", _S), ("valid_at", _TS),
+        ("invalid_at", _TS), ("attributes", _S),
+    ), pairs=(
+        ("Entity", "RelatesToNode_"), ("RelatesToNode_", "Entity"), ("Entity", "Entity"),
+    )),
+    Table("MENTIONS", (("uuid", _S), ("group_id", _S), ("created_at", _TS)),
+          pairs=(("Episodic", "Entity"),)),
+    Table("HAS_MEMBER", (("uuid", _S), ("group_id", _S), ("created_at", _TS)),
+          pairs=(("Community", "Entity"), ("Community", "Community"))),
+    Table("HAS_EPISODE", (("uuid", _S), ("group_id", _S), ("created_at", _TS)),
+          pairs=(("Saga", "Episodic"),)),
+    Table("NEXT_EPISODE", (("uuid", _S), ("group_id", _S), ("created_at", _TS)),
+          pairs=(("Episodic", "Episodic"),)),
+    Table("WalPosition", (("id", _S), ("applied_seq", _I), ("generation", _S))),
+    Table("GraphSchema", (("version", _I),)),
+)  # fmt: skip
+TABLE: Final[dict[str, Table]] = {t.name: t for t in TABLES}
+
+
+def _ddl(table: Table) -> str:
+    columns = [f"{name} {typ}" for name, typ in table.columns]
+    if not table.pairs:
+        columns[0] += " PRIMARY KEY"
+        return f"CREATE NODE TABLE IF NOT EXISTS {table.name}({', '.join(columns)})"
+    pairs = [f"FROM {a} TO {b}" for a, b in table.pairs]
+    return f"CREATE REL TABLE IF NOT EXISTS {table.name}({', '.join(pairs + columns)})"
+
+
+DDL: Final[tuple[str, ...]] = tuple(_ddl(t) for t in TABLES)
+
+
+def select(alias: str, table: str, names: tuple[str, ...] | None = None) -> str:
+    """A ``RETURN`` list ``alias.col, …`` of ``table``'s columns (``names``, in that order;
+    every column in table order by default). A name the table lacks raises ``KeyError`` at
+    import, where the list is built, not at the first query."""
+    known = TABLE[table].column_names()
+    chosen = known if names is None else names
+    for name in chosen:
+        if name not in known:
+            raise KeyError(f"{table} has no column {name!r}")
+    return ", ".join(f"{alias}.{name}" for name in chosen)
+
+
+_ARROW_TYPES: Final[dict[str, pa.DataType]] = {
+    _S: pa.string(),
+    _TS: pa.timestamp("us"),  # Kuzu's TIMESTAMP: naive UTC, microseconds
+    _SL: pa.list_(pa.string()),
+    _B: pa.bool_(),
+    _I: pa.int64(),
+}
+
+
+def arrow_fields(table: str, keys: dict[str, str] | None = None) -> tuple[tuple[str, Any], ...]:
+    """The Arrow ``(key, type)`` columns of a ``COPY`` into ``table``, in table order; ``keys``
+    renames a column to the key its rows carry it under."""
+    keys = keys or {}
+    return tuple((keys.get(name, name), _ARROW_TYPES[typ]) for name, typ in TABLE[table].columns)
 
 
 def table_names(conn: kuzu.Connection) -> set[str]:

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from lcg.projections.graph import records
 from lcg.projections.graph._apply import EDGE_COLUMNS, edge_from_row
+from lcg.projections.graph._schema import TABLE, select
 from lcg.projections.graph.projection import GraphProjection
 from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow, render_ts
 
@@ -35,11 +36,9 @@ __all__ = [
     "pending_episodes",
 ]
 
-_ENTITY: Final = "e.uuid, e.name, e.group_id, e.labels, e.created_at, e.summary, e.attributes"
-_EPISODE: Final = (
-    "p.uuid, p.name, p.group_id, p.created_at, p.source, p.source_description, p.content, "
-    "p.valid_at, p.entity_edges"
-)
+_ENTITY: Final = select("e", "Entity")
+#: An episode as clients see it: every column but lcg's own ``content_hash``/``extracted``.
+_EPISODE: Final = select("p", "Episodic", TABLE["Episodic"].column_names()[:9])
 #: A bound edge, reached by its source hop. An edge has both hops or none (unbound), so one
 #: hop selects exactly the edges of the reference's two-hop pattern, and Kuzu plans it as
 #: one join instead of two (≈ 3× faster on listings, ADR 0086); the target is the edge's own

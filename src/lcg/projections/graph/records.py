@@ -14,6 +14,8 @@ import msgspec
 
 from lcg import timestamps
 from lcg.events.model import EdgeRecord, EntityRecord
+from lcg.projections.graph._apply import EDGE_FIELDS
+from lcg.projections.graph._schema import select
 from lcg.projections.graph.pointers import ATTRIBUTE, pointers_of
 from lcg.projections.graph.projection import GraphProjection
 from lcg.projections.graph.rows import GroupCounts
@@ -41,11 +43,8 @@ __all__ = [
     "unbound_impacts",
 ]
 
-_ENTITY_COLS = "e.uuid, e.name, e.group_id, e.labels, e.created_at, e.summary, e.attributes"
-_EDGE_COLS = (
-    "r.uuid, r.name, r.source_node_uuid, r.target_node_uuid, r.fact, r.relation_type, "
-    "r.valid_at, r.invalid_at, r.expired_at, r.episodes, r.attributes, r.created_at, r.group_id"
-)
+_ENTITY_COLS = select("e", "Entity")
+_EDGE_COLS = select("r", "RelatesToNode_", EDGE_FIELDS)
 
 
 class EpisodeRecord(msgspec.Struct, kw_only=True):
