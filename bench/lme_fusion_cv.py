@@ -25,7 +25,7 @@ from lcg.projections._analyzer import MAX_TOKEN_CHARS, STOPWORDS, term_counts, w
 from lcg.projections._bm25 import Bm25Index
 from lcg.projections.cache import EmbeddingCache, embed_with_cache
 
-DATA = Path("/work/shared/data/longmemeval-dev")
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "longmemeval-dev"
 
 
 def plain_counts(text: str) -> dict[str, int]:
@@ -46,6 +46,8 @@ def dense(index: Bm25Index, terms: list[str], order: dict[str, int], n: int) -> 
 
 def main() -> None:
     workspace = Path(sys.argv[1])
+    if not (DATA / "sessions.jsonl").is_file():
+        sys.exit(f"LongMemEval dev data not found: expected {DATA}/sessions.jsonl (../shared/data)")
     sessions, questions = _load(DATA)
     raw_q = [json.loads(line) for line in (DATA / "questions-dev.jsonl").read_text().splitlines()]
     qdate = {q["question_id"]: _date(q["question_date"]) for q in raw_q}
