@@ -11,6 +11,7 @@ from lcg.errors import ProjectionError
 from lcg.events.model import CrossGroupEdgeAdded, EntityAsserted, Event, GroupPurged
 from lcg.projections.graph import GraphProjection
 from lcg.projections.graph import _apply as _graph_apply
+from lcg.projections.graph import _conn as _graph_conn
 from lcg.projections.graph._index import GraphIndex
 
 
@@ -35,7 +36,7 @@ def test_locator_matches_a_scan_through_every_event_type(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, per_row: bool
 ) -> None:
     # Both statement forms (one per row by primary key, or one UNWIND over a scan) are used.
-    monkeypatch.setattr(_graph_apply, "_PER_ROW_BASE", 10_000 if per_row else -1)
+    monkeypatch.setattr(_graph_conn, "_PER_ROW_BASE", 10_000 if per_row else -1)
     graph = GraphProjection(tmp_path / "db")
     graph.apply(H, "genH", other_group())
     events = stamp([*history(), GroupPurged(group_id=G), *history()])

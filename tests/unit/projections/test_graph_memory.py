@@ -20,7 +20,7 @@ from lcg.events.model import EntityAsserted, EntityRecord, EpisodeAdded, Event
 from lcg.projections.graph import GraphProjection
 from lcg.projections.graph import reads as gr
 from lcg.projections.graph import records as grec
-from lcg.projections.graph._apply import PREPARED_PER_CONNECTION, execute, prepared_count
+from lcg.projections.graph._conn import PREPARED_PER_CONNECTION, execute, prepared_count
 
 GROUPS = [f"g{i:02d}" for i in range(30)]
 T0 = "2024-05-01T12:00:00.000000Z"

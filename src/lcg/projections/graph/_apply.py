@@ -17,6 +17,10 @@ its primary key (node and hops; the write re-creates it, bound or unbound), and 
 touches an existing edge: ``edges_created`` of extraction and merges carry fresh uuids
 decided by their command, so they are not looked up.
 
+The statements are in ``_statements``, how they run (prepared-statement cache, single-row
+or batched form) in ``_conn``, and the inserts (``UNWIND … CREATE`` or Arrow ``COPY``) in
+``_bulk``; this module is what each event means to the graph.
+
 The overlay keeps timestamps as normalised RFC 3339 strings (``…T….ffffffZ``) and the
 statements cast them with ``CAST(… AS TIMESTAMP)``; every value is a plain Python value
 (kuzu accepts no numpy arrays).
@@ -25,19 +29,13 @@ statements cast them with ``CAST(… AS TIMESTAMP)``; every value is a plain Pyt
 from __future__ import annotations
 
 import functools
-
-# kuzu's Arrow scan calls importlib.util without importing it (kuzu 0.11.3).
-import importlib.util  # noqa: F401
-import threading
 import uuid as uuidlib
-import weakref
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import kuzu
 import msgspec
-import pyarrow as pa
 
 from lcg import timestamps
 from lcg.errors import ProjectionError
@@ -60,21 +58,39 @@ from lcg.events.model import (
     RelationshipAsserted,
     RelationTypesChanged,
 )
+from lcg.projections.graph._bulk import copy_edges as _copy_edges
+from lcg.projections.graph._bulk import create as _create
+from lcg.projections.graph._conn import RELS_PER_SCAN as _RELS_PER_SCAN
+from lcg.projections.graph._conn import each as _each
+from lcg.projections.graph._conn import query_rows as _rows
+from lcg.projections.graph._conn import run as _run
 from lcg.projections.graph._index import IndexDelta
-from lcg.projections.graph._schema import arrow_fields, select
+from lcg.projections.graph._statements import (
+    CREATE_UNBOUND,
+    DELETE_EPISODE_ONE,
+    DELETE_EPISODES,
+    LOAD_ENTITIES,
+    LOAD_ENTITY_ONE,
+    LOAD_EPISODE_ONE,
+    LOAD_EPISODES,
+    LOAD_MENTIONS,
+    LOAD_MENTIONS_ONE,
+    TAKE_EDGE_ONE,
+    TAKE_EDGES,
+    UPDATE_ENTITIES,
+    UPDATE_ENTITY_ONE,
+    UPDATE_EPISODE_ONE,
+    UPDATE_EPISODES,
+)
 
 __all__ = [
-    "EDGE_COLUMNS",
     "EpisodeState",
     "EntityState",
     "apply_events",
     "fold_events",
     "edge_from_row",
-    "execute",
-    "forget_prepared",
     "mention_uuid",
     "norm_ts",
-    "prepared_count",
     "purge",
     "ts_text",
 ]
@@ -152,235 +168,6 @@ def _norm_edge(record: EdgeRecord, *, episodes: list[str] | None = None) -> Edge
     )
 
 
-# ---- statements -----------------------------------------------------------------------
-
-#: The columns read for an edge, its ``RelatesToNode_`` aliased ``e`` (the endpoints are its
-#: own columns, so an unbound edge, without hops, reads the same).
-#: ``EDGE_FIELDS`` is their order, the one ``edge_from_row`` reads.
-EDGE_FIELDS: Final = (
-    "uuid", "name", "source_node_uuid", "target_node_uuid", "fact", "relation_type",
-    "valid_at", "invalid_at", "expired_at", "episodes", "attributes", "created_at", "group_id",
-)  # fmt: skip
-EDGE_COLUMNS: Final = select("e", "RelatesToNode_", EDGE_FIELDS)
-
-_ENTITY_COLUMNS: Final = select("e", "Entity")
-_EPISODE_COLUMNS: Final = select("p", "Episodic")
-
-_LOAD_ENTITIES: Final = f"UNWIND $keys AS k MATCH (e:Entity {{uuid: k}}) RETURN {_ENTITY_COLUMNS}"
-_LOAD_EPISODES: Final = (
-    f"UNWIND $keys AS k MATCH (p:Episodic {{uuid: k}}) RETURN {_EPISODE_COLUMNS}"
-)
-# Loading a touched edge also deletes it (its node and its hops, one lookup instead of two):
-# the segment re-creates every loaded edge, changed or not, when it writes.
-_TAKE_COLUMNS: Final = (
-    "WITH e, "
-    + ", ".join(f"{c} AS c{i}" for i, c in enumerate(EDGE_COLUMNS.split(", ")))
-    + " DETACH DELETE e RETURN "
-    + ", ".join(f"c{i}" for i in range(len(EDGE_FIELDS)))
-)
-_TAKE_EDGES: Final = f"UNWIND $keys AS k MATCH (e:RelatesToNode_ {{uuid: k}}) {_TAKE_COLUMNS}"
-_LOAD_MENTIONS: Final = (
-    "UNWIND $keys AS k MATCH (p:Episodic {uuid: k})-[:MENTIONS]->(n:Entity) RETURN p.uuid, n.uuid"
-)
-
-_DELETE_EPISODES: Final = "UNWIND $keys AS k MATCH (p:Episodic {uuid: k}) DETACH DELETE p"
-
-_CREATE_ENTITIES: Final = (
-    "UNWIND $rows AS r CREATE (:Entity {uuid: r.uuid, name: r.name, group_id: r.group_id, "
-    "labels: CAST(r.labels AS STRING[]), created_at: CAST(r.created_at AS TIMESTAMP), "
-    "summary: r.summary, attributes: r.attributes})"
-)
-_UPDATE_ENTITIES: Final = (
-    "UNWIND $rows AS r WITH r.uuid AS k, r AS r MATCH (e:Entity {uuid: k}) "
-    "SET e.name = r.name, e.group_id = r.group_id, e.labels = CAST(r.labels AS STRING[]), "
-    "e.created_at = CAST(r.created_at AS TIMESTAMP), e.summary = r.summary, "
-    "e.attributes = r.attributes"
-)
-_CREATE_EPISODES: Final = (
-    "UNWIND $rows AS r CREATE (:Episodic {uuid: r.uuid, name: r.name, group_id: r.group_id, "
-    "created_at: CAST(r.created_at AS TIMESTAMP), source: r.source, "
-    "source_description: r.source_description, content: r.content, "
-    "valid_at: CAST(r.valid_at AS TIMESTAMP), entity_edges: CAST(r.entity_edges AS STRING[]), "
-    "content_hash: r.content_hash, extracted: r.extracted})"
-)
-_UPDATE_EPISODES: Final = (
-    "UNWIND $rows AS r WITH r.uuid AS k, r AS r MATCH (p:Episodic {uuid: k}) "
-    "SET p.name = r.name, p.group_id = r.group_id, "
-    "p.created_at = CAST(r.created_at AS TIMESTAMP), p.source = r.source, "
-    "p.source_description = r.source_description, p.content = r.content, "
-    "p.valid_at = CAST(r.valid_at AS TIMESTAMP), "
-    "p.entity_edges = CAST(r.entity_edges AS STRING[]), p.content_hash = r.content_hash, "
-    "p.extracted = r.extracted"
-)
-# The properties of a new ``RelatesToNode_`` from a row ``r`` (``_edge_row``).
-_EDGE_PROPS: Final = (
-    "{uuid: r.uuid, name: r.name, group_id: r.group_id, "
-    "created_at: CAST(r.created_at AS TIMESTAMP), fact: r.fact, "
-    "episodes: CAST(r.episodes AS STRING[]), expired_at: CAST(r.expired_at AS TIMESTAMP), "
-    "valid_at: CAST(r.valid_at AS TIMESTAMP), invalid_at: CAST(r.invalid_at AS TIMESTAMP), "
-    "attributes: r.attributes, relation_type: r.relation_type, "
-    "source_node_uuid: r.source_uuid, target_node_uuid: r.target_uuid}"
-)
-# Bound edges: the node and its two hops in one path. Each endpoint is bound in its own MATCH
-# stage from a scalar, so Kuzu plans two hash joins; ``MATCH (a {uuid: r.s}), (b {uuid:
-# r.t})`` plans a cross product of the two node scans, and ``COPY … FROM (UNWIND …)`` has a
-# large fixed cost per statement (see bench/test_graph_bench.py and ADR 0014).
-_CREATE_RELS: Final = (
-    "UNWIND $rows AS r WITH r.source_uuid AS s, r MATCH (a:Entity {uuid: s}) "
-    "WITH a, r, r.target_uuid AS t MATCH (b:Entity {uuid: t}) "
-    f"CREATE (a)-[:RELATES_TO]->(:RelatesToNode_ {_EDGE_PROPS})-[:RELATES_TO]->(b)"
-)
-# Unbound edges: the node alone (an endpoint is missing; no hop, so reads do not see it).
-_CREATE_UNBOUND: Final = f"UNWIND $rows AS r CREATE (:RelatesToNode_ {_EDGE_PROPS})"
-_CREATE_MENTIONS: Final = (
-    "UNWIND $rows AS r WITH r.ep AS ep, r MATCH (p:Episodic {uuid: ep}) "
-    "WITH p, r, r.en AS en MATCH (n:Entity {uuid: en}) "
-    "CREATE (p)-[:MENTIONS {uuid: r.uuid, group_id: r.group_id, "
-    "created_at: CAST(r.created_at AS TIMESTAMP)}]->(n)"
-)
-
-# Single-row forms: a primary-key match on a plain parameter is the only lookup Kuzu serves
-# from the hash index; every UNWIND-keyed MATCH above is a hash join over a full table scan.
-# ``_each`` picks one form or the other by the number of rows and the table's size.
-_TAKE_EDGE_ONE: Final = f"MATCH (e:RelatesToNode_ {{uuid: $k}}) {_TAKE_COLUMNS}"
-_LOAD_ENTITY_ONE: Final = f"MATCH (e:Entity {{uuid: $k}}) RETURN {_ENTITY_COLUMNS}"
-_LOAD_EPISODE_ONE: Final = f"MATCH (p:Episodic {{uuid: $k}}) RETURN {_EPISODE_COLUMNS}"
-_LOAD_MENTIONS_ONE: Final = (
-    "MATCH (p:Episodic {uuid: $k})-[:MENTIONS]->(n:Entity) RETURN p.uuid, n.uuid"
-)
-_DELETE_EPISODE_ONE: Final = "MATCH (p:Episodic {uuid: $k}) DETACH DELETE p"
-_UPDATE_ENTITY_ONE: Final = (
-    "MATCH (e:Entity {uuid: $uuid}) "
-    "SET e.name = $name, e.group_id = $group_id, e.labels = CAST($labels AS STRING[]), "
-    "e.created_at = CAST($created_at AS TIMESTAMP), e.summary = $summary, "
-    "e.attributes = $attributes"
-)
-_UPDATE_EPISODE_ONE: Final = (
-    "MATCH (p:Episodic {uuid: $uuid}) "
-    "SET p.name = $name, p.group_id = $group_id, "
-    "p.created_at = CAST($created_at AS TIMESTAMP), p.source = $source, "
-    "p.source_description = $source_description, p.content = $content, "
-    "p.valid_at = CAST($valid_at AS TIMESTAMP), "
-    "p.entity_edges = CAST($entity_edges AS STRING[]), p.content_hash = $content_hash, "
-    "p.extracted = $extracted"
-)
-_CREATE_REL_ONE: Final = (
-    "MATCH (a:Entity {uuid: $source_uuid}), (b:Entity {uuid: $target_uuid}) "
-    "CREATE (a)-[:RELATES_TO]->(:RelatesToNode_ {uuid: $uuid, name: $name, "
-    "group_id: $group_id, created_at: CAST($created_at AS TIMESTAMP), fact: $fact, "
-    "episodes: CAST($episodes AS STRING[]), expired_at: CAST($expired_at AS TIMESTAMP), "
-    "valid_at: CAST($valid_at AS TIMESTAMP), invalid_at: CAST($invalid_at AS TIMESTAMP), "
-    "attributes: $attributes, relation_type: $relation_type, "
-    "source_node_uuid: $source_uuid, target_node_uuid: $target_uuid})-[:RELATES_TO]->(b)"
-)
-_CREATE_MENTION_ONE: Final = (
-    "MATCH (p:Episodic {uuid: $ep}), (n:Entity {uuid: $en}) "
-    "CREATE (p)-[:MENTIONS {uuid: $uuid, group_id: $group_id, "
-    "created_at: CAST($created_at AS TIMESTAMP)}]->(n)"
-)
-
-#: Up to this many rows (plus one per ``_ROWS_PER_SCAN`` rows of the table) are written or
-#: read with one single-row statement each (≈ 0.5–2 ms apiece); more use one ``UNWIND``
-#: statement, whose cost is a fixed ≈ 15–40 ms of planning plus a scan of the table.
-_PER_ROW_BASE: Final = 16
-_ROWS_PER_SCAN: Final = 4_000
-#: Taking edges with one ``UNWIND`` is a hash join over a scan of ``RelatesToNode_``; one by
-#: one, each is a primary-key lookup (≈ 1–2 ms with its ``DETACH DELETE``), so the per-row
-#: form wins up to one row per 1,000 edges.
-_RELS_PER_SCAN: Final = 1_000
-
-
-def _per_row(count: int, table_size: int, per_scan: int = _ROWS_PER_SCAN) -> bool:
-    return count <= _PER_ROW_BASE + table_size // per_scan
-
-
-def _each(
-    conn: kuzu.Connection,
-    many: str,
-    one: str,
-    items: list[Any],
-    table_size: int,
-    *,
-    keys: bool = False,
-    per_scan: int = _ROWS_PER_SCAN,
-) -> list[list[Any]]:
-    """Run ``many`` once over ``items`` or ``one`` per item; all rows returned.
-
-    ``keys``: ``items`` are plain keys (``$keys`` / ``$k``), else row dicts (``$rows`` / one
-    parameter per field).
-    """
-    if not items:
-        return []
-    if not _per_row(len(items), table_size, per_scan):
-        return _rows(conn, many, {"keys" if keys else "rows": items})
-    out: list[list[Any]] = []
-    for item in items:
-        out.extend(_rows(conn, one, {"k": item} if keys else item))
-    return out
-
-
-#: Prepared statements per connection: planning costs ≈ 1 ms for a single-row statement and
-#: tens of ms for an ``UNWIND`` join (more under load); a cached plan is re-executed with new
-#: parameters (their types may differ between calls; Kuzu binds them per execution). The
-#: cache is also what keeps memory flat: Kuzu 0.11.3 never frees a prepared statement
-#: (``execute(text, params)`` prepares one per call and leaks ≈ 8.8 KB, a dropped
-#: ``PreparedStatement`` ≈ 6 KB; see ADR 0085), so every parameterised statement of the
-#: projection, reads included, goes through here. Our statement texts are a fixed set; the
-#: bound only stops a caller that builds texts from data from growing the cache forever.
-_PREPARED: weakref.WeakKeyDictionary[kuzu.Connection, dict[str, kuzu.PreparedStatement]] = (
-    weakref.WeakKeyDictionary()
-)
-_PREPARED_LOCK = threading.Lock()
-#: Statements kept per connection (oldest evicted first).
-PREPARED_PER_CONNECTION: Final = 512
-
-
-def execute(conn: kuzu.Connection, query: str, params: dict[str, Any]) -> kuzu.QueryResult:
-    """Run ``query`` with ``params`` on ``conn`` through a prepared statement cached per conn.
-
-    A connection is used by one thread at a time; the lock only guards the map of caches.
-    """
-    with _PREPARED_LOCK:
-        cache = _PREPARED.get(conn)
-        if cache is None:
-            cache = _PREPARED[conn] = {}
-    statement = cache.get(query)
-    if statement is None:
-        statement = kuzu.PreparedStatement(conn, query)
-        if not statement.is_success():
-            raise RuntimeError(statement.get_error_message())
-        if len(cache) >= PREPARED_PER_CONNECTION:
-            del cache[next(iter(cache))]
-        cache[query] = statement
-    result = conn.execute(statement, params)
-    assert isinstance(result, kuzu.QueryResult)
-    return result
-
-
-def prepared_count(conn: kuzu.Connection) -> int:
-    """How many statements ``conn`` has cached (for tests and diagnostics)."""
-    with _PREPARED_LOCK:
-        return len(_PREPARED.get(conn, {}))
-
-
-def forget_prepared(conn: kuzu.Connection) -> None:
-    """Drop ``conn``'s cached statements (before it is closed or abandoned).
-
-    Needed because each ``PreparedStatement`` holds its connection, so the weak key alone
-    would never let the entry go.
-    """
-    with _PREPARED_LOCK:
-        _PREPARED.pop(conn, None)
-
-
-def _rows(conn: kuzu.Connection, query: str, params: dict[str, Any]) -> list[list[Any]]:
-    return cast(list[list[Any]], execute(conn, query, params).get_all())
-
-
-def _run(conn: kuzu.Connection, query: str, params: dict[str, Any]) -> None:
-    execute(conn, query, params)
-
-
 def edge_from_row(row: list[Any]) -> tuple[str, EdgeRecord]:
     """``(group_id, record)`` of a row selected with ``EDGE_COLUMNS``."""
     return row[12], EdgeRecord(
@@ -428,7 +215,7 @@ def _episode_from_row(row: list[Any]) -> EpisodeState:
 
 
 def _edge_row(edge: _Edge) -> dict[str, Any]:
-    """The parameters of one ``RelatesToNode_`` (``_EDGE_PROPS``, ``_CREATE_REL_ONE``)."""
+    """The parameters of one ``RelatesToNode_`` (``EDGE_PROPS``, ``CREATE_REL_ONE``)."""
     r = edge.record
     return {
         "uuid": r.uuid,
@@ -511,7 +298,7 @@ class _Segment:
                 take.append(k)
         size = len(base.rels) + len(base.unbound)
         for row in _each(
-            self.conn, _TAKE_EDGES, _TAKE_EDGE_ONE, take, size, keys=True, per_scan=_RELS_PER_SCAN
+            self.conn, TAKE_EDGES, TAKE_EDGE_ONE, take, size, keys=True, per_scan=_RELS_PER_SCAN
         ):
             group, record = edge_from_row(row)
             index.put_rel(record.uuid, None)
@@ -526,7 +313,7 @@ class _Segment:
         ]
         self.known_ents.update(ent_keys)
         for row in _each(
-            self.conn, _LOAD_ENTITIES, _LOAD_ENTITY_ONE, ent_list, len(base.entities), keys=True
+            self.conn, LOAD_ENTITIES, LOAD_ENTITY_ONE, ent_list, len(base.entities), keys=True
         ):
             ent = _entity_from_row(row)
             self.ents[ent.uuid] = ent
@@ -538,7 +325,7 @@ class _Segment:
         ]
         self.known_eps.update(ep_keys)
         for row in _each(
-            self.conn, _LOAD_EPISODES, _LOAD_EPISODE_ONE, ep_list, len(base.episodes), keys=True
+            self.conn, LOAD_EPISODES, LOAD_EPISODE_ONE, ep_list, len(base.episodes), keys=True
         ):
             ep = _episode_from_row(row)
             self.eps[ep.uuid] = ep
@@ -556,7 +343,7 @@ class _Segment:
         if again:
             self.mentions_loaded.update(again)
             for ep_uuid, en_uuid in _each(
-                self.conn, _LOAD_MENTIONS, _LOAD_MENTIONS_ONE, again, len(base.episodes), keys=True
+                self.conn, LOAD_MENTIONS, LOAD_MENTIONS_ONE, again, len(base.episodes), keys=True
             ):
                 self.mentions_db.setdefault(ep_uuid, set()).add(en_uuid)
 
@@ -726,7 +513,7 @@ class _Segment:
             for u in self.ep_dirty
             if u in self.ep_db and (self.eps[u] is None or u in self.ep_reset)
         )
-        _each(conn, _DELETE_EPISODES, _DELETE_EPISODE_ONE, drop_eps, n_eps, keys=True)
+        _each(conn, DELETE_EPISODES, DELETE_EPISODE_ONE, drop_eps, n_eps, keys=True)
         for u in drop_eps:
             index.put_episode(u, None)
         new_ents: list[dict[str, Any]] = []
@@ -737,7 +524,7 @@ class _Segment:
             exists = u in self.ent_db or index.has_entity(u)
             (changed_ents if exists else new_ents).append(row)
             index.put_entity(u, ent.group_id)
-        _each(conn, _UPDATE_ENTITIES, _UPDATE_ENTITY_ONE, changed_ents, n_ents)
+        _each(conn, UPDATE_ENTITIES, UPDATE_ENTITY_ONE, changed_ents, n_ents)
         if new_ents:
             _create(conn, "Entity", new_ents, bulk, n_ents)
         new_eps: list[dict[str, Any]] = []
@@ -752,7 +539,7 @@ class _Segment:
             else:
                 new_eps.append(row)
             index.put_episode(u, ep.group_id)
-        _each(conn, _UPDATE_EPISODES, _UPDATE_EPISODE_ONE, changed_eps, n_eps)
+        _each(conn, UPDATE_EPISODES, UPDATE_EPISODE_ONE, changed_eps, n_eps)
         if new_eps:
             _create(conn, "Episodic", new_eps, bulk, n_eps)
         self._write_edges(bulk)
@@ -780,7 +567,7 @@ class _Segment:
         if rels:
             _create(self.conn, "RelatesToNode_", rels, False, len(index.base.entities))
         if unbound:
-            _run(self.conn, _CREATE_UNBOUND, {"rows": unbound})
+            _run(self.conn, CREATE_UNBOUND, {"rows": unbound})
 
     def _write_mentions(self, bulk: bool) -> None:
         rows: list[dict[str, Any]] = []
@@ -802,100 +589,6 @@ class _Segment:
         if rows:
             size = len(self.index.base.entities) + len(self.index.base.episodes)
             _create(self.conn, "MENTIONS", rows, bulk, size)
-
-
-_TS: Final = pa.timestamp("us")
-#: The Arrow columns of each table in DDL order (a relationship's endpoints first), named by
-#: the keys of the rows written (``_edge_row`` names an edge's endpoints ``source_uuid`` and
-#: ``target_uuid``; a mention's rows carry theirs as ``ep`` and ``en``).
-_ARROW: Final[dict[str, tuple[tuple[str, Any], ...]]] = {
-    "Entity": arrow_fields("Entity"),
-    "Episodic": arrow_fields("Episodic"),
-    "RelatesToNode_": arrow_fields(
-        "RelatesToNode_",
-        {"source_node_uuid": "source_uuid", "target_node_uuid": "target_uuid"},
-    ),
-    "MENTIONS": (("ep", pa.string()), ("en", pa.string()), *arrow_fields("MENTIONS")),
-}
-_UNWIND_CREATE: Final = {
-    "Entity": _CREATE_ENTITIES,
-    "Episodic": _CREATE_EPISODES,
-    "RelatesToNode_": _CREATE_RELS,
-    "MENTIONS": _CREATE_MENTIONS,
-}
-#: Creating a bound edge or a mention matches its two endpoints: per row by primary key when
-#: few.
-_ONE_CREATE: Final = {"RelatesToNode_": _CREATE_REL_ONE, "MENTIONS": _CREATE_MENTION_ONE}
-#: The columns of ``RELATES_TO`` after its endpoints, all null on a hop (the reference's
-#: direct-rel columns; lcg-api §5.1).
-_HOP_NULLS: Final = arrow_fields("RELATES_TO")
-
-
-def _dt(value: str | None) -> datetime | None:
-    # Kuzu's TIMESTAMP is naive UTC.
-    return None if value is None else timestamps.parse(value).replace(tzinfo=None)
-
-
-def _create(
-    conn: kuzu.Connection, table: str, rows: list[dict[str, Any]], bulk: bool, size: int
-) -> None:
-    """Insert new rows: ``UNWIND … CREATE``, or ``COPY`` from an Arrow table when ``bulk``.
-
-    ``COPY`` has a large fixed cost per statement but loads many rows fast; it pays off when
-    a whole stream is folded into one write (``fold_events``). A few bound edges and mentions
-    are created one statement each (endpoints matched by primary key, no scan; ``size`` is the
-    number of rows the ``UNWIND`` form would scan).
-    """
-    if not bulk:
-        one = _ONE_CREATE.get(table)
-        if one is None:
-            _run(conn, _UNWIND_CREATE[table], {"rows": rows})
-        else:
-            _each(conn, _UNWIND_CREATE[table], one, rows, size)
-        return
-    _copy(conn, table, _arrow(table, rows))
-
-
-def _arrow(table: str, rows: list[dict[str, Any]]) -> pa.Table:
-    columns = {}
-    for name, typ in _ARROW[table]:
-        values = [r[name] for r in rows]
-        if typ == _TS:
-            values = [_dt(v) for v in values]
-        columns[name] = pa.array(values, type=typ)
-    return pa.table(columns)
-
-
-def _copy(
-    conn: kuzu.Connection, target: str, data: pa.Table, pair: tuple[str, str] | None = None
-) -> None:
-    """``COPY`` an Arrow table into ``target`` (``pair``: the FROM/TO tables of a rel group)."""
-    options = "" if pair is None else f" (from='{pair[0]}', to='{pair[1]}')"
-    # Not cached: Kuzu binds an Arrow parameter when it prepares the statement.
-    conn.execute(f"COPY {target} FROM $arrow{options}", {"arrow": data})
-
-
-def _hops(ends: tuple[list[str], list[str]]) -> pa.Table:
-    """The Arrow table of ``RELATES_TO`` hops from ``ends[0][i]`` to ``ends[1][i]``."""
-    n = len(ends[0])
-    columns = {"from": pa.array(ends[0], pa.string()), "to": pa.array(ends[1], pa.string())}
-    for name, typ in _HOP_NULLS:
-        columns[name] = pa.nulls(n, typ)
-    return pa.table(columns)
-
-
-def _copy_edges(
-    conn: kuzu.Connection, bound: list[dict[str, Any]], unbound: list[dict[str, Any]]
-) -> None:
-    """``COPY`` new edges: every ``RelatesToNode_``, then the two hops of the bound ones."""
-    _copy(conn, "RelatesToNode_", _arrow("RelatesToNode_", [*bound, *unbound]))
-    if not bound:
-        return
-    uuids = [r["uuid"] for r in bound]
-    sources = [r["source_uuid"] for r in bound]
-    targets = [r["target_uuid"] for r in bound]
-    _copy(conn, "RELATES_TO", _hops((sources, uuids)), ("Entity", "RelatesToNode_"))
-    _copy(conn, "RELATES_TO", _hops((uuids, targets)), ("RelatesToNode_", "Entity"))
 
 
 def _collect(

@@ -14,8 +14,8 @@ import msgspec
 
 from lcg import timestamps
 from lcg.events.model import EdgeRecord, EntityRecord
-from lcg.projections.graph._apply import EDGE_FIELDS
 from lcg.projections.graph._schema import select
+from lcg.projections.graph._statements import EDGE_FIELDS
 from lcg.projections.graph.pointers import ATTRIBUTE, pointers_of
 from lcg.projections.graph.projection import GraphProjection
 from lcg.projections.graph.rows import GroupCounts
