@@ -33,7 +33,7 @@ from lcg.events.model import (
 from lcg.projections.graph import GraphProjection
 from lcg.projections.graph import reads as gr
 from lcg.projections.graph import records as grec
-from lcg.projections.graph._apply import mention_uuid
+from lcg.projections.graph._states import mention_uuid
 
 
 @pytest.fixture

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from lcg.projections.graph import records
-from lcg.projections.graph._apply import edge_from_row
 from lcg.projections.graph._schema import TABLE, select
 from lcg.projections.graph._statements import EDGE_COLUMNS
+from lcg.projections.graph._states import edge_from_row
 from lcg.projections.graph.projection import GraphProjection
 from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow, render_ts
 
