@@ -16,6 +16,7 @@ from lcg import timestamps
 from lcg.events.model import EdgeRecord, EntityRecord
 from lcg.projections.graph._schema import select
 from lcg.projections.graph._statements import EDGE_FIELDS
+from lcg.projections.graph._states import edge_from_row
 from lcg.projections.graph.pointers import ATTRIBUTE, pointers_of
 from lcg.projections.graph.projection import GraphProjection
 from lcg.projections.graph.rows import GroupCounts
@@ -89,20 +90,13 @@ def _entity(row: list[Any]) -> tuple[str, EntityRecord]:
 
 
 def _edge(row: list[Any]) -> tuple[str, EdgeRecord]:
-    return row[12], EdgeRecord(
-        uuid=row[0],
-        name=row[1] or "",
-        source_uuid=row[2],
-        target_uuid=row[3],
-        fact=row[4] or "",
-        relation_type=row[5] or None,
-        valid_at=_ts(row[6]),
-        invalid_at=_ts(row[7]),
-        expired_at=_ts(row[8]),
-        episodes=list(row[9] or []),
-        attributes=row[10] or "{}",
-        created_at=_ts(row[11]) or "",
-    )
+    group_id, rec = edge_from_row(row)
+    # The commands see "no relation type" and "no attributes" one way each: None and "{}".
+    if rec.relation_type == "" or rec.attributes == "":
+        rec = msgspec.structs.replace(
+            rec, relation_type=rec.relation_type or None, attributes=rec.attributes or "{}"
+        )
+    return group_id, rec
 
 
 def ping(graph: GraphProjection) -> None:
