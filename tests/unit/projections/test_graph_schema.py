@@ -25,6 +25,8 @@ from lcg.projections.graph._schema import (
     SCHEMA_VERSION,
     TABLES,
     arrow_fields,
+    assignments,
+    props,
     select,
     stored_version,
     table_names,
@@ -179,3 +181,15 @@ def test_a_return_list_naming_an_unknown_column_fails_where_it_is_built() -> Non
     assert select("e", "Entity", ("uuid", "name")) == "e.uuid, e.name"
     with pytest.raises(KeyError, match="Entity has no column 'uuid_'"):
         select("e", "Entity", ("uuid_",))
+
+
+def test_write_statements_are_generated_from_the_spec() -> None:
+    # Typed columns are cast from their parameter; the primary key is never SET.
+    assert props("MENTIONS", "$") == (
+        "{uuid: $uuid, group_id: $group_id, created_at: CAST($created_at AS TIMESTAMP)}"
+    )
+    assert assignments("Entity", "e", "r.") == (
+        "e.name = r.name, e.group_id = r.group_id, e.labels = CAST(r.labels AS STRING[]), "
+        "e.created_at = CAST(r.created_at AS TIMESTAMP), e.summary = r.summary, "
+        "e.attributes = r.attributes"
+    )

@@ -22,21 +22,19 @@ from lcg.projections.graph._statements import (
     CREATE_MENTIONS,
     CREATE_REL_ONE,
     CREATE_RELS,
+    EDGE_KEYS,
 )
 
 __all__ = ["copy_edges", "create"]
 
 _TS: Final = pa.timestamp("us")
 #: The Arrow columns of each table in DDL order (a relationship's endpoints first), named by
-#: the keys of the rows written (``_edge_row`` names an edge's endpoints ``source_uuid`` and
-#: ``target_uuid``; a mention's rows carry theirs as ``ep`` and ``en``).
+#: the keys of the rows written (an edge's endpoints by ``EDGE_KEYS``; a mention's rows
+#: carry theirs as ``ep`` and ``en``).
 _ARROW: Final[dict[str, tuple[tuple[str, Any], ...]]] = {
     "Entity": arrow_fields("Entity"),
     "Episodic": arrow_fields("Episodic"),
-    "RelatesToNode_": arrow_fields(
-        "RelatesToNode_",
-        {"source_node_uuid": "source_uuid", "target_node_uuid": "target_uuid"},
-    ),
+    "RelatesToNode_": arrow_fields("RelatesToNode_", EDGE_KEYS),
     "MENTIONS": (("ep", pa.string()), ("en", pa.string()), *arrow_fields("MENTIONS")),
 }
 _UNWIND_CREATE: Final = {

@@ -32,7 +32,9 @@ __all__ = [
     "TABLES",
     "Table",
     "arrow_fields",
+    "assignments",
     "create_schema",
+    "props",
     "select",
     "stored_version",
     "table_names",
@@ -125,6 +127,25 @@ def select(alias: str, table: str, names: tuple[str, ...] | None = None) -> str:
         if name not in known:
             raise KeyError(f"{table} has no column {name!r}")
     return ", ".join(f"{alias}.{name}" for name in chosen)
+
+
+def _value(source: str, key: str, typ: str) -> str:
+    # Parameters arrive as strings and lists; the typed columns are cast in the statement.
+    return f"CAST({source}{key} AS {typ})" if typ in (_TS, _SL) else f"{source}{key}"
+
+
+def props(table: str, source: str, keys: dict[str, str] | None = None) -> str:
+    """A ``{col: value, …}`` property map of every column of ``table``, each value read from
+    ``source`` (``"r."`` for an ``UNWIND`` row, ``"$"`` for a parameter) under its key
+    (``keys`` renames)."""
+    keys = keys or {}
+    pairs = [f"{c}: {_value(source, keys.get(c, c), t)}" for c, t in TABLE[table].columns]
+    return "{" + ", ".join(pairs) + "}"
+
+
+def assignments(table: str, alias: str, source: str) -> str:
+    """``alias.col = value, …`` for every column of ``table`` but its primary key."""
+    return ", ".join(f"{alias}.{c} = {_value(source, c, t)}" for c, t in TABLE[table].columns[1:])
 
 
 _ARROW_TYPES: Final[dict[str, pa.DataType]] = {

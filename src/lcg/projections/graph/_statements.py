@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from lcg.projections.graph._schema import select
+from lcg.projections.graph._schema import assignments, props, select
 
 __all__ = [
     "CREATE_ENTITIES",
@@ -23,6 +23,7 @@ __all__ = [
     "DELETE_EPISODE_ONE",
     "EDGE_COLUMNS",
     "EDGE_FIELDS",
+    "EDGE_KEYS",
     "EDGE_PROPS",
     "ENTITY_COLUMNS",
     "EPISODE_COLUMNS",
@@ -70,42 +71,20 @@ LOAD_MENTIONS: Final = (
 
 DELETE_EPISODES: Final = "UNWIND $keys AS k MATCH (p:Episodic {uuid: k}) DETACH DELETE p"
 
-CREATE_ENTITIES: Final = (
-    "UNWIND $rows AS r CREATE (:Entity {uuid: r.uuid, name: r.name, group_id: r.group_id, "
-    "labels: CAST(r.labels AS STRING[]), created_at: CAST(r.created_at AS TIMESTAMP), "
-    "summary: r.summary, attributes: r.attributes})"
-)
+CREATE_ENTITIES: Final = f"UNWIND $rows AS r CREATE (:Entity {props('Entity', 'r.')})"
 UPDATE_ENTITIES: Final = (
     "UNWIND $rows AS r WITH r.uuid AS k, r AS r MATCH (e:Entity {uuid: k}) "
-    "SET e.name = r.name, e.group_id = r.group_id, e.labels = CAST(r.labels AS STRING[]), "
-    "e.created_at = CAST(r.created_at AS TIMESTAMP), e.summary = r.summary, "
-    "e.attributes = r.attributes"
+    f"SET {assignments('Entity', 'e', 'r.')}"
 )
-CREATE_EPISODES: Final = (
-    "UNWIND $rows AS r CREATE (:Episodic {uuid: r.uuid, name: r.name, group_id: r.group_id, "
-    "created_at: CAST(r.created_at AS TIMESTAMP), source: r.source, "
-    "source_description: r.source_description, content: r.content, "
-    "valid_at: CAST(r.valid_at AS TIMESTAMP), entity_edges: CAST(r.entity_edges AS STRING[]), "
-    "content_hash: r.content_hash, extracted: r.extracted})"
-)
+CREATE_EPISODES: Final = f"UNWIND $rows AS r CREATE (:Episodic {props('Episodic', 'r.')})"
 UPDATE_EPISODES: Final = (
     "UNWIND $rows AS r WITH r.uuid AS k, r AS r MATCH (p:Episodic {uuid: k}) "
-    "SET p.name = r.name, p.group_id = r.group_id, "
-    "p.created_at = CAST(r.created_at AS TIMESTAMP), p.source = r.source, "
-    "p.source_description = r.source_description, p.content = r.content, "
-    "p.valid_at = CAST(r.valid_at AS TIMESTAMP), "
-    "p.entity_edges = CAST(r.entity_edges AS STRING[]), p.content_hash = r.content_hash, "
-    "p.extracted = r.extracted"
+    f"SET {assignments('Episodic', 'p', 'r.')}"
 )
-# The properties of a new ``RelatesToNode_`` from a row ``r`` (``_edge_row``).
-EDGE_PROPS: Final = (
-    "{uuid: r.uuid, name: r.name, group_id: r.group_id, "
-    "created_at: CAST(r.created_at AS TIMESTAMP), fact: r.fact, "
-    "episodes: CAST(r.episodes AS STRING[]), expired_at: CAST(r.expired_at AS TIMESTAMP), "
-    "valid_at: CAST(r.valid_at AS TIMESTAMP), invalid_at: CAST(r.invalid_at AS TIMESTAMP), "
-    "attributes: r.attributes, relation_type: r.relation_type, "
-    "source_node_uuid: r.source_uuid, target_node_uuid: r.target_uuid}"
-)
+#: The keys an edge's parameters (``_states.edge_params``) carry its endpoint columns under.
+EDGE_KEYS: Final = {"source_node_uuid": "source_uuid", "target_node_uuid": "target_uuid"}
+# The properties of a new ``RelatesToNode_`` from a row ``r`` (``edge_params``).
+EDGE_PROPS: Final = props("RelatesToNode_", "r.", EDGE_KEYS)
 # Bound edges: the node and its two hops in one path. Each endpoint is bound in its own MATCH
 # stage from a scalar, so Kuzu plans two hash joins; ``MATCH (a {uuid: r.s}), (b {uuid:
 # r.t})`` plans a cross product of the two node scans, and ``COPY … FROM (UNWIND …)`` has a
@@ -120,8 +99,7 @@ CREATE_UNBOUND: Final = f"UNWIND $rows AS r CREATE (:RelatesToNode_ {EDGE_PROPS}
 CREATE_MENTIONS: Final = (
     "UNWIND $rows AS r WITH r.ep AS ep, r MATCH (p:Episodic {uuid: ep}) "
     "WITH p, r, r.en AS en MATCH (n:Entity {uuid: en}) "
-    "CREATE (p)-[:MENTIONS {uuid: r.uuid, group_id: r.group_id, "
-    "created_at: CAST(r.created_at AS TIMESTAMP)}]->(n)"
+    f"CREATE (p)-[:MENTIONS {props('MENTIONS', 'r.')}]->(n)"
 )
 
 # Single-row forms: a primary-key match on a plain parameter is the only lookup Kuzu serves
@@ -134,32 +112,16 @@ LOAD_MENTIONS_ONE: Final = (
     "MATCH (p:Episodic {uuid: $k})-[:MENTIONS]->(n:Entity) RETURN p.uuid, n.uuid"
 )
 DELETE_EPISODE_ONE: Final = "MATCH (p:Episodic {uuid: $k}) DETACH DELETE p"
-UPDATE_ENTITY_ONE: Final = (
-    "MATCH (e:Entity {uuid: $uuid}) "
-    "SET e.name = $name, e.group_id = $group_id, e.labels = CAST($labels AS STRING[]), "
-    "e.created_at = CAST($created_at AS TIMESTAMP), e.summary = $summary, "
-    "e.attributes = $attributes"
-)
+UPDATE_ENTITY_ONE: Final = f"MATCH (e:Entity {{uuid: $uuid}}) SET {assignments('Entity', 'e', '$')}"
 UPDATE_EPISODE_ONE: Final = (
-    "MATCH (p:Episodic {uuid: $uuid}) "
-    "SET p.name = $name, p.group_id = $group_id, "
-    "p.created_at = CAST($created_at AS TIMESTAMP), p.source = $source, "
-    "p.source_description = $source_description, p.content = $content, "
-    "p.valid_at = CAST($valid_at AS TIMESTAMP), "
-    "p.entity_edges = CAST($entity_edges AS STRING[]), p.content_hash = $content_hash, "
-    "p.extracted = $extracted"
+    f"MATCH (p:Episodic {{uuid: $uuid}}) SET {assignments('Episodic', 'p', '$')}"
 )
 CREATE_REL_ONE: Final = (
     "MATCH (a:Entity {uuid: $source_uuid}), (b:Entity {uuid: $target_uuid}) "
-    "CREATE (a)-[:RELATES_TO]->(:RelatesToNode_ {uuid: $uuid, name: $name, "
-    "group_id: $group_id, created_at: CAST($created_at AS TIMESTAMP), fact: $fact, "
-    "episodes: CAST($episodes AS STRING[]), expired_at: CAST($expired_at AS TIMESTAMP), "
-    "valid_at: CAST($valid_at AS TIMESTAMP), invalid_at: CAST($invalid_at AS TIMESTAMP), "
-    "attributes: $attributes, relation_type: $relation_type, "
-    "source_node_uuid: $source_uuid, target_node_uuid: $target_uuid})-[:RELATES_TO]->(b)"
+    f"CREATE (a)-[:RELATES_TO]->(:RelatesToNode_ {props('RelatesToNode_', '$', EDGE_KEYS)})"
+    "-[:RELATES_TO]->(b)"
 )
 CREATE_MENTION_ONE: Final = (
     "MATCH (p:Episodic {uuid: $ep}), (n:Entity {uuid: $en}) "
-    "CREATE (p)-[:MENTIONS {uuid: $uuid, group_id: $group_id, "
-    "created_at: CAST($created_at AS TIMESTAMP)}]->(n)"
+    f"CREATE (p)-[:MENTIONS {props('MENTIONS', '$')}]->(n)"
 )
