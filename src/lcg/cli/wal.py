@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -115,6 +116,10 @@ def _print_events(reader: StreamReader, from_seq: int) -> int:
     return next_seq
 
 
+#: Signals that end ``lcg wal tail --follow`` normally (exit 0).
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
 def _tail(args: argparse.Namespace) -> int:
     config = config_from(args, existing=True)
     gdir = group_dir(config, args.group)
@@ -125,16 +130,32 @@ def _tail(args: argparse.Namespace) -> int:
     if not args.follow:
         return 0
     # Imported here: only ``--follow`` needs the file watcher.
+    import threading
+
     import watchfiles
 
+    # Ctrl-C and SIGTERM set an event the watcher checks every step, so the command stops
+    # between two reads instead of wherever a KeyboardInterrupt would land.
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in _STOP_SIGNALS}
     try:
         # A timeout also re-reads the stream: a missed file event delays a line, never loses it.
         for _ in watchfiles.watch(
-            gdir, debounce=50, step=20, recursive=False, rust_timeout=1000, yield_on_timeout=True
+            gdir,
+            debounce=50,
+            step=20,
+            recursive=False,
+            rust_timeout=1000,
+            yield_on_timeout=True,
+            stop_event=stop,
+            raise_interrupt=False,
         ):
             next_seq = _print_events(reader, next_seq)
-    except KeyboardInterrupt:
-        pass
+            if stop.is_set():
+                break
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return 0
 
 
