@@ -544,22 +544,13 @@ class TextProjection:
 
     def sources_of(self, group_id: str, uuids: list[str]) -> dict[str, str]:
         """The source of each of ``uuids`` (episodes of ``group_id``) that has one."""
-        with self._lock:
-            self._check_open()
-            group = self._groups.get(group_id)
-            if group is None:
-                return {}
-            docs = group.docs["episode"]
-            out: dict[str, str] = {}
-            for uuid in uuids:
-                parts = docs.get(uuid)
-                source = None if parts is None else parts.get(SOURCE_PART)
-                if source is not None:
-                    out[uuid] = source
-            return out
+        return self._episode_part(group_id, uuids, SOURCE_PART)
 
     def times_of(self, group_id: str, uuids: list[str]) -> dict[str, str]:
         """The reference time (RFC 3339) of each of ``uuids`` (episodes of ``group_id``)."""
+        return self._episode_part(group_id, uuids, TIME_PART)
+
+    def _episode_part(self, group_id: str, uuids: list[str], part: str) -> dict[str, str]:
         with self._lock:
             self._check_open()
             group = self._groups.get(group_id)
@@ -569,9 +560,9 @@ class TextProjection:
             out: dict[str, str] = {}
             for uuid in uuids:
                 parts = docs.get(uuid)
-                when = None if parts is None else parts.get(TIME_PART)
-                if when is not None:
-                    out[uuid] = when
+                value = None if parts is None else parts.get(part)
+                if value is not None:
+                    out[uuid] = value
             return out
 
     def members_of(self, group_id: str, source: str) -> list[str]:
