@@ -332,34 +332,44 @@ class LlmExtractor(abc.ABC):
         """The list under ``key`` (or a bare list); a malformed or wrong-shaped answer fails."""
         payload = reply.payload
         if reply.outcome == "malformed":
-            self._parse_event(reply.model, spec.call_type, "malformed")
-            raise self._fail(
-                f"{self._describe(spec, chunk_key)} answered with unparseable JSON",
-                spec=spec,
-                chunk_key=chunk_key,
-                classification="malformed",
-                raw_body=reply.raw_body,
-                model=reply.model,
-                finish_reason=reply.finish_reason,
-                completion_tokens=reply.output_tokens,
-                entities_extracted=entities,
+            raise self._reject(
+                spec, reply, chunk_key, entities, "malformed", "answered with unparseable JSON"
             )
         if isinstance(payload, dict):
             payload = payload.get(key)
         if not isinstance(payload, list):
-            self._parse_event(reply.model, spec.call_type, "schema_invalid")
-            raise self._fail(
-                f"{self._describe(spec, chunk_key)} answered without a {key!r} array",
-                spec=spec,
-                chunk_key=chunk_key,
-                classification="schema_invalid",
-                raw_body=reply.raw_body,
-                model=reply.model,
-                finish_reason=reply.finish_reason,
-                completion_tokens=reply.output_tokens,
-                entities_extracted=entities,
+            raise self._reject(
+                spec,
+                reply,
+                chunk_key,
+                entities,
+                "schema_invalid",
+                f"answered without a {key!r} array",
             )
         return payload
+
+    def _reject(
+        self,
+        spec: CallSpec,
+        reply: CallReply,
+        chunk_key: str,
+        entities: int | None,
+        classification: Literal["malformed", "schema_invalid"],
+        what: str,
+    ) -> ExtractionError:
+        """Record a parse event for a bad answer and build the failure to raise."""
+        self._parse_event(reply.model, spec.call_type, classification)
+        return self._fail(
+            f"{self._describe(spec, chunk_key)} {what}",
+            spec=spec,
+            chunk_key=chunk_key,
+            classification=classification,
+            raw_body=reply.raw_body,
+            model=reply.model,
+            finish_reason=reply.finish_reason,
+            completion_tokens=reply.output_tokens,
+            entities_extracted=entities,
+        )
 
     @staticmethod
     def _parse_event(model: str, call_type: str, outcome: ParseOutcome) -> None:
