@@ -48,6 +48,11 @@ def test_fusions_and_time_bounds(conn: sf.RawConnection) -> None:
     assert sorted(_names(conn, as_of="2023-06-01T00:00:00Z")) == ["trip#0", "trip#1"]
     window = _names(conn, valid_after="2023-05-01T00:00:00Z", valid_before="2023-06-01T00:00:00Z")
     assert window == ["trip#1"]
+    # The recency prior's half-life (ADR 0094; its effect on the order is tested in
+    # tests/unit/projections/test_search_passages.py): 0 turns it off, the bounds still hold.
+    june = "2023-06-01T00:00:00Z"
+    assert sorted(_names(conn, as_of=june, recency_half_life_days=0)) == ["trip#0", "trip#1"]
+    assert sorted(_names(conn, recency_half_life_days=30.5)) == sorted(everything)
 
 
 @pytest.mark.parametrize(
@@ -56,6 +61,9 @@ def test_fusions_and_time_bounds(conn: sf.RawConnection) -> None:
         ({"fusion": "borda"}, "fusion must be one of weighted, rrf (got 'borda')"),
         ({"as_of": "last tuesday"}, "as_of must be an RFC 3339 timestamp"),
         ({"valid_before": "2023-13-01"}, "valid_before must be an RFC 3339 timestamp"),
+        ({"recency_half_life_days": -1}, "recency_half_life_days must be between 0 (off)"),
+        ({"recency_half_life_days": 1e6}, "recency_half_life_days must be between 0 (off)"),
+        ({"recency_half_life_days": "5"}, "recency_half_life_days"),
     ],
 )
 def test_bad_values_are_parameter_errors(

@@ -360,10 +360,11 @@ def _longmemeval(args: argparse.Namespace) -> int:
         f"{report.turns} turns, embedder {report.embedder}, ingest {report.ingest_seconds} s"
     )
     # Upper-case headers, as every table of the CLI (format_table's callers).
-    print(f"{'METHOD':<24} {'R@5':>7} {'R@10':>7} {'NDCG@10':>8} {'P50 MS':>8}")
+    width = max(len("METHOD"), *(len(m.method) for m in report.methods))
+    print(f"{'METHOD':<{width}} {'R@5':>7} {'R@10':>7} {'NDCG@10':>8} {'P50 MS':>8}")
     for m in report.methods:
         print(
-            f"{m.method:<24} {m.recall_at_5:>7.4f} {m.recall_at_10:>7.4f} "
+            f"{m.method:<{width}} {m.recall_at_5:>7.4f} {m.recall_at_10:>7.4f} "
             f"{m.ndcg_at_10:>8.4f} {m.query_ms_p50:>8.3f}"
         )
     print(f"hnsw recall@10 against exact cosine: {report.hnsw_recall_at_10}")

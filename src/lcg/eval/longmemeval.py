@@ -26,7 +26,12 @@ from lcg import timestamps
 from lcg.config import Config
 from lcg.events.model import EpisodeAdded, Event
 from lcg.extract.embedders import Embedder
-from lcg.projections.search import DEFAULT_WEIGHTS, PassageWeights, Searcher
+from lcg.projections.search import (
+    DEFAULT_HALF_LIFE_DAYS,
+    DEFAULT_WEIGHTS,
+    PassageWeights,
+    Searcher,
+)
 from lcg.workspace import Workspace
 
 __all__ = ["LongMemEvalReport", "MethodScores", "run_longmemeval"]
@@ -156,6 +161,7 @@ def _evaluate(
 
 #: Ablations of the default weighted fusion: each passage leg alone, and each left out.
 _LEGS = ("chunk_bm25", "chunk_vector", "source_bm25", "source_vector")
+_NO_TIME_PRIORS = PassageWeights(time=0.0, recency=0.0)
 
 
 def run_longmemeval(
@@ -213,6 +219,7 @@ def run_longmemeval(
             fusion: str = "weighted",
             weights: PassageWeights | None = None,
             as_of: bool = False,
+            half_life: float = DEFAULT_HALF_LIFE_DAYS,
         ) -> Callable[[_Question], list[str]]:
             def rank(q: _Question) -> list[str]:
                 rows = searcher.search_passages(
@@ -224,6 +231,7 @@ def run_longmemeval(
                     fusion=fusion,  # type: ignore[arg-type]
                     weights=weights,
                     as_of=_date(q.question_date) if as_of and q.question_date else None,
+                    recency_half_life_days=half_life,
                 )
                 return [r.uuid for r in rows]
 
@@ -232,6 +240,12 @@ def run_longmemeval(
         methods = [
             _evaluate("lcg default (weighted)", questions, ours()),
             _evaluate("lcg default, as_of question date", questions, ours(as_of=True)),
+            _evaluate("lcg as_of, recency prior off", questions, ours(as_of=True, half_life=0.0)),
+            _evaluate(
+                "lcg as_of, both time priors off",
+                questions,
+                ours(as_of=True, half_life=0.0, weights=_NO_TIME_PRIORS),
+            ),
             _evaluate("lcg fused (rrf)", questions, ours(fusion="rrf")),
             _evaluate("lcg rrf, as_of question date", questions, ours(fusion="rrf", as_of=True)),
             _evaluate("lcg bm25 (weighted)", questions, ours("bm25")),
@@ -239,13 +253,17 @@ def run_longmemeval(
             _evaluate("lcg bm25 (rrf)", questions, ours("bm25", "rrf")),
             _evaluate("lcg vector (rrf, hnsw)", questions, ours("vector", "rrf")),
         ]
-        if ablations:
+        if ablations:  # asked at the question's date, as a client that knows the date asks
             zero = {leg: 0.0 for leg in _LEGS}
             for leg in _LEGS:
                 only = msgspec.structs.replace(DEFAULT_WEIGHTS, **{**zero, leg: 1.0})
-                methods.append(_evaluate(f"only {leg}", questions, ours(weights=only)))
+                methods.append(
+                    _evaluate(f"as_of, only {leg}", questions, ours(weights=only, as_of=True))
+                )
                 without = msgspec.structs.replace(DEFAULT_WEIGHTS, **{leg: 0.0})
-                methods.append(_evaluate(f"without {leg}", questions, ours(weights=without)))
+                methods.append(
+                    _evaluate(f"as_of, without {leg}", questions, ours(weights=without, as_of=True))
+                )
         ids = [t[0] for t in turns]
         texts = [t[3] for t in turns]
         vectors = ws.text_embedder.vectors(texts)

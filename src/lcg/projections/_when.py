@@ -5,6 +5,9 @@ Passage search turns "last Saturday", "two months ago", "in May", "yesterday", "
 Passages whose reference time falls in or near a window get a soft bonus (never a filter:
 the words may describe the time of something else). English only; unrecognised phrasing
 resolves to nothing, which leaves the ranking as it was.
+
+Independently of the words, ``recency_prior`` halves a bonus for every ``half_life`` days a
+passage lies before the asking time (ADR 0094).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Final
 # Times are read as everything in lcg reads them (one parser, in ``lcg.timestamps``).
 from lcg.timestamps import parse as parse_time
 
-__all__ = ["Window", "parse_time", "resolve_windows", "time_prior"]
+__all__ = ["Window", "parse_time", "recency_prior", "resolve_windows", "time_prior"]
 
 Window = tuple[datetime, datetime]
 
@@ -134,3 +137,14 @@ def time_prior(when: datetime, windows: list[Window]) -> float:
         gap = (start - when) if when < start else (when - end)
         best = max(best, 1.0 / (1.0 + (gap.total_seconds() / width) ** 2))
     return best
+
+
+def recency_prior(when: datetime, now: datetime, half_life_days: float) -> float:
+    """1 at the asking time, halved every ``half_life_days`` before it; 0 when the half-life is 0.
+
+    A passage referenced after ``now`` (only possible without ``as_of``) counts as new.
+    """
+    if half_life_days <= 0:
+        return 0.0
+    age_days = max(0.0, (now - when).total_seconds() / 86400.0)
+    return float(2.0 ** (-age_days / half_life_days))

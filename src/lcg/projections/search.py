@@ -18,9 +18,11 @@ Passages are fused by weighted scores by default (``fusion="weighted"``, ADR 009
 scores are normalised (BM25 by the best score of the query; cosines min-max between the best
 and the 50th best), and a passage scores ``Σ weight × leg``, its source's legs included, plus a soft
 bonus when its reference time falls in a window the query names ("last month", "two weeks
-ago", ``lcg.projections._when``). ``fusion="rrf"`` is the reference's fusion over the two
-passage legs, unchanged. Either way ``as_of`` drops passages referenced after the asking time
-and ``valid_after`` / ``valid_before`` bound the reference time.
+ago", ``lcg.projections._when``) and a smaller one that halves with every
+``recency_half_life_days`` of its age at the asking time (ADR 0094). ``fusion="rrf"`` is
+the reference's fusion over the two passage legs, unchanged. Either way ``as_of`` drops
+passages referenced after the asking time and ``valid_after`` / ``valid_before`` bound the
+reference time.
 
 ``group_ids=None`` searches every group; ``[]`` matches nothing (callers apply the
 reference's collapse/preserve rules before calling).
@@ -35,7 +37,13 @@ from typing import Final, Literal
 import msgspec
 import numpy as np
 
-from lcg.projections._when import Window, parse_time, resolve_windows, time_prior
+from lcg.projections._when import (
+    Window,
+    parse_time,
+    recency_prior,
+    resolve_windows,
+    time_prior,
+)
 from lcg.projections.embedding import TextEmbedder
 from lcg.projections.graph import GraphProjection
 from lcg.projections.graph.reads import edges_by_uuids, entities_by_uuids, episodes_by_uuids
@@ -44,6 +52,7 @@ from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection
 
 __all__ = [
+    "DEFAULT_HALF_LIFE_DAYS",
     "DEFAULT_WEIGHTS",
     "FUSIONS",
     "RRF_K",
@@ -75,19 +84,26 @@ _UTC: Final = UTC
 class PassageWeights(msgspec.Struct, frozen=True, kw_only=True):
     """The weights of the passage legs under ``fusion="weighted"``.
 
-    The defaults were chosen on the LongMemEval dev questions with 5-fold cross-validation
-    (ADR 0092, ``bench/lme_fusion_cv.py``); the time prior's weight on all dev questions.
+    The leg weights were chosen on the LongMemEval dev questions with 5-fold cross-validation
+    (ADR 0092, ``bench/lme_fusion_cv.py``); the two time priors with the asking time given
+    (ADR 0094), the recency prior's weight capped so that questions about older sessions
+    lose no recall.
     """
 
     chunk_bm25: float = 1.0
     chunk_vector: float = 0.25
     source_bm25: float = 0.5
     source_vector: float = 0.25
-    time: float = 0.5
+    #: Inside a window the query names ("last month").
+    time: float = 1.0
+    #: At the asking time, halved every ``recency_half_life_days`` before it.
+    recency: float = 0.3
 
 
-#: The default weights (ADR 0092).
+#: The default weights (ADR 0092, ADR 0094).
 DEFAULT_WEIGHTS: Final = PassageWeights()
+#: The recency prior's default half-life (ADR 0094).
+DEFAULT_HALF_LIFE_DAYS: Final = 5.0
 
 
 class PassageRow(msgspec.Struct, kw_only=True):
@@ -202,6 +218,7 @@ class Searcher:
         as_of: str | None = None,
         valid_after: str | None = None,
         valid_before: str | None = None,
+        recency_half_life_days: float = DEFAULT_HALF_LIFE_DAYS,
         weights: PassageWeights | None = None,
     ) -> list[PassageRow]:
         """Episodes whose content matches ``query``, best first.
@@ -209,6 +226,8 @@ class Searcher:
         ``as_of`` (RFC 3339) is the asking time: passages referenced after it are left out,
         and relative expressions in the query resolve against it (default: now).
         ``valid_after`` / ``valid_before`` bound the reference time (inclusive).
+        ``recency_half_life_days`` (weighted fusion only; 0 turns it off): a passage's
+        recency bonus halves with every that many days of its age at the asking time.
         ``ValueError`` for a timestamp that does not parse.
         """
         if not query.strip() or group_ids == [] or num_results <= 0:
@@ -216,8 +235,11 @@ class Searcher:
         bounds = _Bounds(as_of, valid_after, valid_before)
         if fusion == "rrf":
             return self._passages_rrf(query, group_ids, num_results, min_score, mode, bounds)
+        w = weights or DEFAULT_WEIGHTS
+        if recency_half_life_days <= 0:
+            w = msgspec.structs.replace(w, recency=0.0)
         return self._passages_weighted(
-            query, group_ids, num_results, min_score, mode, bounds, weights or DEFAULT_WEIGHTS
+            query, group_ids, num_results, min_score, mode, bounds, w, recency_half_life_days
         )
 
     def _passages_rrf(
@@ -261,6 +283,7 @@ class Searcher:
         mode: SearchMode,
         bounds: _Bounds,
         w: PassageWeights,
+        half_life_days: float,
     ) -> list[PassageRow]:
         pool = max(3 * num_results, _MIN_POOL) * (_BOUNDED_POOL if bounds.active else 1)
         lexical = mode in ("hybrid", "bm25")
@@ -313,12 +336,10 @@ class Searcher:
             for uuid, g in group_of.items():
                 if uuid not in cosines:
                     cosines[uuid] = self._cosine_of(uuid, qvec, [g])
-        windows: list[Window] = []
-        if w.time:
-            now = bounds.now if bounds.now is not None else datetime.now(tz=_UTC)
-            windows = resolve_windows(query, now)
+        now = bounds.now if bounds.now is not None else datetime.now(tz=_UTC)
+        windows: list[Window] = resolve_windows(query, now) if w.time else []
         times: dict[str, str] = {}
-        if bounds.active or windows:
+        if bounds.active or windows or w.recency:
             for g, uuids in by_group.items():
                 times.update(self.text.times_of(g, uuids))
         candidates = [u for u in group_of if bounds.admits(times.get(u))]
@@ -351,8 +372,11 @@ class Searcher:
                 sv = cos_norm(source_cos[src_key]) if src_key in source_cos else 0.0
             score = w.chunk_bm25 * cb + w.chunk_vector * cv + w.source_bm25 * sb
             score += w.source_vector * sv
-            if windows and u in times:
-                score += w.time * time_prior(parse_time(times[u]), windows)
+            if u in times and (windows or w.recency):
+                when = parse_time(times[u])
+                if windows:
+                    score += w.time * time_prior(when, windows)
+                score += w.recency * recency_prior(when, now, half_life_days)
             scored.append((-score, u))
         scored.sort()
         kept: list[str] = []

@@ -10,7 +10,7 @@ from msgspec import Meta
 from lcg.errors import InvalidParamsError
 from lcg.projections.graph import reads as graph_reads
 from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow
-from lcg.projections.search import FUSIONS, PassageRow, parse_time
+from lcg.projections.search import DEFAULT_HALF_LIFE_DAYS, FUSIONS, PassageRow, parse_time
 from lcg.rpc.params import (
     GroupId,
     Int,
@@ -84,6 +84,8 @@ class BySourceResult(msgspec.Struct, kw_only=True):
 
 
 _NUM = "maximum number of results"
+#: A century: longer half-lives rank as if the prior were off anyway.
+_MAX_HALF_LIFE_DAYS = 36_500.0
 
 
 class _Search(Params):
@@ -133,6 +135,14 @@ class SearchPassagesParams(Params):
     ] = None
     valid_after: Annotated[str | None, Meta(description="earliest reference time, RFC 3339")] = None
     valid_before: Annotated[str | None, Meta(description="latest reference time, RFC 3339")] = None
+    # ADR 0094: the recency prior of the weighted fusion.
+    recency_half_life_days: Annotated[
+        float,
+        Meta(
+            description="weighted fusion: days in which a passage's recency bonus halves "
+            "(default 5; 0 turns it off)"
+        ),
+    ] = DEFAULT_HALF_LIFE_DAYS
     examples: ClassVar[dict[str, Any]] = {"query": "Moon landing"}
 
     def __post_init__(self) -> None:
@@ -142,6 +152,11 @@ class SearchPassagesParams(Params):
         if self.fusion not in FUSIONS:
             raise InvalidParamsError(
                 f"fusion must be one of {', '.join(FUSIONS)} (got {self.fusion!r})"
+            )
+        if not 0.0 <= self.recency_half_life_days <= _MAX_HALF_LIFE_DAYS:
+            raise InvalidParamsError(
+                "recency_half_life_days must be between 0 (off) and "
+                f"{_MAX_HALF_LIFE_DAYS:g} (got {self.recency_half_life_days!r})"
             )
         for name in ("as_of", "valid_after", "valid_before"):
             value = getattr(self, name)
@@ -271,6 +286,7 @@ async def search_passages(
         as_of=p.as_of,
         valid_after=p.valid_after,
         valid_before=p.valid_before,
+        recency_half_life_days=p.recency_half_life_days,
     )
     return PassagesResult(passages=rows, count=len(rows))
 

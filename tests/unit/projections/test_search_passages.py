@@ -13,7 +13,7 @@ import pytest
 from lcg.config import Config
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest import episodes
-from lcg.projections._when import resolve_windows, time_prior
+from lcg.projections._when import recency_prior, resolve_windows, time_prior
 from lcg.projections.search import PassageWeights, Searcher, rrf_fuse
 from lcg.workspace import Workspace
 
@@ -148,6 +148,33 @@ def test_a_relative_time_in_the_query_favours_passages_near_it(ws: Workspace) ->
         assert names.index("s-walk#0") < names.index("s-shoes#0")
         untimed = _search(ws, query, as_of="2023-05-30T00:00:00Z", weights=PassageWeights(time=0))
         assert untimed.index("s-shoes#0") < untimed.index("s-walk#0")
+
+
+def test_the_recency_prior_halves_with_every_half_life() -> None:
+    assert recency_prior(NOW, NOW, 5.0) == 1.0
+    assert recency_prior(datetime(2023, 5, 25, 10, 0, tzinfo=UTC), NOW, 5.0) == 0.5
+    assert recency_prior(datetime(2023, 5, 20, 10, 0, tzinfo=UTC), NOW, 5.0) == 0.25
+    assert recency_prior(datetime(2023, 6, 9, tzinfo=UTC), NOW, 5.0) == 1.0  # after: new
+    assert recency_prior(datetime(2023, 5, 25, tzinfo=UTC), NOW, 0.0) == 0.0  # off
+
+
+def test_recency_decides_between_near_equal_passages(tmp_path: Path) -> None:
+    with Workspace.open(_cfg(tmp_path), HashEmbedder()) as ws:
+        # The older passage matches a little better (it is shorter); the newer one is recent.
+        _chunk(ws, "old", 0, "kayak trip on the lake", "2023-01-05T09:00:00Z")
+        _chunk(ws, "new", 0, "kayak trip on the lake with friends", "2023-05-29T09:00:00Z")
+        for i in range(6):
+            _chunk(ws, f"noise{i}", 0, f"garden notes {i}", "2023-03-01T09:00:00Z")
+        asked = "2023-05-30T00:00:00Z"
+        assert _search(ws, "kayak trip", as_of=asked)[:2] == ["new#0", "old#0"]
+        off = _search(ws, "kayak trip", as_of=asked, recency_half_life_days=0.0)
+        assert off[:2] == ["old#0", "new#0"]
+        # Asked long after both, the prior is near zero for both: the better match wins.
+        late = _search(ws, "kayak trip", as_of="2026-01-01T00:00:00Z")
+        assert late[:2] == ["old#0", "new#0"]
+        # The reference's fusion has no prior.
+        rrf = _search(ws, "kayak trip", as_of=asked, fusion="rrf", mode="bm25")
+        assert rrf[:2] == ["old#0", "new#0"]
 
 
 def test_relative_expressions_resolve_to_windows() -> None:
