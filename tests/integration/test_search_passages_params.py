@@ -5,18 +5,27 @@ DOUBLE)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 import _service_fixtures as sf
+from lcg.rpc.client import Client
+from lcg.rpc.errors import RemoteInvalidParamsError
 
 
 @pytest.fixture(scope="module")
-def conn() -> Iterator[sf.RawConnection]:
+def socket_path() -> Iterator[Path]:
     from lcg import telemetry
 
     telemetry.set_sink(None, enabled=False)
-    with sf.in_process_service() as svc, sf.RawConnection(svc.socket_path) as c:
+    with sf.in_process_service() as svc:
+        yield Path(svc.socket_path)
+
+
+@pytest.fixture(scope="module")
+def conn(socket_path: Path) -> Iterator[sf.RawConnection]:
+    with sf.RawConnection(socket_path) as c:
         for i, (text, when) in enumerate(
             (
                 ("we paddled two rivers in Maine", "2023-04-10T09:00:00Z"),
@@ -72,3 +81,21 @@ def test_bad_values_are_parameter_errors(
     answer = conn.request("knowledge_search_passages", {"query": "river", **params})
     assert answer["error"]["code"] == -32602, answer
     assert message in answer["error"]["message"]
+
+
+def test_the_python_client_passes_every_parameter(
+    conn: sf.RawConnection, socket_path: Path
+) -> None:
+    with Client(socket_path) as client:
+        result = client.search_passages(
+            "river",
+            fusion="rrf",
+            as_of="2023-06-01T00:00:00Z",
+            valid_after="2023-05-01T00:00:00Z",
+            recency_half_life_days=0.0,
+        )
+        assert [p["name"] for p in result["passages"]] == ["trip#1"]
+        with pytest.raises(
+            RemoteInvalidParamsError, match="recency_half_life_days must be between"
+        ):
+            client.search_passages("river", recency_half_life_days=-2.0)

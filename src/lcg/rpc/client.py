@@ -280,11 +280,26 @@ class _Surface(ABC, Generic[R]):
         group_ids: list[str] | None = None,
         num_results: int | None = None,
         min_score: float | None = None,
+        fusion: str | None = None,
+        as_of: str | None = None,
+        valid_after: str | None = None,
+        valid_before: str | None = None,
+        recency_half_life_days: float | None = None,
     ) -> R:
-        """``knowledge_search_passages``: ``{passages, count}``."""
+        """``knowledge_search_passages``: ``{passages, count}`` (unset: the service's default)."""
         return self.call(
             "knowledge_search_passages",
-            _params(query=query, group_ids=group_ids, num_results=num_results, min_score=min_score),
+            _params(
+                query=query,
+                group_ids=group_ids,
+                num_results=num_results,
+                min_score=min_score,
+                fusion=fusion,
+                as_of=as_of,
+                valid_after=valid_after,
+                valid_before=valid_before,
+                recency_half_life_days=recency_half_life_days,
+            ),
         )
 
 
