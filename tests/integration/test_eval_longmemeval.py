@@ -54,8 +54,10 @@ def test_longmemeval_command_prints_every_method(
         "lcg fused (rrf)",
         "lcg bm25 (weighted)",
         "lcg vector (rrf, hnsw)",
-        "only source_bm25",
-        "without chunk_vector",
+        "lcg as_of, recency prior off",
+        "lcg as_of, both time priors off",
+        "as_of, only source_bm25",
+        "as_of, without chunk_vector",
     } <= set(methods)
     assert methods["lcg bm25 (weighted)"]["recall_at_10"] == 1.0
     assert methods["lcg default (weighted)"]["recall_at_10_by_type"] == {
