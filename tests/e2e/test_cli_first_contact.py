@@ -133,6 +133,7 @@ def test_status_with_another_embedder_changes_nothing_and_says_mismatch(workspac
     # The vectors were built by the hash embedder at 384 dimensions; configure 64.
     done = lcg("status", cwd=workspace, env={"LCG_EMBEDDING_DIM": "64"})
     assert "mismatch" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 1  # not healthy: vector search is not served as configured
     assert "match\n" not in done.stdout.replace("mismatch", "")
     assert "re-embed the group with `lcg replay --group g --force-clear`" in done.stdout
     assert "configure hash-embedder-v1 (384-d) again" in done.stdout  # what built them

@@ -13,9 +13,9 @@ __all__ = ["register"]
 
 _HELP = """Show the workspace: per group the stream's max seq, each projection's applied seq,
 the generation and its status, hydration status, counts and pending extractions.
-Exits 1 when the workspace is not healthy: degraded, a stream ahead of its projections, or a
-damaged group (its stream lost events, or disagrees with its generation sidecar) - the
-reason and the remedy are printed.
+Exits 1 when the workspace is not healthy: degraded, a stream ahead of its projections, a
+damaged group (its stream lost events, or disagrees with its generation sidecar), or vectors
+built by another embedder than the configured one - the reason and the remedy are printed.
 
 Example:
   lcg status
@@ -51,6 +51,9 @@ def _run(args: argparse.Namespace) -> int:
         for g in groups
     )
     healthy = healthy and not any(g.get("degraded_reason") for g in groups)
+    # Vectors built by another embedder than the configured one: vector search is not served
+    # as configured until the group is re-embedded (or the embedder configured back).
+    healthy = healthy and not any(g.get("embedding_model_status") == "mismatch" for g in groups)
     return 0 if healthy else 1
 
 
