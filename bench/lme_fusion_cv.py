@@ -44,6 +44,23 @@ def dense(index: Bm25Index, terms: list[str], order: dict[str, int], n: int) -> 
     return out
 
 
+def turn_and_session_indexes(
+    turns: list[tuple[str, str, str, str]], counter: Callable[[str], dict[str, int]]
+) -> tuple[Bm25Index, Bm25Index]:
+    """A BM25 index of the turns, and one of the sessions (each the sum of its turns' terms)."""
+    chunk, session = Bm25Index(), Bm25Index()
+    per_session: dict[str, dict[str, int]] = {}
+    for uuid, sid, _when, text in turns:
+        counts = counter(text)
+        chunk.add(uuid, counts)
+        total = per_session.setdefault(sid, {})
+        for term, c in counts.items():
+            total[term] = total.get(term, 0) + c
+    for sid, counts in per_session.items():
+        session.add(sid, counts)
+    return chunk, session
+
+
 def main() -> None:
     workspace = Path(sys.argv[1])
     if not (DATA / "sessions.jsonl").is_file():
@@ -72,17 +89,7 @@ def main() -> None:
 
     legs: dict[str, list[np.ndarray]] = {}
     for name, counter in (("stem", term_counts), ("plain", plain_counts)):
-        chunk = Bm25Index()
-        src = Bm25Index()
-        per_sess: dict[str, dict[str, int]] = {}
-        for uuid, sid, _d, text in turns:
-            c = counter(text)
-            chunk.add(uuid, c)
-            tot = per_sess.setdefault(sid, {})
-            for k, v in c.items():
-                tot[k] = tot.get(k, 0) + v
-        for sid, c in per_sess.items():
-            src.add(sid, c)
+        chunk, src = turn_and_session_indexes(turns, counter)
         cb, sb = [], []
         for q in questions:
             terms = sorted(counter(q.question))

@@ -18,15 +18,18 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from lme_fusion_cv import (
+    DATA,
+    dense,
+    turn_and_session_indexes,
+)  # the same data folder and BM25 scoring as that study
 
 from lcg.eval.longmemeval import _date, _load, _turns
 from lcg.extract.embedders import LocalEmbedder
 from lcg.projections._analyzer import term_counts
-from lcg.projections._bm25 import Bm25Index
 from lcg.projections._when import parse_time, recency_prior, resolve_windows, time_prior
 from lcg.projections.cache import EmbeddingCache, embed_with_cache
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "longmemeval-dev"
 DISCOUNT = 1 / np.log2(np.arange(10) + 2)
 #: Questions whose youngest evidence session is at least this old at the asking time.
 OLD_DAYS = 15.0
@@ -38,13 +41,6 @@ def _scores(session_scores: np.ndarray, gold: np.ndarray) -> tuple[float, float,
     n = int(gold.sum())
     ndcg = float((hits * DISCOUNT).sum() / DISCOUNT[: min(10, n)].sum())
     return float(hits[:5].sum() / n), float(hits.sum() / n), ndcg
-
-
-def _dense(index: Bm25Index, terms: list[str], order: dict[str, int], n: int) -> np.ndarray:
-    out = np.zeros(n)
-    for key, score in index.search(terms, n):
-        out[order[key]] = score
-    return out
 
 
 def main() -> None:
@@ -66,24 +62,15 @@ def main() -> None:
     mat = embed_with_cache(emb, cache, [t[3] for t in turns])
     qmat = embed_with_cache(emb, cache, [q.question for q in questions])
     print("vectors", mat.shape, "cache misses", cache.misses, flush=True)
-    chunk, source = Bm25Index(), Bm25Index()
-    per_source: dict[str, dict[str, int]] = {}
-    for uuid, sid, _d, text in turns:
-        counts = term_counts(text)
-        chunk.add(uuid, counts)
-        total = per_source.setdefault(sid, {})
-        for term, c in counts.items():
-            total[term] = total.get(term, 0) + c
-    for sid, counts in per_source.items():
-        source.add(sid, counts)
+    chunk, source = turn_and_session_indexes(turns, term_counts)
 
     # Per question: the default leg fusion without priors, the window prior, the age in days.
     base, window, ages, admitted, gold = [], [], [], [], []
     for i, q in enumerate(questions):
         asked = parse_time(_date(q.question_date))
         terms = sorted(term_counts(q.question))
-        cb = _dense(chunk, terms, order, n)
-        sb = _dense(source, terms, sidx, ns)
+        cb = dense(chunk, terms, order, n)
+        sb = dense(source, terms, sidx, ns)
         cos = mat @ qmat[i]
         floor = -np.partition(-cos, 49)[49]
         cos_n = np.clip((cos - floor) / (cos.max() - floor), 0, None)
