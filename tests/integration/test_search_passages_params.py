@@ -65,6 +65,18 @@ def test_fusions_and_time_bounds(conn: sf.RawConnection) -> None:
 
 
 @pytest.mark.parametrize(
+    "as_of", ["0001-01-01T00:00:00Z", "0001-03-01T12:00:00Z", "9999-12-31T23:59:59Z"]
+)
+def test_asking_at_the_ends_of_the_calendar_is_answered(conn: sf.RawConnection, as_of: str) -> None:
+    # Relative expressions whose window would fall outside years 1..9999 name no window.
+    for query in ("river last year", "river in December", "river 2 days ago", "past 999 years"):
+        answer = conn.request("knowledge_search_passages", {"query": query, "as_of": as_of})
+        assert "result" in answer, answer
+    names = _names(conn, as_of="9999-12-31T23:59:59Z", valid_after="0001-01-01T00:00:00Z")
+    assert sorted(names) == ["trip#0", "trip#1", "trip#2"]
+
+
+@pytest.mark.parametrize(
     ("params", "message"),
     [
         ({"fusion": "borda"}, "fusion must be one of weighted, rrf (got 'borda')"),

@@ -13,7 +13,9 @@ passage lies before the asking time (ADR 0094).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import datetime, timedelta
+from itertools import islice
 from typing import Final
 
 # Times are read as everything in lcg reads them (one parser, in ``lcg.timestamps``).
@@ -67,7 +69,10 @@ _WEEKDAY: Final = re.compile(r"\b(?:last|on|this|past)\s+(" + "|".join(_WEEKDAYS
 _MONTH: Final = re.compile(
     r"\b(?:in|during|since|early|late|mid|of)\s+(" + "|".join(_MONTHS) + r")\b"
 )
+_MAY_MONTH: Final = re.compile(r"\b(?:in|during|of)\s+may\s*(?:\d|$|[,.?!])")
 _DAY: Final = timedelta(days=1)
+#: Time expressions read from one query at most.
+_MAX_EXPRESSIONS: Final = 16
 
 
 def _count(word: str) -> int:
@@ -79,52 +84,70 @@ def _midnight(moment: datetime) -> datetime:
 
 
 def resolve_windows(query: str, now: datetime) -> list[Window]:
-    """The date windows the relative time expressions of ``query`` name, relative to ``now``."""
-    text = " ".join(query.casefold().split())
-    today = _midnight(now)
-    out: list[Window] = []
+    """The date windows the relative time expressions of ``query`` name, relative to ``now``.
+
+    Distinct windows, from the first 16 expressions. Asked within a year of the calendar's
+    ends (years 1 and 9999) a window may not exist: it and the expressions after it are left
+    out.
+    """
+    found: dict[Window, None] = {}
+    try:
+        # At most _MAX_EXPRESSIONS are read: a query is written by anyone (a model, a script),
+        # and every window costs each candidate passage a comparison.
+        for window in islice(_windows(_shrink(query), _midnight(now)), _MAX_EXPRESSIONS):
+            found.setdefault(window)
+    except (OverflowError, ValueError):
+        pass  # the windows before the one that fell off the calendar still count
+    return list(found)
+
+
+def _shrink(query: str) -> str:
+    return " ".join(query.casefold().split())
+
+
+def _windows(text: str, today: datetime) -> Iterator[Window]:
     if re.search(r"\byesterday\b", text):
-        out.append((today - _DAY, today))
+        yield (today - _DAY, today)
     for m in _AGO.finditer(text):
         n, unit = _count(m.group(1)), _UNIT_DAYS[m.group(2)]
         center = today - timedelta(days=n * unit)
         # "two months ago" is loose: half a unit either side (at least a day).
         half = timedelta(days=max(1.0, unit / 2))
-        out.append((center - half, center + half + _DAY))
+        yield (center - half, center + half + _DAY)
     for m in _PAST.finditer(text):
         n, unit = _count(m.group(1)), _UNIT_DAYS[m.group(2)]
-        out.append((today - timedelta(days=n * unit), today + _DAY))
+        yield (today - timedelta(days=n * unit), today + _DAY)
     for m in _LAST_UNIT.finditer(text):
         unit_name = m.group(1)
         if unit_name in ("week", "weekend"):
             monday = today - timedelta(days=today.weekday())
-            out.append((monday - 7 * _DAY, monday))
+            yield (monday - 7 * _DAY, monday)
         elif unit_name == "month":
             first = today.replace(day=1)
             prev = (first - _DAY).replace(day=1)
-            out.append((prev, first))
+            yield (prev, first)
         else:
-            out.append(
-                (today.replace(year=today.year - 1, month=1, day=1), today.replace(month=1, day=1))
+            yield (
+                today.replace(year=today.year - 1, month=1, day=1),
+                today.replace(month=1, day=1),
             )
     for m in _WEEKDAY.finditer(text):
         target = _WEEKDAYS.index(m.group(1))
         back = (today.weekday() - target) % 7 or 7
         day = today - timedelta(days=back)
-        out.append((day, day + _DAY))
+        yield (day, day + _DAY)
+    # "may" is mostly the verb: the month only where a date or the end of a clause follows.
+    may_is_month = _MAY_MONTH.search(text) is not None
     for m in _MONTH.finditer(text):
         month = _MONTHS.index(m.group(1)) + 1
-        if m.group(1) == "may" and not re.search(
-            r"\b(?:in|during|of)\s+may\s*(?:\d|$|[,.?!])", text
-        ):
-            continue  # "may" is mostly the verb
+        if m.group(1) == "may" and not may_is_month:
+            continue
         year = today.year if month <= today.month else today.year - 1
         start = today.replace(year=year, month=month, day=1)
         end = (
             start.replace(year=year + 1, month=1) if month == 12 else start.replace(month=month + 1)
         )
-        out.append((start, end))
-    return out
+        yield (start, end)
 
 
 def time_prior(when: datetime, windows: list[Window]) -> float:
