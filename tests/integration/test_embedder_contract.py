@@ -410,3 +410,20 @@ def test_local_model_reports_a_missing_tokenizer(tmp_path: Path) -> None:
     bad = LocalEmbedder(tokenizer_path=tmp_path / "absent.json")
     with pytest.raises(EmbedderError, match="tokenizer .*absent.json cannot load"):
         bad.load()
+
+
+def test_local_model_reads_only_a_prefix_of_a_huge_text(
+    local_embedder: LocalEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The model sees 256 tokens; the tokenizer now gets a prefix, not 3 MB. Same vectors as
+    # tokenizing everything, for prose and for one long run of marks (one token each).
+    from lcg.extract import _minilm
+
+    prose = " ".join(
+        f"Sentence {i} says the river was cold, and we paddled on." for i in range(50_000)
+    )
+    marks = "!?" * 40_000 + " tail"
+    cut = local_embedder.embed([prose, marks, "short"])
+    monkeypatch.setattr(_minilm, "_CHARS_PER_TOKEN", 10**9)
+    whole = local_embedder.embed([prose, marks, "short"])
+    assert np.array_equal(cut, whole)

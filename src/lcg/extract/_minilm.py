@@ -27,6 +27,8 @@ LOCAL_DIM: Final = 384
 
 _TOKENIZER_ASSET: Final = "tokenizer.json"
 _OUTPUT: Final = "last_hidden_state"
+#: Characters kept per token the model reads (see ``embed``).
+_CHARS_PER_TOKEN: Final = 256
 
 
 def _vendored_tokenizer() -> Path:
@@ -141,8 +143,13 @@ class LocalEmbedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
+        # The model reads the first max_tokens tokens only; the tokenizer would split the whole
+        # text first (an 8 MiB query: ~1 s). A token is at most ~100 letters or one mark, so a
+        # prefix of 256 characters per token holds them all unless the text is mostly blanks.
+        limit = self._max_tokens * _CHARS_PER_TOKEN
+        batch = [t if len(t) <= limit else t[:limit] for t in texts]
         try:
-            encodings = tokenizer.encode_batch(list(texts), add_special_tokens=True)
+            encodings = tokenizer.encode_batch(batch, add_special_tokens=True)
         except Exception as exc:
             raise EmbedderError(f"tokenizer failed: {exc}") from exc
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
