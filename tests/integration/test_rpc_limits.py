@@ -48,7 +48,11 @@ def running(limits: Limits | None = None) -> Iterator[tuple[Any, Path]]:
 def _connect(path: Path, timeout: float = 10) -> socket.socket:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout)
-    s.connect(str(path))
+    try:
+        s.connect(str(path))
+    except OSError:
+        s.close()
+        raise
     return s
 
 
@@ -271,10 +275,16 @@ def serve_proc() -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
         )
         try:
             deadline = time.monotonic() + 60
-            while not path.exists():
+            # The socket file appears at bind(), a moment before listen(): until then a
+            # connect is refused (seen once under load), so wait for an answer, not the file.
+            while True:
                 assert proc.poll() is None and time.monotonic() < deadline
+                try:
+                    if _healthy(path):
+                        break
+                except (FileNotFoundError, ConnectionRefusedError):
+                    pass
                 time.sleep(0.05)
-            assert _healthy(path)
             yield proc, path
         finally:
             proc.terminate()

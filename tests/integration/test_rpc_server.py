@@ -327,6 +327,26 @@ def test_stale_socket_is_replaced_and_a_live_one_refused(tmpdir_short: Path) -> 
     assert not path.exists()
 
 
+def test_the_socket_file_appears_already_listening(tmpdir_short: Path) -> None:
+    from lcg.rpc.server import _listening_socket
+
+    path = tmpdir_short / "s.sock"
+    sock = _listening_socket(path)
+    try:
+        # Bound elsewhere, listening, then linked: a connect succeeds before any accept, and
+        # no temporary name is left beside it.
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.connect(str(path))
+        client.close()
+        assert sorted(p.name for p in tmpdir_short.iterdir()) == ["s.sock"]
+        # A file someone else put there first is never replaced.
+        with pytest.raises(FileExistsError):
+            _listening_socket(path)
+        assert sorted(p.name for p in tmpdir_short.iterdir()) == ["s.sock"]
+    finally:
+        sock.close()
+
+
 def test_a_non_socket_file_is_not_removed(tmpdir_short: Path) -> None:
     path = tmpdir_short / "s.sock"
     path.write_text("keep me")

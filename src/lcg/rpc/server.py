@@ -363,14 +363,17 @@ class Server:
         # umask makes the socket 0600 from its first moment; chmod states it explicitly.
         old_mask = os.umask(0o177)
         try:
-            loop = asyncio.get_running_loop()
-            self._server = await loop.create_unix_server(
-                self._new_protocol, path=str(path), backlog=_BACKLOG
-            )
+            sock = _listening_socket(path)
+        except FileExistsError:
+            raise ConfigError(f"another service is already listening on {path}") from None
         except OSError as exc:
             raise ConfigError(f"cannot bind {path}: {exc.strerror or exc}") from exc
         finally:
             os.umask(old_mask)
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_unix_server(
+            self._new_protocol, sock=sock, backlog=_BACKLOG
+        )
         os.chmod(path, 0o600)
         self._inode = os.stat(path).st_ino
         self._open_task = asyncio.create_task(self.dispatcher.open_app())
@@ -655,6 +658,37 @@ def _remove_stale_socket(path: Path) -> None:
     finally:
         probe.close()
     raise ConfigError(f"another service is already listening on {path}")
+
+
+def _listening_socket(path: Path) -> socket.socket:
+    """A socket listening at ``path``, whose file appears there only once it listens.
+
+    bind() creates the file a moment before listen(); a client (or a second service checking
+    for a stale file) that connects in between is refused. So the socket is bound under a
+    temporary name beside ``path``, listens, and is then linked into place - a link, not a
+    rename, so that a file another service put there first is never replaced
+    (``FileExistsError``). A temporary name that would be too long binds ``path`` directly.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    direct = len(os.fsencode(tmp)) > _MAX_SOCKET_PATH
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        if direct:
+            sock.bind(str(path))
+            sock.listen(_BACKLOG)
+            return sock
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()  # left by a process of this pid that died
+        sock.bind(str(tmp))
+        sock.listen(_BACKLOG)
+        try:
+            os.link(tmp, path)
+        finally:
+            tmp.unlink()
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 async def serve(
