@@ -46,7 +46,11 @@ def test_longmemeval_command_prints_every_method(
         ["-C", str(tmp_path), "eval", "longmemeval", "--data", str(tmp_path / "lme"), "--json"]
     )
     assert args.func(args) == 0
-    report = json.loads(capsys.readouterr().out)
+    out = capsys.readouterr()
+    report = json.loads(out.out)
+    # Each ranking method is named on stderr as it starts (the whole run takes minutes).
+    assert "scoring 1: lcg default (weighted)\n" in out.err
+    assert "scoring 2: lcg default, as_of question date\n" in out.err
     assert report["questions"] == 3 and report["turns"] == 120
     methods = {m["method"]: m for m in report["methods"]}
     assert {

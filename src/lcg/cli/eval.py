@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from lcg.cli._common import add_command, config_from, emit_json
+from lcg.cli._service import ProgressBar
 from lcg.config import Config
 from lcg.errors import ConfigError
 
@@ -348,8 +349,18 @@ def _longmemeval(args: argparse.Namespace) -> int:
         )
     workspace = Path(args.scratch) if args.scratch else config.workspace / ".lcg" / "eval" / "lme"
     embedder = _embedder(config)
+    ingest = ProgressBar("ingesting turns", silent=args.silent)
+    scored: list[str] = []
+
+    def scoring(method: str) -> None:
+        ingest.done()  # no-op unless its line was drawn
+        ingest.enabled = False
+        scored.append(method)
+        if not args.silent:
+            print(f"scoring {len(scored)}: {method}", file=sys.stderr, flush=True)
+
     try:
-        report = run_longmemeval(data, workspace, embedder)
+        report = run_longmemeval(data, workspace, embedder, progress=ingest.update, scoring=scoring)
     finally:
         embedder.close()
     if args.json:
@@ -466,3 +477,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--data", required=True, metavar="DIR", help="sessions.jsonl + questions")
     p.add_argument("--scratch", metavar="DIR", help="the workspace to ingest into")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "-s", "--silent", action="store_true", help="no progress on stderr (ingest, methods)"
+    )

@@ -171,10 +171,15 @@ def run_longmemeval(
     *,
     pool: int = 100,
     progress: Callable[[int, int], None] | None = None,
+    scoring: Callable[[str], None] | None = None,
     with_bm25s: bool = True,
     ablations: bool = True,
 ) -> LongMemEvalReport:
-    """Ingest the sessions into ``workspace`` (reused when already there) and score retrieval."""
+    """Ingest the sessions into ``workspace`` (reused when already there) and score retrieval.
+
+    ``progress(done, total)`` follows the ingest, ``scoring(method)`` names each ranking method
+    as its questions start.
+    """
     sessions, questions = _load(data_dir)
     turns = _turns(sessions)
     cfg = Config.from_env(workspace, env={"LCG_EMBEDDER": "hash"})
@@ -214,6 +219,11 @@ def run_longmemeval(
         ingest_s = time.perf_counter() - started
         searcher = Searcher(ws.graph, ws.text, ws.vectors, ws.text_embedder)
 
+        def evaluate(name: str, rank: Callable[[_Question], list[str]]) -> MethodScores:
+            if scoring is not None:
+                scoring(name)
+            return _evaluate(name, questions, rank)
+
         def ours(
             mode: str = "hybrid",
             fusion: str = "weighted",
@@ -238,32 +248,27 @@ def run_longmemeval(
             return rank
 
         methods = [
-            _evaluate("lcg default (weighted)", questions, ours()),
-            _evaluate("lcg default, as_of question date", questions, ours(as_of=True)),
-            _evaluate("lcg as_of, recency prior off", questions, ours(as_of=True, half_life=0.0)),
-            _evaluate(
+            evaluate("lcg default (weighted)", ours()),
+            evaluate("lcg default, as_of question date", ours(as_of=True)),
+            evaluate("lcg as_of, recency prior off", ours(as_of=True, half_life=0.0)),
+            evaluate(
                 "lcg as_of, both time priors off",
-                questions,
                 ours(as_of=True, half_life=0.0, weights=_NO_TIME_PRIORS),
             ),
-            _evaluate("lcg fused (rrf)", questions, ours(fusion="rrf")),
-            _evaluate("lcg rrf, as_of question date", questions, ours(fusion="rrf", as_of=True)),
-            _evaluate("lcg bm25 (weighted)", questions, ours("bm25")),
-            _evaluate("lcg vector (weighted)", questions, ours("vector")),
-            _evaluate("lcg bm25 (rrf)", questions, ours("bm25", "rrf")),
-            _evaluate("lcg vector (rrf, hnsw)", questions, ours("vector", "rrf")),
+            evaluate("lcg fused (rrf)", ours(fusion="rrf")),
+            evaluate("lcg rrf, as_of question date", ours(fusion="rrf", as_of=True)),
+            evaluate("lcg bm25 (weighted)", ours("bm25")),
+            evaluate("lcg vector (weighted)", ours("vector")),
+            evaluate("lcg bm25 (rrf)", ours("bm25", "rrf")),
+            evaluate("lcg vector (rrf, hnsw)", ours("vector", "rrf")),
         ]
         if ablations:  # asked at the question's date, as a client that knows the date asks
             zero = {leg: 0.0 for leg in _LEGS}
             for leg in _LEGS:
                 only = msgspec.structs.replace(DEFAULT_WEIGHTS, **{**zero, leg: 1.0})
-                methods.append(
-                    _evaluate(f"as_of, only {leg}", questions, ours(weights=only, as_of=True))
-                )
+                methods.append(evaluate(f"as_of, only {leg}", ours(weights=only, as_of=True)))
                 without = msgspec.structs.replace(DEFAULT_WEIGHTS, **{leg: 0.0})
-                methods.append(
-                    _evaluate(f"as_of, without {leg}", questions, ours(weights=without, as_of=True))
-                )
+                methods.append(evaluate(f"as_of, without {leg}", ours(weights=without, as_of=True)))
         ids = [t[0] for t in turns]
         texts = [t[3] for t in turns]
         vectors = ws.text_embedder.vectors(texts)
@@ -276,7 +281,7 @@ def run_longmemeval(
             top = np.argpartition(-sims, pool)[:pool]
             return [ids[i] for i in top[np.argsort(-sims[top])]]
 
-        methods.append(_evaluate("exact cosine (numpy)", questions, brute))
+        methods.append(evaluate("exact cosine (numpy)", brute))
         hits = 0
         for q in questions:
             qv = ws.text_embedder.vectors([q.question])[q.question]
@@ -302,7 +307,7 @@ def run_longmemeval(
                     docs, _scores_ = retriever.retrieve(qt, k=pool, show_progress=False)
                     return [ids[int(i)] for i in docs[0]]
 
-                methods.append(_evaluate("bm25s", questions, rank_bm25s))
+                methods.append(evaluate("bm25s", rank_bm25s))
     return LongMemEvalReport(
         questions=len(questions),
         sessions=len(sessions),
