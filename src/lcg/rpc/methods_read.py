@@ -379,8 +379,9 @@ READ_METHODS: tuple[MethodDef, ...] = (
         "knowledge_search_passages",
         "read",
         search_passages,
-        "Search episode text (BM25 + vector over each passage and its source file),"
-        " with cosine similarity as the score.",
+        "Search episode text (BM25 + vector over each passage and its source file, a bonus"
+        " for recent passages and for times the query names), with cosine similarity as the"
+        " score.",
         SearchPassagesParams,
     ),
     MethodDef(
