@@ -35,13 +35,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Literal
 
 import msgspec
 
 from lcg import telemetry
 from lcg.errors import (
-    CorruptFileError,
     EmbedderError,
     GenerationError,
     ProjectionError,
@@ -49,13 +47,27 @@ from lcg.errors import (
     RebuildRefusedError,
     StreamError,
 )
-from lcg.events.files import atomic_write
 from lcg.events.generation import effective_generation, stream_generation
 from lcg.events.layout import GENERATION_FILE
 from lcg.events.model import Event
 from lcg.events.reader import ReadReport, StreamReader
 from lcg.events.segments import list_segments
 from lcg.events.store import WalStore
+from lcg.projections._group_records import (
+    ClearedFloor,
+    ClearedFloors,
+    DamageBook,
+    DamageKind,
+    GroupDamage,
+)
+from lcg.projections._replay_report import (
+    FailedSample,
+    ProgressFn,
+    ReplayProgress,
+    ReplayResult,
+    add_skip,
+    describe_skips,
+)
 from lcg.projections.base import EventProjection, OpProjection, VectorOpProjection
 from lcg.projections.embedding import TextEmbedder
 from lcg.projections.ops import Op, derive_ops, texts_to_embed
@@ -65,6 +77,7 @@ __all__ = [
     "DamageKind",
     "FailedSample",
     "GroupDamage",
+    "ProgressFn",
     "Projector",
     "ReplayProgress",
     "ReplayResult",
@@ -72,115 +85,6 @@ __all__ = [
 
 _SAVE_EVERY_EVENTS = 2000
 _SAVE_EVERY_S = 5.0
-
-
-DamageKind = Literal["behind", "generation", "skipped"]
-
-
-class GroupDamage(msgspec.Struct, kw_only=True):
-    """Why a group is degraded: what its stream lost, and what the operator can do."""
-
-    kind: DamageKind
-    #: The whole message, remedy included (shown by health, status and refused writes).
-    reason: str
-
-
-class _DamageFile(msgspec.Struct, kw_only=True):
-    """``.lcg/damaged-groups.json``: the ``skipped`` damage of each group."""
-
-    groups: dict[str, GroupDamage] = {}
-
-
-_damage_decoder = msgspec.json.Decoder(_DamageFile)
-
-
-class ClearedFloor(msgspec.Struct, kw_only=True):
-    """A group whose projections were cleared with its stream kept: the stream's end then."""
-
-    through_seq: int
-    generation: str | None = None
-
-
-class _ClearedFile(msgspec.Struct, kw_only=True):
-    """``<db_dir>/cleared.json``: the cleared floor of each group (ADR 0100)."""
-
-    groups: dict[str, ClearedFloor] = {}
-
-
-_cleared_decoder = msgspec.json.Decoder(_ClearedFile)
-
-
-class FailedSample(msgspec.Struct, kw_only=True):
-    """One class of event that failed to apply: a preview, the error, how often."""
-
-    cypher: str
-    error: str
-    count: int = 1
-
-
-class ReplayProgress(msgspec.Struct, kw_only=True):
-    """A progress report during a replay (one per batch)."""
-
-    group_id: str
-    message: str
-    #: ``apply`` while events are applied; a full replay into an empty group then reports
-    #: ``graph`` (its bulk write) and ``vectors`` (the hnswlib build), which take a while.
-    phase: str = "apply"
-    mutations_replayed_so_far: int
-    files_processed_so_far: int
-    files_total: int
-    failed_lines_so_far: int
-    legacy_skipped_lines_so_far: int = 0
-    last_seq: int | None = None
-    max_seq: int | None = None
-
-
-class ReplayResult(msgspec.Struct, kw_only=True):
-    """The outcome of one replay of one group (the reference's rebuild result fields)."""
-
-    success: bool = True
-    group_id: str
-    from_seq: int = 0
-    to_seq: int | None = None
-    dry_run: bool = False
-    mutations_replayed: int = 0
-    match_prefixed_replayed: int = 0
-    wal_files_processed: int = 0
-    indexes_created: int = 0
-    unrecognised_lines: int = 0
-    failed_lines: int = 0
-    unparseable_lines: int = 0
-    legacy_skipped_lines: int = 0
-    generation_mismatch_lines: int = 0
-    lines_skipped: int = 0
-    #: Lines whose checksum failed (also counted in ``failed_lines``).
-    corrupt_lines: int = 0
-    seq_gaps: int = 0
-    seq_regressions: int = 0
-    #: Inclusive ``[first, last]`` ranges of the seqs this replay did not apply.
-    skipped_seqs: list[tuple[int, int]] = []
-    seqs_skipped: int = 0
-    #: True when seqs were skipped and the caller accepted it (``accept_loss``).
-    loss_accepted: bool = False
-    failed_samples: list[FailedSample] = []
-    failed_sample_categories_dropped: int = 0
-    fidelity_warning: str | None = None
-    rolled_back_lines: int = 0
-    last_committed_seq: int | None = None
-    transactions_committed: int = 0
-    transactions_rolled_back: int = 0
-    reset_detected: bool = False
-    previous_generation: str | None = None
-    generation: str | None = None
-    cross_group_rebind: dict[str, int] | None = None
-    embeddings_recomputed: int = 0
-    embeddings_cached: int = 0
-    embeddings_recompute_failed: int = 0
-    duration_ms: int = 0
-    warnings: list[str] = []
-
-
-ProgressFn = Callable[[ReplayProgress], None]
 
 
 class Projector:
@@ -218,41 +122,12 @@ class Projector:
         self.embedder_failures: dict[str, str] = {}
         # Groups whose vectors stopped mid-replay: later batches must not skip past the gap.
         self._vectors_blocked: set[str] = set()
-        #: Where ``skipped`` damage is kept across restarts (``None``: in memory only).
-        self.damage_file = damage_file
-        #: Degraded groups and why; writes to them are refused (``Workspace.commit``).
-        self.damage: dict[str, GroupDamage] = self._load_damage()
-        #: Where the floors of ``clear_projections`` are kept (``None``: in memory only).
-        self.cleared_file = cleared_file
-        self._cleared: dict[str, ClearedFloor] = self._load_cleared()
+        #: Degraded groups and why (``skipped`` damage kept in ``damage_file``).
+        self._damage = DamageBook(damage_file)
+        #: The floors of ``clear_projections`` (kept in ``cleared_file``).
+        self._cleared = ClearedFloors(cleared_file)
 
     # ---- cleared floors (knowledge_clear_all with preserve_wal, ADR 0100) ------------------
-
-    def _load_cleared(self) -> dict[str, ClearedFloor]:
-        if self.cleared_file is None:
-            return {}
-        try:
-            data = self.cleared_file.read_bytes()
-        except FileNotFoundError:
-            return {}
-        try:
-            return dict(_cleared_decoder.decode(data).groups)
-        except ValueError as exc:  # msgspec.DecodeError or UnicodeDecodeError
-            raise CorruptFileError(
-                f"{self.cleared_file} is unreadable ({exc}); delete it (the next catch-up then "
-                "restores every event a clear_all had cleared) or rebuild the groups"
-            ) from exc
-
-    def _save_cleared(self) -> None:
-        if self.cleared_file is None:
-            return
-        if not self._cleared:
-            self.cleared_file.unlink(missing_ok=True)
-            return
-        self.cleared_file.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(
-            self.cleared_file, msgspec.json.encode(_ClearedFile(groups=dict(self._cleared)))
-        )
 
     def cleared_through(self, group_id: str) -> int | None:
         """The last seq a ``clear_projections`` left out of ``group_id``; ``None`` if none."""
@@ -265,15 +140,15 @@ class Projector:
         Each group's stream end is recorded first, so a catch-up (a later write, a restart)
         applies only what is appended after the clear; ``rebuild`` replays the rest.
         """
+        floors: dict[str, ClearedFloor | None] = {}
         for group_id in group_ids:
             end = self.store.bounds(group_id).max_seq
-            if end is None:
-                self._cleared.pop(group_id, None)
-            else:
-                self._cleared[group_id] = ClearedFloor(
-                    through_seq=end, generation=self.store.generation(group_id)
-                )
-        self._save_cleared()
+            floors[group_id] = (
+                None
+                if end is None
+                else ClearedFloor(through_seq=end, generation=self.store.generation(group_id))
+            )
+        self._cleared.record(floors)
         for group_id in group_ids:
             for _, proj in self._projections():
                 proj.purge_group(group_id)
@@ -283,64 +158,22 @@ class Projector:
 
     def forget_cleared(self, group_id: str | None = None) -> None:
         """Drop the cleared floor of ``group_id`` (of every group if ``None``)."""
-        if group_id is None:
-            self._cleared.clear()
-        elif self._cleared.pop(group_id, None) is None:
-            return
-        self._save_cleared()
+        self._cleared.forget(group_id)
 
     # ---- damage --------------------------------------------------------------------------
 
-    def _load_damage(self) -> dict[str, GroupDamage]:
-        if self.damage_file is None:
-            return {}
-        try:
-            data = self.damage_file.read_bytes()
-        except FileNotFoundError:
-            return {}
-        try:
-            return dict(_damage_decoder.decode(data).groups)
-        except ValueError as exc:  # msgspec.DecodeError or UnicodeDecodeError
-            raise CorruptFileError(
-                f"{self.damage_file} is unreadable ({exc}); delete it and rebuild the groups "
-                "whose streams are damaged (`lcg replay --group G --force-clear`), which "
-                "finds the damage again"
-            ) from exc
-
-    def _save_damage(self) -> None:
-        if self.damage_file is None:
-            return
-        kept = {g: d for g, d in sorted(self.damage.items()) if d.kind == "skipped"}
-        if not kept and not self.damage_file.exists():
-            return
-        atomic_write(self.damage_file, msgspec.json.encode(_DamageFile(groups=kept)))
+    @property
+    def damage(self) -> dict[str, GroupDamage]:
+        """Degraded groups and why; writes to them are refused (``Workspace.commit``)."""
+        return self._damage.groups
 
     def forget_damage(self) -> None:
         """Drop every group's damage (its streams and projections were deleted: ``clear_all``)."""
-        self.damage.clear()
-        self._save_damage()
+        self._damage.forget()
 
     def degraded_reason(self, group_id: str) -> str | None:
         """Why ``group_id`` is degraded, or ``None`` when it is not."""
-        damage = self.damage.get(group_id)
-        return None if damage is None else damage.reason
-
-    def _set_damage(self, group_id: str, kind: DamageKind, reason: str) -> None:
-        previous = self.damage.get(group_id)
-        self.damage[group_id] = GroupDamage(kind=kind, reason=reason)
-        if kind == "skipped" or (previous is not None and previous.kind == "skipped"):
-            self._save_damage()
-        # Only a workspace's own projector (it keeps a damage file) speaks for the service;
-        # a scratch replay (``lcg verify``) reports through its result.
-        if self.damage_file is not None and (previous is None or previous.reason != reason):
-            telemetry.emit(telemetry.ServiceState(state="degraded", reason=reason))
-
-    def _clear_damage(self, group_id: str, kinds: tuple[DamageKind, ...]) -> None:
-        damage = self.damage.get(group_id)
-        if damage is not None and damage.kind in kinds:
-            del self.damage[group_id]
-            if damage.kind == "skipped":
-                self._save_damage()
+        return self._damage.reason(group_id)
 
     def _generation_split(self, group_id: str) -> str | None:
         """The reason, if the sidecar and the lines name different generations."""
@@ -388,14 +221,14 @@ class Projector:
 
     def _assess(self, group_id: str, generation: str | None) -> str | None:
         """Re-derive the ``behind`` and ``generation`` damage of ``group_id``; its reason."""
-        self._clear_damage(group_id, ("behind", "generation"))
+        self._damage.clear(group_id, ("behind", "generation"))
         split = self._generation_split(group_id)
         if split is not None:
-            self._set_damage(group_id, "generation", split)
+            self._damage.set(group_id, "generation", split)
             return split
         behind = None if generation is None else self._behind(group_id, generation)
         if behind is not None:
-            self._set_damage(group_id, "behind", behind)
+            self._damage.set(group_id, "behind", behind)
         return behind
 
     def _judge(self, group_id: str, result: ReplayResult, *, full: bool, accept_loss: bool) -> None:
@@ -409,14 +242,14 @@ class Projector:
         )
         if not damaged:
             if full and not result.dry_run:
-                self._clear_damage(group_id, ("skipped",))
+                self._damage.clear(group_id, ("skipped",))
             return
-        what = _describe_skips(result)
+        what = describe_skips(result)
         if accept_loss:
             result.loss_accepted = True
             result.warnings.append(f"loss accepted: {what}")
             if not result.dry_run:
-                self._clear_damage(group_id, ("skipped",))
+                self._damage.clear(group_id, ("skipped",))
             return
         result.success = False
         if result.dry_run:
@@ -428,9 +261,9 @@ class Projector:
             f"{group_id} --force-clear --accept-loss`"
         )
         result.warnings.append(reason)
-        current = self.damage.get(group_id)
+        current = self._damage.groups.get(group_id)
         if current is None or current.kind == "skipped":
-            self._set_damage(group_id, "skipped", reason)
+            self._damage.set(group_id, "skipped", reason)
 
     # ---- positions -----------------------------------------------------------------------
 
@@ -846,7 +679,7 @@ class Projector:
 
     def _record_failure(self, result: ReplayResult, event: Event, exc: Exception) -> None:
         result.failed_lines += 1
-        _add_skip(result, event.seq, event.seq)
+        add_skip(result, event.seq, event.seq)
         kind = event.__struct_config__.tag
         error = str(exc)[:300]
         preview = f"{kind} seq={event.seq}"
@@ -873,7 +706,7 @@ class Projector:
         result.seq_gaps += report.seq_gaps
         result.seq_regressions += report.seq_regressions
         for first, last in report.skipped_seqs:
-            _add_skip(result, first, last)
+            add_skip(result, first, last)
         # Ranges past the report's cap are counted, not listed.
         listed = sum(last - first + 1 for first, last in report.skipped_seqs)
         result.seqs_skipped += report.seqs_skipped - listed
@@ -920,38 +753,6 @@ class Projector:
                 reason=f"{name} projection of group {group_id!r}: generation {old} -> {new}",
             )
         )
-
-
-def _add_skip(result: ReplayResult, first: int, last: int) -> None:
-    """Add seqs ``first..last`` to the result's skipped ranges (kept sorted and merged)."""
-    result.seqs_skipped += last - first + 1
-    ranges = sorted([*result.skipped_seqs, (first, last)])
-    merged: list[tuple[int, int]] = []
-    for lo, hi in ranges:
-        if merged and lo <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
-        else:
-            merged.append((lo, hi))
-    result.skipped_seqs = merged[:100]
-
-
-def _describe_skips(result: ReplayResult) -> str:
-    """``seqs 5, 10-19 (corrupt=1, seq_gaps=1)``: what a replay skipped, in one phrase."""
-    spans = [str(a) if a == b else f"{a}-{b}" for a, b in result.skipped_seqs[:10]]
-    more = len(result.skipped_seqs) - len(spans)
-    listed = ", ".join(spans) + (f" and {more} more range(s)" if more > 0 else "")
-    counters = {
-        "corrupt": result.corrupt_lines,
-        "failed": result.failed_lines - result.corrupt_lines,
-        "unrecognised": result.unrecognised_lines,
-        "unparseable": result.unparseable_lines,
-        "generation_mismatch": result.generation_mismatch_lines,
-        "seq_gaps": result.seq_gaps,
-        "seq_regressions": result.seq_regressions,
-    }
-    named = ", ".join(f"{k}={v}" for k, v in counters.items() if v)
-    head = f"{result.seqs_skipped} seq(s) ({listed})" if spans else "lines without a seq"
-    return f"{head}; {named}" if named else head
 
 
 def _ops_after(

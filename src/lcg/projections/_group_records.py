@@ -1,0 +1,168 @@
+"""What the projector keeps per group beside its positions, each in a file of its own.
+
+* ``DamageBook``: why a group is degraded (ADR 0076). ``skipped`` damage is kept in
+  ``.lcg/damaged-groups.json`` across restarts (a later catch-up starts past the hole and would
+  not see it); ``behind`` and ``generation`` damage are re-derived at every open.
+* ``ClearedFloors``: where ``knowledge_clear_all`` with ``preserve_wal`` left a group's
+  projections — the stream's end then — so that a catch-up applies only later events
+  (ADR 0100).
+
+Without a path (a scratch projector, ``lcg verify``) both live in memory only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, TypeVar
+
+import msgspec
+
+from lcg import telemetry
+from lcg.errors import CorruptFileError
+from lcg.events.files import atomic_write
+
+__all__ = ["ClearedFloor", "ClearedFloors", "DamageBook", "DamageKind", "GroupDamage"]
+
+DamageKind = Literal["behind", "generation", "skipped"]
+
+
+class GroupDamage(msgspec.Struct, kw_only=True):
+    """Why a group is degraded: what its stream lost, and what the operator can do."""
+
+    kind: DamageKind
+    #: The whole message, remedy included (shown by health, status and refused writes).
+    reason: str
+
+
+class _DamageFile(msgspec.Struct, kw_only=True):
+    """``.lcg/damaged-groups.json``: the ``skipped`` damage of each group."""
+
+    groups: dict[str, GroupDamage] = {}
+
+
+class ClearedFloor(msgspec.Struct, kw_only=True):
+    """A group whose projections were cleared with its stream kept: the stream's end then."""
+
+    through_seq: int
+    generation: str | None = None
+
+
+class _ClearedFile(msgspec.Struct, kw_only=True):
+    """``<db_dir>/cleared.json``: the cleared floor of each group (ADR 0100)."""
+
+    groups: dict[str, ClearedFloor] = {}
+
+
+_T = TypeVar("_T")
+_damage_decoder = msgspec.json.Decoder(_DamageFile)
+_cleared_decoder = msgspec.json.Decoder(_ClearedFile)
+
+
+def _read(path: Path | None, decode: msgspec.json.Decoder[_T], remedy: str) -> _T | None:
+    if path is None:
+        return None
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        return decode.decode(data)
+    except ValueError as exc:  # msgspec.DecodeError or UnicodeDecodeError
+        raise CorruptFileError(f"{path} is unreadable ({exc}); {remedy}") from exc
+
+
+class DamageBook:
+    """The degraded groups and why; writes to them are refused (``Workspace.commit``)."""
+
+    def __init__(self, path: Path | None) -> None:
+        #: Where ``skipped`` damage is kept across restarts (``None``: in memory only).
+        self.path = path
+        found = _read(
+            path,
+            _damage_decoder,
+            "delete it and rebuild the groups whose streams are damaged "
+            "(`lcg replay --group G --force-clear`), which finds the damage again",
+        )
+        self.groups: dict[str, GroupDamage] = dict(found.groups) if found else {}
+
+    def reason(self, group_id: str) -> str | None:
+        """Why ``group_id`` is degraded, or ``None`` when it is not."""
+        damage = self.groups.get(group_id)
+        return None if damage is None else damage.reason
+
+    def set(self, group_id: str, kind: DamageKind, reason: str) -> None:
+        """Degrade ``group_id``; the service says so once per new reason."""
+        previous = self.groups.get(group_id)
+        self.groups[group_id] = GroupDamage(kind=kind, reason=reason)
+        if kind == "skipped" or (previous is not None and previous.kind == "skipped"):
+            self._save()
+        # Only a workspace's own projector (it keeps a damage file) speaks for the service;
+        # a scratch replay (``lcg verify``) reports through its result.
+        if self.path is not None and (previous is None or previous.reason != reason):
+            telemetry.emit(telemetry.ServiceState(state="degraded", reason=reason))
+
+    def clear(self, group_id: str, kinds: tuple[DamageKind, ...]) -> None:
+        """Heal ``group_id`` if its damage is of one of ``kinds``."""
+        damage = self.groups.get(group_id)
+        if damage is not None and damage.kind in kinds:
+            del self.groups[group_id]
+            if damage.kind == "skipped":
+                self._save()
+
+    def forget(self) -> None:
+        """Drop every group's damage."""
+        self.groups.clear()
+        self._save()
+
+    def _save(self) -> None:
+        if self.path is None:
+            return
+        kept = {g: d for g, d in sorted(self.groups.items()) if d.kind == "skipped"}
+        if not kept and not self.path.exists():
+            return
+        atomic_write(self.path, msgspec.json.encode(_DamageFile(groups=kept)))
+
+
+class ClearedFloors:
+    """The groups cleared with their streams kept, and the stream's end at the clear."""
+
+    def __init__(self, path: Path | None) -> None:
+        #: Where the floors are kept (``None``: in memory only).
+        self.path = path
+        found = _read(
+            path,
+            _cleared_decoder,
+            "delete it (the next catch-up then restores every event a clear_all had cleared) "
+            "or rebuild the groups",
+        )
+        self.groups: dict[str, ClearedFloor] = dict(found.groups) if found else {}
+
+    def get(self, group_id: str) -> ClearedFloor | None:
+        """The floor of ``group_id``, if it was cleared."""
+        return self.groups.get(group_id)
+
+    def record(self, floors: dict[str, ClearedFloor | None]) -> None:
+        """Set (or, for ``None``, drop) the floors of these groups, then save once."""
+        for group_id, floor in floors.items():
+            if floor is None:
+                self.groups.pop(group_id, None)
+            else:
+                self.groups[group_id] = floor
+        self._save()
+
+    def forget(self, group_id: str | None = None) -> None:
+        """Drop the floor of ``group_id`` (of every group if ``None``)."""
+        if group_id is None:
+            self.groups.clear()
+        elif self.groups.pop(group_id, None) is None:
+            return
+        self._save()
+
+    def _save(self) -> None:
+        if self.path is None:
+            return
+        if not self.groups:
+            self.path.unlink(missing_ok=True)
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.path, msgspec.json.encode(_ClearedFile(groups=dict(self.groups))))
