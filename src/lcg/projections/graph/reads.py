@@ -17,7 +17,7 @@ from typing import Any, Final
 from lcg.projections.graph import records
 from lcg.projections.graph._schema import TABLE, select
 from lcg.projections.graph._statements import EDGE_COLUMNS
-from lcg.projections.graph._states import edge_from_row
+from lcg.projections.graph._states import edge_from_row, entity_from_row
 from lcg.projections.graph.projection import GraphProjection
 from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow, render_ts
 
@@ -55,14 +55,15 @@ _MERGED: Final = "Merged"
 
 
 def _entity(row: list[Any]) -> EntityRow:
+    state = entity_from_row(row)
     return EntityRow(
-        uuid=row[0],
-        name=row[1] or "",
-        group_id=row[2] or "",
-        labels=list(row[3] or []),
+        uuid=state.uuid,
+        name=state.name,
+        group_id=state.group_id,
+        labels=state.labels,
         created_at=render_ts(row[4]) or "",
-        summary=row[5] or "",
-        attributes=row[6] if row[6] is not None else "{}",
+        summary=state.summary,
+        attributes=state.attributes,
     )
 
 

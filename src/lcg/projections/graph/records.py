@@ -16,7 +16,7 @@ from lcg import timestamps
 from lcg.events.model import EdgeRecord, EntityRecord
 from lcg.projections.graph._schema import select
 from lcg.projections.graph._statements import EDGE_FIELDS
-from lcg.projections.graph._states import edge_from_row
+from lcg.projections.graph._states import edge_from_row, entity_from_row
 from lcg.projections.graph.pointers import ATTRIBUTE, pointers_of
 from lcg.projections.graph.projection import GraphProjection
 from lcg.projections.graph.rows import GroupCounts
@@ -79,13 +79,15 @@ def _rows(
 
 
 def _entity(row: list[Any]) -> tuple[str, EntityRecord]:
+    state = entity_from_row(row)
     return row[2], EntityRecord(
-        uuid=row[0],
-        name=row[1],
-        labels=list(row[3] or []),
-        created_at=_ts(row[4]) or "",
-        summary=row[5] or "",
-        attributes=row[6] or "{}",
+        uuid=state.uuid,
+        name=state.name,
+        labels=state.labels,
+        created_at=state.created_at or "",
+        summary=state.summary,
+        # The commands see "no attributes" one way: "{}" (as for edges below).
+        attributes=state.attributes or "{}",
     )
 
 
