@@ -48,7 +48,11 @@ def normalize_name(name: str) -> str:
 
 
 def parse_timestamp(raw: str, *, field: str) -> str:
-    """Parse RFC 3339 or ``YYYY-MM-DD HH:MM:SS`` (as UTC) into RFC 3339 UTC with µs."""
+    """Parse RFC 3339 or ``YYYY-MM-DD HH:MM:SS`` (as UTC) into RFC 3339 UTC with µs.
+
+    ``InvalidParamsError`` (-32602) names ``field`` for text that is not a timestamp of years
+    0001-9999 in UTC: what passes is what every projection can store (ADR 0150).
+    """
     text = raw.strip()
     candidate = text.replace("Z", "+00:00").replace("z", "+00:00")
     try:
@@ -60,7 +64,13 @@ def parse_timestamp(raw: str, *, field: str) -> str:
         raise InvalidParamsError(
             f"{field} '{raw}' is not a valid RFC-3339 or 'YYYY-MM-DD HH:MM:SS' timestamp"
         ) from None
-    return timestamps.to_text(parsed)  # naive (the space form, no offset) is UTC
+    try:
+        return timestamps.to_text(parsed)  # naive (the space form, no offset) is UTC
+    except ValueError:
+        # An offset can carry year 1 or 9999 past the calendar's end in UTC (ADR 0150).
+        raise InvalidParamsError(
+            f"{field} '{raw}' is outside years 0001-9999 once converted to UTC"
+        ) from None
 
 
 def attributes_text(value: Any) -> str:

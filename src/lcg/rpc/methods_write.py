@@ -286,6 +286,9 @@ async def add_cross_group_edge(
     app: ServiceApp, ctx: CallContext, p: CrossGroupEdgeParams
 ) -> msgspec.Struct:
     """``knowledge_add_cross_group_edge``."""
+    # Checked here as for knowledge_assert_relationship: a time the projections cannot store
+    # is -32602, never a line in the stream (ADR 0150).
+    valid_at = parse_timestamp(p.valid_at, field="valid_at") if p.valid_at else None
     return await app.run_write(
         cross_group.add_cross_group_edge,
         app.ws,
@@ -294,7 +297,7 @@ async def add_cross_group_edge(
         target=p.target,
         name=p.name,
         fact=p.fact,
-        valid_at=p.valid_at or None,
+        valid_at=valid_at,
         relation_type=p.relation_type or None,
     )
 
