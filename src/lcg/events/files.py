@@ -3,7 +3,10 @@
 Every file lcg replaces in place goes through ``atomic_write`` (bytes in hand) or
 ``atomic_file`` (a library writes the file itself: numpy, hnswlib): a temp file beside the
 target, fsynced, renamed over it, and the directory fsynced, so a crash leaves the old file or
-the new one, never a torn one (ADR 0117). Every package may use this module.
+the new one, never a torn one (ADR 0117). Every directory lcg deletes (a stream, a
+projection, a group's vectors) goes through ``remove_tree``: renamed to a tombstone in one
+step, then deleted, so a crash leaves it whole or gone, never holed (ADR 0156). Every package
+may use this module.
 """
 
 from __future__ import annotations
@@ -11,12 +14,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from lcg.events.layout import TEMP_SUFFIX
+from lcg.events.layout import REMOVING_SUFFIX, TEMP_SUFFIX
 
 __all__ = [
     "DIR_MODE",
@@ -28,6 +32,9 @@ __all__ = [
     "fsync_file",
     "private_dir",
     "probe_write",
+    "remove_tree",
+    "remove_trees",
+    "sweep_removals",
     "sweep_temps",
 ]
 
@@ -174,3 +181,68 @@ def sweep_temps(directory: Path, older_than_s: float = 300.0) -> int:
             except FileNotFoundError:
                 continue
     return removed
+
+
+def _tombstone_of(path: Path) -> Path:
+    # A leading dot: no lister of groups, segments or projections takes it for one of its own.
+    return path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}{REMOVING_SUFFIX}")
+
+
+def _delete(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        # A sweep of the same tombstone by another process may race this one: whatever is
+        # already gone is gone.
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def remove_trees(paths: Iterable[Path], *, durable: bool = True) -> list[Path]:
+    """Remove each of ``paths`` (directories or files) as one step; returns those removed.
+
+    ``shutil.rmtree`` deletes in directory order, so a crash in the middle left a stream with
+    a hole. Each path is first renamed to a tombstone beside it (``.<name>.<hex>.removing``,
+    one atomic rename), every parent is fsynced once (``durable``), and only then are the
+    tombstones deleted: a crash at any point leaves each path whole or absent, and the
+    tombstones left behind are deleted by ``sweep_removals`` on the next start. A path that
+    does not exist is skipped.
+    """
+    tombstones: list[Path] = []
+    removed: list[Path] = []
+    parents: dict[Path, None] = {}
+    for path in paths:
+        tomb = _tombstone_of(path)
+        try:
+            os.rename(path, tomb)
+        except FileNotFoundError:
+            continue
+        tombstones.append(tomb)
+        removed.append(path)
+        parents[path.parent] = None
+    if durable:
+        for parent in parents:
+            fsync_dir(parent)
+    for tomb in tombstones:
+        _delete(tomb)
+    return removed
+
+
+def remove_tree(path: Path, *, durable: bool = True) -> bool:
+    """Remove the directory (or file) at ``path`` as one step (``remove_trees``); ``False``
+    when there was nothing there."""
+    return bool(remove_trees([path], durable=durable))
+
+
+def sweep_removals(directory: Path, *, of: str = "") -> int:
+    """Delete the tombstones an interrupted ``remove_trees`` left in ``directory`` (only those
+    of entries whose names began with ``of``, in a directory lcg shares); returns how many.
+    Their content was already gone from every reader's view."""
+    if not directory.is_dir():
+        return 0
+    swept = 0
+    for entry in directory.iterdir():
+        if entry.name.startswith(f".{of}") and entry.name.endswith(REMOVING_SUFFIX):
+            _delete(entry)
+            swept += 1
+    return swept

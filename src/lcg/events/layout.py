@@ -27,6 +27,7 @@ __all__ = [
     "ONTOLOGY_HASH_FILE",
     "ONTOLOGY_SIDECAR_FILE",
     "QUARANTINE_DIR",
+    "REMOVING_SUFFIX",
     "REPLICA_DIR",
     "SEGMENT_DIGITS",
     "SEGMENT_SUFFIX",
@@ -74,6 +75,8 @@ QUARANTINE_DIR: Final = ".quarantine"
 LOCK_FILE: Final = ".writer.lock"
 #: Suffix of files written before an atomic rename.
 TEMP_SUFFIX: Final = ".tmp"
+#: Suffix of a tombstone: a directory renamed away to be deleted (``.<name>.<hex><suffix>``).
+REMOVING_SUFFIX: Final = ".removing"
 
 #: Groups whose projections lack events the stream lost (``Projector``), inside ``LCG_DIR``.
 DAMAGE_FILE: Final = "damaged-groups.json"

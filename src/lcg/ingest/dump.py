@@ -15,14 +15,14 @@ removed by the next dump to the same target.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
 from pathlib import Path
 
 import msgspec
 
 from lcg.errors import StreamError
-from lcg.events.files import fsync_dir
+from lcg.events.files import fsync_dir, remove_tree, sweep_removals
 from lcg.events.model import (
     CrossGroupEdgeAdded,
     EntityAsserted,
@@ -96,6 +96,7 @@ def _sweep_dead_dumps(target_dir: Path) -> None:
     prefix = f".{target_dir.name}.dump-"
     if not target_dir.parent.is_dir():
         return
+    sweep_removals(target_dir.parent, of=prefix)  # temporaries a killed removal left
     for entry in target_dir.parent.iterdir():
         name = entry.name
         if not (name.startswith(prefix) and name.endswith(".tmp") and entry.is_dir()):
@@ -106,7 +107,7 @@ def _sweep_dead_dumps(target_dir: Path) -> None:
         try:
             os.kill(int(pid_text), 0)
         except ProcessLookupError:
-            shutil.rmtree(entry, ignore_errors=True)
+            remove_tree(entry, durable=False)
         except PermissionError:
             continue  # another user's live process
 
@@ -124,7 +125,7 @@ def dump_groups(ws: Workspace, target_dir: Path, groups: list[str] | None = None
     target_dir.parent.mkdir(parents=True, exist_ok=True)
     _sweep_dead_dumps(target_dir)
     tmp = _temp_dir(target_dir)
-    shutil.rmtree(tmp, ignore_errors=True)
+    remove_tree(tmp, durable=False)
     tmp.mkdir()
     store = WalStore(
         tmp,
@@ -156,7 +157,8 @@ def dump_groups(ws: Workspace, target_dir: Path, groups: list[str] | None = None
         fsync_dir(target_dir.parent)
     except BaseException:
         store.close()
-        shutil.rmtree(tmp, ignore_errors=True)
+        with contextlib.suppress(OSError):  # the failure raised below is the one to report
+            remove_tree(tmp, durable=False)
         raise
     files = sum(len(list_segments(target_dir / d.name)) for d in target_dir.iterdir() if d.is_dir())
     return DumpResult(

@@ -28,7 +28,7 @@ import msgspec
 
 from lcg.errors import ConfigError, GenerationError, StreamError
 from lcg.events.codec import decode_line
-from lcg.events.files import atomic_write
+from lcg.events.files import atomic_write, remove_tree, sweep_removals
 from lcg.events.generation import effective_generation, read_generation, write_generation
 from lcg.events.groups import encode_group, guard_case_collision
 from lcg.events.layout import CHECKPOINTS_DIR, EMBEDDING_MODEL_FILE, ONTOLOGY_SIDECAR_FILE
@@ -143,8 +143,9 @@ def publish_group(
         previous_generation=previous,
         reset=previous is not None and previous != generation,
     )
-    if reset and dest.is_dir():
-        shutil.rmtree(dest)
+    # A replica reading this work tree sees the old copy whole or none of it (ADR 0156).
+    sweep_removals(dest.parent, of=dest.name)
+    if reset and remove_tree(dest):
         result.reset = True
     guard_case_collision(dest.parent, dest.name)
     dest.mkdir(parents=True, exist_ok=True)

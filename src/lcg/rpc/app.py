@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import shutil
 import threading
 import uuid
 from collections.abc import Callable, Coroutine
@@ -23,6 +22,7 @@ import msgspec
 from lcg import timestamps
 from lcg.config import Config
 from lcg.errors import DegradedError, LcgError, ProjectionError
+from lcg.events.files import remove_trees
 from lcg.extract.embedders import Embedder
 from lcg.ingest.extraction import ExtractionService
 from lcg.projections.projector import ReplayProgress, ReplayResult
@@ -283,9 +283,8 @@ class ServiceApp:
             self._ws = None
             self._searcher = None
             if strategy == "rebuild_from_workspace_wal":
-                for path in (self.config.db_dir, self.config.text_dir, self.config.vectors_dir):
-                    if path.exists():
-                        shutil.rmtree(path)
+                # Each in one step: a crash here leaves a projection whole or gone (ADR 0156).
+                remove_trees([self.config.db_dir, self.config.text_dir, self.config.vectors_dir])
             embedder = self.embedder_factory() if self.embedder_factory else None
             ws = Workspace(self.config, embedder)
             try:

@@ -6,8 +6,8 @@ Their entries are in ``methods_admin.ADMIN_METHODS`` (one table keeps the admin 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +24,7 @@ from lcg.errors import (
     RebuildRefusedError,
     StreamError,
 )
+from lcg.events.files import remove_tree
 from lcg.events.groups import encode_group
 from lcg.events.marks import MarkInfo, create_mark, delete_mark, list_marks
 from lcg.events.segments import list_segments
@@ -178,12 +179,13 @@ def _dump_group_into(ws: Workspace, target_dir: Path, group_id: str) -> DumpResu
             f"dump target {target_dir} is not empty; choose a new directory or empty it first"
         )
     staging = target_dir.parent / f".{target_dir.name}.group-{os.getpid()}.tmp"
-    shutil.rmtree(staging, ignore_errors=True)
+    remove_tree(staging, durable=False)
     try:
         result = dump_groups(ws, staging, [group_id])
         os.replace(staging / encode_group(group_id), target_dir)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        with contextlib.suppress(OSError):  # best effort: a hidden, never-committed staging
+            remove_tree(staging, durable=False)
     result.target_dir = str(target_dir)
     return result
 

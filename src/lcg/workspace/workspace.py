@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -28,7 +27,14 @@ from lcg.errors import (
     ProjectionIOError,
     StreamLockedError,
 )
-from lcg.events.files import DIR_MODE, FILE_MODE, describe_os_error, private_dir
+from lcg.events.files import (
+    DIR_MODE,
+    FILE_MODE,
+    describe_os_error,
+    private_dir,
+    remove_trees,
+    sweep_removals,
+)
 from lcg.events.groups import check_streams
 from lcg.events.layout import (
     CLEARED_FILE,
@@ -108,6 +114,7 @@ class Workspace:
         self._lock_fd = self._acquire(lcg_dir / WORKSPACE_LOCK_FILE)
         try:
             if not inspect:
+                self._sweep_removals(config)
                 check_streams(config.wal_dir)
             self.store = WalStore(
                 config.wal_dir,
@@ -156,6 +163,15 @@ class Workspace:
         self._stamped: set[str] = set()
         #: Groups whose last commit could not be applied or snapshotted after its append.
         self._apply_faults: dict[str, str] = {}
+
+    @staticmethod
+    def _sweep_removals(config: Config) -> None:
+        """Finish the removals a crash interrupted: streams (``wipe``), projections
+        (``recover``), group vectors and Kuzu side files (ADR 0156)."""
+        for directory in (config.wal_dir, config.db_dir, config.vectors_dir):
+            sweep_removals(directory)
+        for own in (config.db_dir, config.text_dir, config.vectors_dir):
+            sweep_removals(own.parent, of=own.name)  # a parent LCG_*_DIR may share
 
     def _open_graph(self, db_dir: Path, inspect: bool) -> GraphProjection:
         if not inspect:
@@ -359,8 +375,10 @@ class Workspace:
                 self.graph.purge_group(group_id)
                 self.text.purge_group(group_id)
                 self.vectors.purge_group(group_id)
-            if self.config.wal_dir.exists():
-                shutil.rmtree(self.config.wal_dir)
+            # Each stream goes in one step (renamed away, then deleted): a crash here leaves
+            # it whole or gone, never with a hole (ADR 0156).
+            if self.config.wal_dir.is_dir():
+                remove_trees(list(self.config.wal_dir.iterdir()))
             self.config.wal_dir.mkdir(parents=True, exist_ok=True)
             # New streams start at seq 0 again: no floor of the old ones may hide them.
             self.projector.forget_cleared()
