@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import shutil
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lcg.errors import ProjectionError
-from lcg.events.files import atomic_write, fsync_dir
+from lcg.events.files import atomic_write, fsync_dir, remove_tree
 from lcg.events.groups import decode_group, encode_group
 from lcg.events.layout import VECTORS_META_FILE
 from lcg.projections._hnsw import EXACT_BELOW, FieldIndex, FieldMeta
@@ -150,7 +149,7 @@ class VectorProjection:
         if not meta_path.exists():
             # A first save that crashed before its meta: nothing of it was ever valid.
             if not self._read_only:
-                shutil.rmtree(directory)
+                remove_tree(directory)
             return
         try:
             meta = _DECODER.decode(meta_path.read_bytes())
@@ -167,7 +166,7 @@ class VectorProjection:
             if self._read_only:
                 self.foreign_groups[group_id] = (meta.model_id, meta.dim, meta.seq, meta.generation)
                 return
-            shutil.rmtree(directory)
+            remove_tree(directory)
             self.discarded_groups.append(group_id)
             return
         unknown = set(meta.fields) - set(FIELDS)
@@ -317,9 +316,7 @@ class VectorProjection:
             self._dirty.discard(group_id)
             self._suspended.discard(group_id)
             directory = self.root / encode_group(group_id)
-            if directory.exists():
-                shutil.rmtree(directory)
-                fsync_dir(self.root)
+            remove_tree(directory)  # whole or gone after a crash (ADR 0156)
 
     # -- reads ----------------------------------------------------------------------------
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import queue
-import shutil
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -33,6 +32,7 @@ import kuzu
 import msgspec
 
 from lcg.errors import ProjectionError, ProjectionIOError, RebuildRefusedError
+from lcg.events.files import remove_tree
 from lcg.events.model import Event
 from lcg.projections.graph._apply import apply_events, fold_events, purge
 from lcg.projections.graph._conn import execute, forget_prepared
@@ -56,7 +56,7 @@ def _remove_database(path: Path) -> None:
     """Delete a closed Kuzu database: its file and its side files (``.wal``, ``.shadow``…)."""
     for side in path.parent.glob(f"{path.name}*"):
         if side.is_dir():
-            shutil.rmtree(side)
+            remove_tree(side)  # whole or gone after a crash (ADR 0156)
         else:
             side.unlink()
 
