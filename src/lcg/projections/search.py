@@ -25,14 +25,17 @@ passages referenced after the asking time and ``valid_after`` / ``valid_before``
 reference time.
 
 ``group_ids=None`` searches every group; ``[]`` matches nothing (callers apply the
-reference's collapse/preserve rules before calling).
+reference's collapse/preserve rules before calling). A group whose part of a search raises is
+left out of the answer and recorded in the ``failures`` passed in (``fanout``, ADR 0151); the
+other groups' hits are what they would have been without it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Final, Literal
+from functools import partial
+from typing import Final, Literal, TypeVar
 
 import msgspec
 import numpy as np
@@ -45,6 +48,7 @@ from lcg.projections._when import (
     time_prior,
 )
 from lcg.projections.embedding import TextEmbedder
+from lcg.projections.fanout import GroupFailures
 from lcg.projections.graph import GraphProjection
 from lcg.projections.graph.reads import edges_by_uuids, entities_by_uuids, episodes_by_uuids
 from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow
@@ -79,6 +83,7 @@ _BOUNDED_POOL: Final = 3
 #: Sources with more chunks than this do not bring their chunks in by their own score.
 _MAX_BROUGHT: Final = 64
 _UTC: Final = UTC
+_Row = TypeVar("_Row")
 
 
 class PassageWeights(msgspec.Struct, frozen=True, kw_only=True):
@@ -143,31 +148,67 @@ class Searcher:
         self.vectors = vectors
         self.embedder = embedder
 
+    def _asked(self, group_ids: list[str] | None) -> list[str]:
+        """The groups a search spans (``None``: every group a projection holds)."""
+        if group_ids is not None:
+            return group_ids
+        return sorted({*self.text.groups(), *self.vectors.groups()})
+
     def _query_vector(self, query: str) -> np.ndarray:
         return self.embedder.vectors([query])[query]
 
+    def _text_hits(
+        self, failures: GroupFailures, group_ids: list[str] | None, kind: str, query: str, k: int
+    ) -> list[tuple[str, float, str]]:
+        return failures.isolate(
+            group_ids,
+            self.text.groups,
+            lambda gs: self.text.search_groups(gs, kind, query, k),
+        )
+
+    def _vector_hits(
+        self,
+        failures: GroupFailures,
+        group_ids: list[str] | None,
+        field: str,
+        qvec: np.ndarray,
+        k: int,
+    ) -> list[tuple[str, float, str]]:
+        return failures.isolate(
+            group_ids,
+            self.vectors.groups,
+            lambda gs: self.vectors.search_groups(gs, field, qvec, k),
+        )
+
     def _legs(
         self,
+        failures: GroupFailures,
         kind: str,
         vector_fields: Sequence[str],
         query: str,
         group_ids: list[str] | None,
         pool: int,
         mode: SearchMode,
-    ) -> tuple[list[list[str]], dict[str, float]]:
+    ) -> tuple[list[list[str]], dict[str, float], dict[str, str]]:
         legs: list[list[str]] = []
         cosines: dict[str, float] = {}
+        group_of: dict[str, str] = {}
         if mode in ("hybrid", "bm25"):
-            hits = self.text.search_groups(group_ids, kind, query, pool)
+            hits = self._text_hits(failures, group_ids, kind, query, pool)
             legs.append([uuid for uuid, _score, _g in hits])
+            group_of.update((uuid, g) for uuid, _score, g in hits)
         if mode in ("hybrid", "vector"):
             qvec = self._query_vector(query)
             for field in vector_fields:
-                vhits = self.vectors.search_groups(group_ids, field, qvec, pool)
+                vhits = self._vector_hits(failures, group_ids, field, qvec, pool)
                 legs.append([uuid for uuid, _sim, _g in vhits])
-                for uuid, sim, _g in vhits:
+                for uuid, sim, g in vhits:
                     cosines[uuid] = max(sim, cosines.get(uuid, -1.0))
-        return legs, cosines
+                    group_of.setdefault(uuid, g)
+        if failures:
+            # A group that failed in a later leg gives no hit from an earlier one either.
+            legs = [[u for u in leg if group_of[u] not in failures] for leg in legs]
+        return legs, cosines, group_of
 
     def find_entities(
         self,
@@ -176,15 +217,20 @@ class Searcher:
         num_results: int = 10,
         *,
         mode: SearchMode = "hybrid",
+        failures: GroupFailures | None = None,
     ) -> list[EntityRow]:
-        """Entities matching ``query``, best first."""
+        """Entities matching ``query``, best first (failed groups go to ``failures``)."""
         if not query.strip() or num_results <= 0 or group_ids == []:
             return []
-        legs, _ = self._legs(
-            "entity", ("entity.name", "entity.summary"), query, group_ids, 3 * num_results, mode
+        f = GroupFailures() if failures is None else failures
+        legs, _, group_of = self._legs(
+            f, "entity", ("entity.name", "entity.summary"), query, group_ids, 3 * num_results, mode
         )
         fused = [uuid for uuid, _ in rrf_fuse(legs)[:num_results]]
-        return entities_by_uuids(self.graph, fused)
+        rows = _rows(f, fused, group_of, lambda us: entities_by_uuids(self.graph, us))
+        if f:
+            f.raise_if_all(self._asked(group_ids))
+        return rows
 
     def find_relationships(
         self,
@@ -194,16 +240,21 @@ class Searcher:
         *,
         current_only: bool = False,
         mode: SearchMode = "hybrid",
+        failures: GroupFailures | None = None,
     ) -> list[EdgeRow]:
-        """Relationships matching ``query``, best first; ``current_only`` drops invalidated."""
+        """Relationships matching ``query``, best first; ``current_only`` drops invalidated
+        (failed groups go to ``failures``)."""
         if not query.strip() or num_results <= 0 or group_ids == []:
             return []
+        f = GroupFailures() if failures is None else failures
         pool = 3 * num_results * (2 if current_only else 1)
-        legs, _ = self._legs("edge", ("edge.fact",), query, group_ids, pool, mode)
+        legs, _, group_of = self._legs(f, "edge", ("edge.fact",), query, group_ids, pool, mode)
         fused = [uuid for uuid, _ in rrf_fuse(legs)]
-        rows = edges_by_uuids(self.graph, fused)
+        rows = _rows(f, fused, group_of, lambda us: edges_by_uuids(self.graph, us))
         if current_only:
             rows = [r for r in rows if r.invalid_at is None]
+        if f:
+            f.raise_if_all(self._asked(group_ids))
         return rows[:num_results]
 
     def search_passages(
@@ -220,6 +271,7 @@ class Searcher:
         valid_before: str | None = None,
         recency_half_life_days: float = DEFAULT_HALF_LIFE_DAYS,
         weights: PassageWeights | None = None,
+        failures: GroupFailures | None = None,
     ) -> list[PassageRow]:
         """Episodes whose content matches ``query``, best first.
 
@@ -228,22 +280,28 @@ class Searcher:
         ``valid_after`` / ``valid_before`` bound the reference time (inclusive).
         ``recency_half_life_days`` (weighted fusion only; 0 turns it off): a passage's
         recency bonus halves with every that many days of its age at the asking time.
-        ``ValueError`` for a timestamp that does not parse.
+        ``ValueError`` for a timestamp that does not parse. Failed groups go to ``failures``.
         """
         if not query.strip() or group_ids == [] or num_results <= 0:
             return []
         bounds = _Bounds(as_of, valid_after, valid_before)
+        f = GroupFailures() if failures is None else failures
         if fusion == "rrf":
-            return self._passages_rrf(query, group_ids, num_results, min_score, mode, bounds)
-        w = weights or DEFAULT_WEIGHTS
-        if recency_half_life_days <= 0:
-            w = msgspec.structs.replace(w, recency=0.0)
-        return self._passages_weighted(
-            query, group_ids, num_results, min_score, mode, bounds, w, recency_half_life_days
-        )
+            rows = self._passages_rrf(f, query, group_ids, num_results, min_score, mode, bounds)
+        else:
+            w = weights or DEFAULT_WEIGHTS
+            if recency_half_life_days <= 0:
+                w = msgspec.structs.replace(w, recency=0.0)
+            rows = self._passages_weighted(
+                f, query, group_ids, num_results, min_score, mode, bounds, w, recency_half_life_days
+            )
+        if f:
+            f.raise_if_all(self._asked(group_ids))
+        return rows
 
     def _passages_rrf(
         self,
+        f: GroupFailures,
         query: str,
         group_ids: list[str] | None,
         num_results: int,
@@ -252,30 +310,42 @@ class Searcher:
         bounds: _Bounds,
     ) -> list[PassageRow]:
         pool = 3 * num_results * (_BOUNDED_POOL if bounds.active else 1)
-        legs, cosines = self._legs("episode", ("episode.content",), query, group_ids, pool, mode)
+        legs, cosines, group_of = self._legs(
+            f, "episode", ("episode.content",), query, group_ids, pool, mode
+        )
         lexical = set(legs[0]) if mode in ("hybrid", "bm25") and legs else set()
         fused = [uuid for uuid, _ in rrf_fuse(legs)]
         if bounds.active:
-            fused = [u for u in fused if bounds.admits(self._times(group_ids, [u]).get(u))]
+            times = self._times(f, _by_group(fused, group_of))
+            fused = [u for u in fused if group_of[u] not in f and bounds.admits(times.get(u))]
         if mode != "bm25":
             qvec = self._query_vector(query)
             for uuid in fused:
                 if uuid not in cosines:
-                    cosines[uuid] = self._cosine_of(uuid, qvec, group_ids)
-        kept = [u for u in fused if u in lexical or cosines.get(u, 0.0) >= min_score]
+                    cosines[uuid] = self._cosine_of(f, uuid, qvec, [group_of[uuid]])
+        kept = [
+            u
+            for u in fused
+            if group_of[u] not in f and (u in lexical or cosines.get(u, 0.0) >= min_score)
+        ]
         kept = kept[:num_results]
-        rows = episodes_by_uuids(self.graph, kept)
+        rows = _rows(f, kept, group_of, lambda us: episodes_by_uuids(self.graph, us))
         return [_passage(row, cosines.get(row.uuid, 0.0)) for row in rows]
 
-    def _times(self, group_ids: list[str] | None, uuids: list[str]) -> dict[str, str]:
-        groups = group_ids if group_ids is not None else self.text.groups()
-        out: dict[str, str] = {}
-        for g in groups:
-            out.update(self.text.times_of(g, [u for u in uuids if u not in out]))
+    def _times(self, f: GroupFailures, by_group: dict[str, list[str]]) -> dict[str, datetime]:
+        """The reference times of the episodes, parsed per group: a group whose stored times
+        do not parse fails alone."""
+        out: dict[str, datetime] = {}
+        for g, uuids in by_group.items():
+            out.update(f.each(g, partial(self._parsed_times, g, uuids)) or {})
         return out
+
+    def _parsed_times(self, group_id: str, uuids: list[str]) -> dict[str, datetime]:
+        return {u: parse_time(t) for u, t in self.text.times_of(group_id, uuids).items()}
 
     def _passages_weighted(
         self,
+        f: GroupFailures,
         query: str,
         group_ids: list[str] | None,
         num_results: int,
@@ -291,19 +361,24 @@ class Searcher:
         group_of: dict[str, str] = {}
         chunk_bm25: dict[str, float] = {}
         if lexical:
-            for uuid, score, g in self.text.search_groups(group_ids, "episode", query, pool):
+            for uuid, score, g in self._text_hits(f, group_ids, "episode", query, pool):
                 chunk_bm25[uuid] = score
                 group_of.setdefault(uuid, g)
         source_bm25: dict[tuple[str, str], float] = {}
         if lexical:
-            for src, score, g in self.text.search_sources(group_ids, query, pool):
+            sources = f.isolate(
+                group_ids,
+                self.text.groups,
+                lambda gs: self.text.search_sources(gs, query, pool),
+            )
+            for src, score, g in sources:
                 source_bm25[(g, src)] = score
         cosines: dict[str, float] = {}
         qvec: np.ndarray | None = None
         floor = 0.0
         if dense:
             qvec = self._query_vector(query)
-            vhits = self.vectors.search_groups(group_ids, "episode.content", qvec, pool)
+            vhits = self._vector_hits(f, group_ids, "episode.content", qvec, pool)
             for uuid, sim, g in vhits:
                 cosines[uuid] = sim
                 group_of.setdefault(uuid, g)
@@ -316,7 +391,7 @@ class Searcher:
             by_group.setdefault(g, []).append(uuid)
         source_of: dict[str, tuple[str, str]] = {}
         for g, uuids in by_group.items():
-            for uuid, src in self.text.sources_of(g, uuids).items():
+            for uuid, src in (f.each(g, partial(self.text.sources_of, g, uuids)) or {}).items():
                 source_of[uuid] = (g, src)
         # The best sources by their own text bring their chunks, even when no chunk of theirs
         # made a chunk leg's pool (each chunk holds part of the question, none enough of it).
@@ -325,8 +400,8 @@ class Searcher:
         for (g, src), _score in ranked_sources[:num_results]:
             if (g, src) in seen_sources:
                 continue
-            members = self.text.members_of(g, src)
-            if len(members) > _MAX_BROUGHT:
+            members = f.each(g, partial(self.text.members_of, g, src))
+            if members is None or len(members) > _MAX_BROUGHT:
                 continue
             for uuid in members:
                 group_of[uuid] = g
@@ -335,14 +410,13 @@ class Searcher:
         if qvec is not None:
             for uuid, g in group_of.items():
                 if uuid not in cosines:
-                    cosines[uuid] = self._cosine_of(uuid, qvec, [g])
+                    cosines[uuid] = self._cosine_of(f, uuid, qvec, [g])
         now = bounds.now if bounds.now is not None else datetime.now(tz=_UTC)
         windows: list[Window] = resolve_windows(query, now) if w.time else []
-        times: dict[str, str] = {}
+        times: dict[str, datetime] = {}
         if bounds.active or windows or w.recency:
-            for g, uuids in by_group.items():
-                times.update(self.text.times_of(g, uuids))
-        candidates = [u for u in group_of if bounds.admits(times.get(u))]
+            times = self._times(f, by_group)
+        candidates = [u for u in group_of if group_of[u] not in f and bounds.admits(times.get(u))]
         if not candidates:
             return []
         # Normalise each leg over the admitted candidates.
@@ -373,7 +447,7 @@ class Searcher:
             score = w.chunk_bm25 * cb + w.chunk_vector * cv + w.source_bm25 * sb
             score += w.source_vector * sv
             if u in times and (windows or w.recency):
-                when = parse_time(times[u])
+                when = times[u]
                 if windows:
                     score += w.time * time_prior(when, windows)
                 score += w.recency * recency_prior(when, now, half_life_days)
@@ -387,13 +461,16 @@ class Searcher:
                 kept.append(u)
                 if len(kept) == num_results:
                     break
-        rows = episodes_by_uuids(self.graph, kept)
+        rows = _rows(f, kept, group_of, lambda us: episodes_by_uuids(self.graph, us))
         return [_passage(row, cosines.get(row.uuid, 0.0)) for row in rows]
 
-    def _cosine_of(self, uuid: str, qvec: np.ndarray, group_ids: list[str] | None) -> float:
-        groups = group_ids if group_ids is not None else self.vectors.groups()
-        for group_id in groups:
-            vec = self.vectors.get_vector(group_id, "episode.content", uuid)
+    def _cosine_of(
+        self, f: GroupFailures, uuid: str, qvec: np.ndarray, group_ids: list[str]
+    ) -> float:
+        for group_id in group_ids:
+            vec = f.each(
+                group_id, partial(self.vectors.get_vector, group_id, "episode.content", uuid)
+            )
             if vec is not None:
                 return float(np.dot(vec, qvec))
         return 0.0
@@ -417,14 +494,38 @@ class _Bounds:
         """Whether any bound is set."""
         return self.after is not None or self.before is not None
 
-    def admits(self, when: str | None) -> bool:
+    def admits(self, when: datetime | None) -> bool:
         """Whether a passage referenced at ``when`` is inside the bounds (unknown: yes)."""
         if when is None or not self.active:
             return True
-        t = parse_time(when)
+        t = when
         if self.after is not None and t < self.after:
             return False
         return not (self.before is not None and t > self.before)
+
+
+def _by_group(uuids: Sequence[str], group_of: dict[str, str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for u in uuids:
+        out.setdefault(group_of[u], []).append(u)
+    return out
+
+
+def _rows(
+    f: GroupFailures,
+    uuids: list[str],
+    group_of: dict[str, str],
+    read: Callable[[list[str]], list[_Row]],
+) -> list[_Row]:
+    """The graph's rows of ``uuids``, in their order; a group whose rows do not read fails
+    alone."""
+    groups = list(_by_group(uuids, group_of))
+
+    def of_groups(gs: list[str] | None) -> list[_Row]:
+        wanted = set(groups if gs is None else gs)
+        return read([u for u in uuids if group_of[u] in wanted])
+
+    return f.isolate(groups, lambda: groups, of_groups)
 
 
 def _passage(row: EpisodeRow, score: float) -> PassageRow:

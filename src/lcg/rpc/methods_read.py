@@ -8,6 +8,7 @@ import msgspec
 from msgspec import Meta
 
 from lcg.errors import InvalidParamsError
+from lcg.projections.fanout import GroupFailure, GroupFailures
 from lcg.projections.graph import reads as graph_reads
 from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow
 from lcg.projections.search import DEFAULT_HALF_LIFE_DAYS, FUSIONS, PassageRow, parse_time
@@ -29,18 +30,25 @@ if TYPE_CHECKING:
 __all__ = ["READ_METHODS"]
 
 
-class NodesResult(msgspec.Struct, kw_only=True):
-    """``{nodes, count}``."""
+# ``failed_groups`` (ADR 0151) is lcg's addition to the three searches' results: present only
+# when a group's part of the search failed, so an answer without one reads as the reference's.
+_FAILED = "groups left out because their part of the search failed (only when one did)"
+
+
+class NodesResult(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """``{nodes, count}`` (and ``failed_groups`` when a group's part of a search failed)."""
 
     nodes: list[EntityRow]
     count: int
+    failed_groups: Annotated[list[GroupFailure], Meta(description=_FAILED)] = []
 
 
-class FactsResult(msgspec.Struct, kw_only=True):
-    """``{facts, count}``."""
+class FactsResult(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """``{facts, count}`` (and ``failed_groups`` when a group's part of a search failed)."""
 
     facts: list[EdgeRow]
     count: int
+    failed_groups: Annotated[list[GroupFailure], Meta(description=_FAILED)] = []
 
 
 class EdgesResult(msgspec.Struct, kw_only=True):
@@ -57,11 +65,12 @@ class EpisodesResult(msgspec.Struct, kw_only=True):
     count: int
 
 
-class PassagesResult(msgspec.Struct, kw_only=True):
-    """``{passages, count}``."""
+class PassagesResult(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """``{passages, count}`` (and ``failed_groups`` when a group's part of the search failed)."""
 
     passages: list[PassageRow]
     count: int
+    failed_groups: Annotated[list[GroupFailure], Meta(description=_FAILED)] = []
 
 
 class NeighborsResult(msgspec.Struct, kw_only=True):
@@ -252,8 +261,11 @@ class BySourceParams(Params):
 async def find_entities(app: ServiceApp, ctx: CallContext, p: FindEntitiesParams) -> NodesResult:
     """``knowledge_find_entities``."""
     groups = read_group_ids(p.group_ids, preserve_empty=True)
-    rows = await app.read(app.searcher.find_entities, p.query, groups, p.num_results)
-    return NodesResult(nodes=rows, count=len(rows))
+    failures = GroupFailures()
+    rows = await app.read(
+        app.searcher.find_entities, p.query, groups, p.num_results, failures=failures
+    )
+    return NodesResult(nodes=rows, count=len(rows), failed_groups=failures.listing())
 
 
 async def find_relationships(
@@ -261,14 +273,16 @@ async def find_relationships(
 ) -> FactsResult:
     """``knowledge_find_relationships``."""
     groups = read_group_ids(p.group_ids, preserve_empty=True)
+    failures = GroupFailures()
     rows = await app.read(
         app.searcher.find_relationships,
         p.query,
         groups,
         p.num_results,
         current_only=p.current_only,
+        failures=failures,
     )
-    return FactsResult(facts=rows, count=len(rows))
+    return FactsResult(facts=rows, count=len(rows), failed_groups=failures.listing())
 
 
 async def search_passages(
@@ -276,6 +290,7 @@ async def search_passages(
 ) -> PassagesResult:
     """``knowledge_search_passages``."""
     groups = read_group_ids(p.group_ids, preserve_empty=False)
+    failures = GroupFailures()
     rows = await app.read(
         app.searcher.search_passages,
         p.query,
@@ -287,8 +302,9 @@ async def search_passages(
         valid_after=p.valid_after,
         valid_before=p.valid_before,
         recency_half_life_days=p.recency_half_life_days,
+        failures=failures,
     )
-    return PassagesResult(passages=rows, count=len(rows))
+    return PassagesResult(passages=rows, count=len(rows), failed_groups=failures.listing())
 
 
 async def get_episodes(app: ServiceApp, ctx: CallContext, p: GetEpisodesParams) -> EpisodesResult:
