@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from lcg.cli._common import format_table
 from lcg.cli._service import config_of, live_client, open_direct, print_json
 
 __all__ = ["register"]
@@ -51,6 +52,9 @@ def _run(args: argparse.Namespace) -> int:
         for g in groups
     )
     healthy = healthy and not any(g.get("degraded_reason") for g in groups)
+    # A replica's group that its follower stopped (a defect or an unsafe file in the
+    # publication) is no longer kept current: the other groups are (ADR 0154).
+    healthy = healthy and not any(_replica_stopped(g) for g in groups)
     # Vectors built by another embedder than the configured one: vector search is not served
     # as configured until the group is re-embedded (or the embedder configured back).
     healthy = healthy and not any(g.get("embedding_model_status") == "mismatch" for g in groups)
@@ -68,26 +72,38 @@ def _print_table(data: dict[str, Any]) -> None:
     print(
         f"embedder:  {data['embedding_model']} ({data['embedding_dim']}-d)  [{data['served_by']}]"
     )
-    header = (
-        f"{'GROUP':<20} {'MAX_SEQ':>8} {'APPLIED':>8} {'HYDRATION':<10} {'GENERATION':<34} MODEL"
-    )
-    print(header)
-    for gid, g in data.get("wal_groups", {}).items():
-        generation = f"{g['generation'] or '-'} ({g['generation_status']})"
-        print(
-            f"{gid:<20} {_n(g['max_seq']):>8} {_n(g['applied_seq']):>8} "
-            f"{g['hydration_status']:<10} {generation:<34} {g['embedding_model_status']}"
+    rows = [
+        (
+            gid,
+            _n(g["max_seq"]),
+            _n(g["applied_seq"]),
+            g["hydration_status"],
+            f"{g['generation'] or '-'} ({g['generation_status']})",
+            g["embedding_model_status"],
         )
+        for gid, g in data.get("wal_groups", {}).items()
+    ]
+    headers = ["GROUP", "MAX_SEQ", "APPLIED", "HYDRATION", "GENERATION", "MODEL"]
+    print(format_table(headers, rows))
     for g in data.get("wal_groups", {}).values():
         if g.get("degraded_reason"):
             print(f"degraded: {g['degraded_reason']}")
+        for note in g.get("projection_repairs", []):  # damaged snapshots found on open
+            print(f"snapshot: {note}")
     _print_remedies(data)
+
+
+def _replica_stopped(group: dict[str, Any]) -> bool:
+    replica = group.get("replica")
+    return isinstance(replica, dict) and replica.get("state") == "stopped"
 
 
 def _print_remedies(data: dict[str, Any]) -> None:
     """What to do about groups whose vectors are another embedder's, or that lag their stream."""
     configured = f"{data['embedding_model']} ({data['embedding_dim']}-d)"
     for gid, g in data.get("wal_groups", {}).items():
+        if _replica_stopped(g):
+            print(f"replica stopped: group {gid!r}: {g['replica'].get('reason')}")
         if g.get("embedding_model_status") == "mismatch":
             built = (
                 f"{g['embedding_model']} ({g['embedding_dim']}-d)"

@@ -3,6 +3,9 @@
 * ``DamageBook``: why a group is degraded (ADR 0076). ``skipped`` damage is kept in
   ``.lcg/damaged-groups.json`` across restarts (a later catch-up starts past the hole and would
   not see it); ``behind`` and ``generation`` damage are re-derived at every open.
+* ``FileRepairs``: the groups whose text or vector snapshot was found damaged on open, until
+  a catch-up rebuilt that projection from the stream (then noted for status) or could not
+  (then the group is degraded, ``projection`` damage, re-derived at every open; ADR 0155).
 * ``ClearedFloors``: where ``knowledge_clear_all`` with ``preserve_wal`` left a group's
   projections — the stream's end then — so that a catch-up applies only later events
   (ADR 0100).
@@ -12,6 +15,7 @@ Without a path (a scratch projector, ``lcg verify``) both live in memory only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -21,9 +25,18 @@ from lcg import telemetry
 from lcg.errors import CorruptFileError
 from lcg.events.files import atomic_write
 
-__all__ = ["ClearedFloor", "ClearedFloors", "DamageBook", "DamageKind", "GroupDamage"]
+__all__ = [
+    "ClearedFloor",
+    "ClearedFloors",
+    "DamageBook",
+    "DamageKind",
+    "FileRepairs",
+    "GroupDamage",
+]
 
-DamageKind = Literal["behind", "generation", "skipped"]
+DamageKind = Literal["behind", "generation", "skipped", "projection"]
+#: ``(applied seq, generation)`` of one projection for one group.
+_Position = tuple[int | None, str | None]
 
 
 class GroupDamage(msgspec.Struct, kw_only=True):
@@ -121,6 +134,86 @@ class DamageBook:
         if not kept and not self.path.exists():
             return
         atomic_write(self.path, msgspec.json.encode(_DamageFile(groups=kept)))
+
+
+class FileRepairs:
+    """Projection files found damaged on open, and what became of them (ADR 0155).
+
+    A damaged snapshot's group is not loaded, so that projection has no position and a
+    catch-up rebuilds it from the stream. ``settle`` then looks: caught up with the graph, it
+    is noted as rebuilt; still short of it (no stream to rebuild from, a workspace only
+    inspected), the group is degraded with the path and the remedy. A vector projection that
+    waits for the embedder stays pending, as any vectors lagging the embedder do.
+    """
+
+    def __init__(self, damage: DamageBook) -> None:
+        self._damage = damage
+        #: group → projection name → the damaged file and its fault, until settled.
+        self.pending: dict[str, dict[str, str]] = {}
+        #: group → what was found damaged and is rebuilt (for status).
+        self.rebuilt: dict[str, list[str]] = {}
+
+    def note(self, name: str, damaged: Mapping[str, str]) -> None:
+        """Record the damaged snapshots ``name``'s projection found on open."""
+        for group_id, problem in damaged.items():
+            self.pending.setdefault(group_id, {})[name] = problem
+
+    def notes(self, group_id: str) -> list[str]:
+        """What status says of ``group_id``'s damaged files: rebuilt, or waiting."""
+        waiting = [
+            f"{problem}; not yet rebuilt" for problem in self.pending.get(group_id, {}).values()
+        ]
+        return [*self.rebuilt.get(group_id, []), *waiting]
+
+    def settle(
+        self,
+        group_id: str,
+        positions: Mapping[str, _Position],
+        *,
+        attempted: bool = True,
+        embedder_down: bool = False,
+    ) -> None:
+        """Judge ``group_id``'s pending projections after a catch-up (``attempted``) or not."""
+        pending = self.pending.get(group_id)
+        if not pending:
+            return
+        graph_seq, graph_gen = positions["graph"]
+        for name in list(pending) if attempted else ():
+            seq, gen = positions[name]
+            if gen == graph_gen and (-1 if seq is None else seq) >= (
+                -1 if graph_seq is None else graph_seq
+            ):
+                done = f"{pending.pop(name)}; its {name} projection was rebuilt from the stream"
+                if seq is not None:
+                    done += f" through seq {seq}"
+                self.rebuilt.setdefault(group_id, []).append(done)
+                telemetry.emit(
+                    telemetry.ServiceState(
+                        state="projection_rebuilt", reason=f"group {group_id!r}: {done}"
+                    )
+                )
+        if not pending:
+            del self.pending[group_id]
+            self._damage.clear(group_id, ("projection",))
+            return
+        if set(pending) == {"vectors"} and embedder_down:
+            return  # rebuilt once the embedder answers, as any lagging vectors
+        current = self._damage.groups.get(group_id)
+        if current is not None and current.kind != "projection":
+            return  # its stream's damage comes first; its remedy rebuilds these too
+        found = "; ".join(pending.values())
+        remedy = f"`lcg replay --group {group_id} --force-clear`"
+        if attempted:
+            why = (
+                "it could not be rebuilt from the group's stream, so the group's searches miss "
+                f"what its graph holds; restore the stream, or rebuild the group with {remedy}"
+            )
+        else:
+            why = (
+                "it is not served until rebuilt from the stream: `lcg serve` does so when it "
+                f"opens the workspace, or run {remedy}"
+            )
+        self._damage.set(group_id, "projection", f"group {group_id!r}: {found}; {why}")
 
 
 class ClearedFloors:

@@ -33,6 +33,7 @@ import numpy.typing as npt
 
 from lcg.errors import ProjectionError
 from lcg.events.files import atomic_file
+from lcg.projections._checksum import DamagedFile, describe_failure, file_crc
 
 __all__ = [
     "EF_CONSTRUCTION",
@@ -72,6 +73,11 @@ class FieldMeta(msgspec.Struct, frozen=True, kw_only=True):
     hnsw_file: str | None
     #: The size of ``hnsw_file`` in bytes: hnswlib does not check a truncated file itself.
     hnsw_bytes: int = 0
+    #: CRC-32 and size of ``vectors_file``, CRC-32 of ``hnsw_file`` (``None``: written before
+    #: checksums, ADR 0155), checked before numpy or hnswlib reads the file.
+    vectors_crc: int | None = None
+    vectors_bytes: int = 0
+    hnsw_crc: int | None = None
 
 
 class FieldIndex:
@@ -276,11 +282,15 @@ class FieldIndex:
     def save(self, directory: Path, stem: str) -> FieldMeta:
         """Write this field's files as ``<stem>.npy`` (and ``<stem>.hnsw``), fsynced."""
         vectors_file = f"{stem}.npy"
-        # The meta written after the field files fsyncs the directory for all of them.
-        with atomic_file(directory / vectors_file, sync_dir=False) as tmp, open(tmp, "wb") as fh:
-            np.save(fh, self._vecs[: self._n_slots], allow_pickle=False)
+        # The meta written after the field files fsyncs the directory for all of them. Each
+        # file's checksum is read back from what was written (the page cache holds it).
+        with atomic_file(directory / vectors_file, sync_dir=False) as tmp:
+            with open(tmp, "wb") as fh:
+                np.save(fh, self._vecs[: self._n_slots], allow_pickle=False)
+            vectors_crc, vectors_bytes = file_crc(tmp)
         hnsw_file: str | None = None
         hnsw_bytes = 0
+        hnsw_crc: int | None = None
         if self._hnsw is not None:
             hnsw_file = f"{stem}.hnsw"
             with atomic_file(directory / hnsw_file, sync_dir=False) as tmp:
@@ -288,12 +298,15 @@ class FieldIndex:
                     self._hnsw.save_index(str(tmp))
                 except RuntimeError as exc:
                     raise ProjectionError(f"hnswlib could not save {tmp}: {exc}") from exc
-                hnsw_bytes = tmp.stat().st_size
+                hnsw_crc, hnsw_bytes = file_crc(tmp)
         return FieldMeta(
             uuids=self._uuids[: self._n_slots],
             vectors_file=vectors_file,
             hnsw_file=hnsw_file,
             hnsw_bytes=hnsw_bytes,
+            vectors_crc=vectors_crc,
+            vectors_bytes=vectors_bytes,
+            hnsw_crc=hnsw_crc,
         )
 
     @classmethod
@@ -305,21 +318,29 @@ class FieldIndex:
         *,
         exact_below: int = EXACT_BELOW,
         threads: int = -1,
-    ) -> FieldIndex:
-        """The field a snapshot describes; ``ProjectionError`` names a corrupt file."""
+    ) -> tuple[FieldIndex, FieldMeta]:
+        """The field a snapshot describes, and its meta with the files' checksums filled in.
+
+        A file whose checksum or size differs from the meta's, or that numpy or hnswlib
+        cannot read, or whose contents disagree with the meta, is ``DamagedFile``. Files
+        written before checksums are checked as far as their structure allows and accepted;
+        the returned meta records their checksums as found (``vectors_crc`` was ``None``).
+        """
         path = directory / meta.vectors_file
-        remedy = f"delete {directory} and replay the group"
+        vectors_crc, vectors_bytes = _checked(
+            path, "vector snapshot", meta.vectors_crc, meta.vectors_bytes
+        )
         try:
             raw = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise ProjectionError(
-                f"vector snapshot {path} is unreadable ({exc}); {remedy}"
+        except Exception as exc:  # noqa: BLE001 - numpy's every failure on bad bytes is damage
+            raise DamagedFile(
+                f"vector snapshot {path} is unreadable ({describe_failure(exc)})"
             ) from exc
         n = len(meta.uuids)
         if raw.dtype != np.float32 or raw.shape != (n, dim):
-            raise ProjectionError(
+            raise DamagedFile(
                 f"vector snapshot {path} holds {raw.dtype} {raw.shape}, expected float32 "
-                f"({n}, {dim}); {remedy}"
+                f"({n}, {dim})"
             )
         field = cls(dim, exact_below=exact_below, threads=threads)
         capacity = max(_MIN_CAPACITY, n)
@@ -335,35 +356,56 @@ class FieldIndex:
             else:
                 field._free.append(label)
         if len(field._labels) != n - len(field._free):
-            raise ProjectionError(f"vector snapshot of {path} repeats a uuid; {remedy}")
+            raise DamagedFile(f"the vector snapshot meta of {path} repeats a uuid")
         # Pop the lowest free label first, as a fresh field would.
         field._free.reverse()
+        hnsw_crc = None
         if meta.hnsw_file is not None:
-            hpath = directory / meta.hnsw_file
-            size = hpath.stat().st_size if hpath.exists() else -1
-            if size != meta.hnsw_bytes:
-                raise ProjectionError(
-                    f"hnswlib index {hpath} has {size} bytes, the snapshot recorded "
-                    f"{meta.hnsw_bytes}; {remedy}"
-                )
-            index = hnswlib.Index(space="cosine", dim=dim)
-            try:
-                index.load_index(str(hpath), max_elements=capacity)
-            except (RuntimeError, OSError) as exc:
-                raise ProjectionError(
-                    f"hnswlib index {hpath} is unreadable ({exc}); {remedy}"
-                ) from exc
-            if index.element_count > n:
-                raise ProjectionError(
-                    f"hnswlib index {hpath} holds {index.element_count} labels, the snapshot "
-                    f"{n}; {remedy}"
-                )
-            field._hnsw = index
+            hnsw_crc = field._load_graph(directory / meta.hnsw_file, meta, capacity)
+        checked = msgspec.structs.replace(
+            meta, vectors_crc=vectors_crc, vectors_bytes=vectors_bytes, hnsw_crc=hnsw_crc
+        )
+        return field, checked
+
+    def _load_graph(self, path: Path, meta: FieldMeta, capacity: int) -> int:
+        """Load the hnswlib graph at ``path`` (checked first); its CRC-32."""
+        crc, _ = _checked(path, "hnswlib index", meta.hnsw_crc, meta.hnsw_bytes)
+        index = hnswlib.Index(space="cosine", dim=self.dim)
+        try:
+            index.load_index(str(path), max_elements=capacity)
             in_graph = set(index.get_ids_list())
-            if not in_graph.issuperset(field._labels.values()):
-                raise ProjectionError(
-                    f"hnswlib index {hpath} lacks labels the snapshot holds live; {remedy}"
-                )
-            field._dead = [label for label in field._free if label in in_graph]
-            field._free = [label for label in field._free if label not in in_graph]
-        return field
+        except Exception as exc:  # noqa: BLE001 - hnswlib raises RuntimeError, IndexError, ...
+            raise DamagedFile(
+                f"hnswlib index {path} is unreadable ({describe_failure(exc)})"
+            ) from exc
+        n = len(meta.uuids)
+        if index.element_count > n:
+            raise DamagedFile(
+                f"hnswlib index {path} holds {index.element_count} labels, the snapshot {n}"
+            )
+        if not in_graph.issuperset(self._labels.values()):
+            raise DamagedFile(f"hnswlib index {path} lacks labels the snapshot holds live")
+        self._hnsw = index
+        self._dead = [label for label in self._free if label in in_graph]
+        self._free = [label for label in self._free if label not in in_graph]
+        return crc
+
+
+def _checked(path: Path, what: str, crc: int | None, size: int) -> tuple[int, int]:
+    """``(CRC-32, size)`` of ``path``; ``DamagedFile`` unless both are as recorded.
+
+    ``crc`` ``None`` (written before checksums): only a recorded non-zero ``size`` is checked.
+    """
+    try:
+        actual_crc, actual_size = file_crc(path)
+    except FileNotFoundError as exc:
+        raise DamagedFile(f"{what} {path} is missing") from exc
+    except OSError as exc:
+        raise DamagedFile(f"{what} {path} is unreadable ({exc})", content=False) from exc
+    if (crc is not None or size) and actual_size != size:
+        raise DamagedFile(f"{what} {path} has {actual_size} bytes, the snapshot recorded {size}")
+    if crc is not None and actual_crc != crc:
+        raise DamagedFile(
+            f"{what} {path} is damaged (its CRC-32 is {actual_crc:08x}, {crc:08x} recorded)"
+        )
+    return actual_crc, actual_size

@@ -38,6 +38,9 @@ class EventProjection(_Positioned, Protocol):
 class OpProjection(_Positioned, Protocol):
     """A projection that applies derived text ops (BM25)."""
 
+    #: Groups whose snapshot was found damaged on open (not loaded): the path and the fault.
+    damaged: dict[str, str]
+
     def apply(self, group_id: str, generation: str, last_seq: int, ops: list[Op]) -> None: ...
 
     def begin_bulk(self, group_id: str) -> None: ...
@@ -49,6 +52,9 @@ class OpProjection(_Positioned, Protocol):
 
 class VectorOpProjection(_Positioned, Protocol):
     """A projection that applies derived ops with their embeddings (hnswlib)."""
+
+    #: Groups whose snapshot was found damaged on open (not loaded): the path and the fault.
+    damaged: dict[str, str]
 
     def apply(
         self,

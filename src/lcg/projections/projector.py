@@ -58,6 +58,7 @@ from lcg.projections._group_records import (
     ClearedFloors,
     DamageBook,
     DamageKind,
+    FileRepairs,
     GroupDamage,
 )
 from lcg.projections._replay_report import (
@@ -126,6 +127,24 @@ class Projector:
         self._damage = DamageBook(damage_file)
         #: The floors of ``clear_projections`` (kept in ``cleared_file``).
         self._cleared = ClearedFloors(cleared_file)
+        #: Text and vector snapshots found damaged on open: rebuilt by the catch-up.
+        self.file_repairs = FileRepairs(self._damage)
+        self.file_repairs.note("text", text.damaged)
+        self.file_repairs.note("vectors", vectors.damaged)
+
+    def settle_files(self, group_id: str | None = None, *, attempted: bool = True) -> None:
+        """Note the damaged snapshots rebuilt since open; degrade the groups still lacking.
+
+        ``group_id`` ``None``: every group with a damaged snapshot. ``attempted=False``
+        (a workspace opened only to look): no catch-up ran, so none is rebuilt.
+        """
+        for g in [group_id] if group_id is not None else list(self.file_repairs.pending):
+            self.file_repairs.settle(
+                g,
+                self.positions(g),
+                attempted=attempted,
+                embedder_down=g in self.embedder_failures,
+            )
 
     # ---- cleared floors (knowledge_clear_all with preserve_wal, ADR 0100) ------------------
 
@@ -297,8 +316,14 @@ class Projector:
 
         A projection whose recorded generation differs from the stream's is purged and
         replayed in full (a reset). A recorded position with an unknown stream generation is
-        refused with ``GenerationError``.
+        refused with ``GenerationError``. A projection whose snapshot was damaged is rebuilt
+        here (it has no position) and settled (``settle_files``).
         """
+        result = self._catch_up(group_id, progress)
+        self.settle_files(group_id)
+        return result
+
+    def _catch_up(self, group_id: str, progress: ProgressFn | None) -> ReplayResult:
         generation = self.store.generation(group_id)
         result = ReplayResult(group_id=group_id, generation=generation)
         damage = self._assess(group_id, generation)
@@ -334,6 +359,7 @@ class Projector:
     def catch_up_all(self, progress: ProgressFn | None = None) -> dict[str, ReplayResult]:
         """``catch_up`` every group of the stream store; then save the snapshots."""
         results = {g: self.catch_up(g, progress) for g in self.store.groups()}
+        self.settle_files()  # damaged snapshots of groups without a stream: nothing rebuilt
         self.save()
         return results
 
@@ -451,6 +477,7 @@ class Projector:
         self.save()
         self._judge(group_id, replayed, full=full, accept_loss=accept_loss)
         self._assess(group_id, generation)
+        self.settle_files(group_id)
         return replayed
 
     def _dry_run(

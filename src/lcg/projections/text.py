@@ -15,12 +15,17 @@ ingesting costs no re-indexing at all, and a file ingested one chunk per call co
 re-index per search, not one per chunk (ADR 0091).
 
 Durability: ``save()`` writes each changed group to ``<root>/<encode_group(g)>.bm25`` (write
-``.tmp``, fsync, ``os.replace``, fsync the directory), data and applied position together, so
-a reopened projection is always at a position it really reached. Opening sweeps stale
-temporaries and loads every snapshot; an unreadable snapshot is a ``ProjectionError`` naming
-the file (remedy: delete it and replay the group). A snapshot of an older format or made
-under another analyzer (``ANALYZER_VERSION``) is deleted on open and its group listed in
-``discarded_groups``: with no position, the projector replays it.
+``.tmp``, fsync, ``os.replace``, fsync the directory), data and applied position together,
+sealed with a CRC-32 (``lcg.projections._checksum``), so a reopened projection is always at a
+position it really reached. Opening sweeps stale temporaries and loads every snapshot. A
+damaged one (its checksum fails, it is cut short, it does not decode or its parts disagree)
+is not loaded: its group is listed in ``damaged`` with the path and what is wrong, and —
+unless ``read_only`` — the file is deleted, so with no position the projector rebuilds the
+group from its stream (ADR 0155); the other groups load as they are. A snapshot written
+before checksums is accepted unverified and sealed at the next save. A snapshot of an older
+format or made under another analyzer (``ANALYZER_VERSION``) is deleted on open and its group
+listed in ``discarded_groups``: with no position, the projector replays it. One of a newer
+format is a ``ProjectionError``: a newer lcg wrote this workspace.
 
 All methods take one lock, so queries may run on other threads while the projector applies.
 """
@@ -40,6 +45,7 @@ from lcg.events.groups import decode_group, encode_group
 from lcg.events.layout import TEMP_SUFFIX, TEXT_SNAPSHOT_SUFFIX
 from lcg.projections._analyzer import ANALYZER_VERSION, query_terms, term_counts
 from lcg.projections._bm25 import Bm25Index, IndexSnapshot
+from lcg.projections._checksum import DamagedFile, describe_failure, seal, unseal
 from lcg.projections.ops import (
     KEYS_PART,
     SOURCE_PART,
@@ -308,6 +314,9 @@ class TextProjection:
         self._closed = False
         #: Groups whose snapshot was of an older format or analyzer, deleted on open.
         self.discarded_groups: list[str] = []
+        #: Groups whose snapshot was damaged, not loaded (deleted unless ``read_only``):
+        #: group → the path and what is wrong with it.
+        self.damaged: dict[str, str] = {}
         if root.is_dir():
             self._load_all()
 
@@ -329,7 +338,15 @@ class TextProjection:
             group_id = decode_group(name[: -len(SNAPSHOT_SUFFIX)])
             if group_id is None:
                 continue
-            group = self._load(entry, group_id)
+            try:
+                group = self._load(entry, group_id)
+            except DamagedFile as exc:
+                # One group's damaged file is that group's: the others load, and this one
+                # (with no position) is rebuilt from its stream.
+                self.damaged[group_id] = str(exc)
+                if not self._read_only and exc.content:
+                    entry.unlink(missing_ok=True)
+                continue
             if group is None:
                 # Made by an older lcg or analyzer: its terms are not this analyzer's. With
                 # no position the projector replays the group.
@@ -340,21 +357,36 @@ class TextProjection:
             self._groups[group_id] = group
 
     def _load(self, path: Path, group_id: str) -> _Group | None:
+        """The group a snapshot holds; ``None`` if an older lcg or analyzer made it.
+
+        ``DamagedFile`` when the file cannot be trusted; ``ProjectionError`` when a newer lcg
+        wrote it (the whole workspace is then of that lcg).
+        """
         try:
-            data = path.read_bytes()
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise DamagedFile(f"text snapshot {path} is unreadable ({exc})", content=False) from exc
+        try:
+            data, verified = unseal(raw)
             head = _HEADER.decode(data)
             if head.format > _FORMAT:
-                raise ValueError(f"format {head.format}, this lcg reads up to {_FORMAT}")
+                raise ProjectionError(
+                    f"text snapshot {path} has format {head.format}, this lcg reads up to "
+                    f"{_FORMAT}: a newer lcg wrote it; run that lcg, or delete {self._root} "
+                    "and let this one rebuild it from the streams"
+                )
             if head.group_id != group_id:
                 raise ValueError(f"it holds group {head.group_id!r}")
             if head.format < _FORMAT or head.analyzer != ANALYZER_VERSION:
                 return None
-            return _Group.from_snapshot(_DECODER.decode(data))
-        except (OSError, ValueError, msgspec.DecodeError) as exc:
-            raise ProjectionError(
-                f"text snapshot {path} is unreadable ({exc}); delete it and replay group "
-                f"{group_id!r} (`lcg replay --group {group_id}`)"
-            ) from exc
+            group = _Group.from_snapshot(_DECODER.decode(data))
+        except ProjectionError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever damaged bytes raise is damage
+            raise DamagedFile(f"text snapshot {path} is damaged ({describe_failure(exc)})") from exc
+        # Written before checksums: accepted once, sealed by the next save.
+        group.dirty = not verified and not self._read_only
+        return group
 
     def _check_open(self) -> None:
         if self._closed:
@@ -370,7 +402,7 @@ class TextProjection:
             self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
             for group_id, group in dirty:
                 path = self._path(group_id)
-                data = _ENCODER.encode(group.snapshot(group_id))
+                data = seal(_ENCODER.encode(group.snapshot(group_id)))
                 try:
                     # One directory fsync below covers every group's rename.
                     atomic_write(path, data, sync_dir=False)

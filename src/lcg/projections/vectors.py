@@ -14,6 +14,13 @@ names intact; files no meta names are swept on the next save or load. A snapshot
 another embedder (``model_id`` or ``dim``) is deleted on load and its group listed in
 ``discarded_groups``, so the projector replays it.
 
+Checksums (ADR 0155): the meta is sealed with a CRC-32 (``lcg.projections._checksum``) and
+records each field file's CRC-32 and size, all checked on load. A group whose snapshot is
+damaged — any of its files — is not loaded: it is listed in ``damaged`` with the path and the
+fault and, unless ``read_only``, its directory is deleted, so with no position the projector
+rebuilds it from the stream; the other groups load as they are. A snapshot written before
+checksums is accepted and its next save records them.
+
 Thread safety: one lock serialises changes, saves and searches of the whole projection.
 """
 
@@ -35,6 +42,7 @@ from lcg.errors import ProjectionError
 from lcg.events.files import atomic_write, fsync_dir, remove_tree
 from lcg.events.groups import decode_group, encode_group
 from lcg.events.layout import VECTORS_META_FILE
+from lcg.projections._checksum import DamagedFile, describe_failure, seal, unseal
 from lcg.projections._hnsw import EXACT_BELOW, FieldIndex, FieldMeta
 from lcg.projections.ops import VECTOR_FIELDS, ClearGroup, Delete, Op, Upsert
 
@@ -126,6 +134,9 @@ class VectorProjection:
         #: Read-only: group → the (model_id, dim, seq, generation) of a snapshot made by
         #: another embedder, kept on disk and not loaded (its vectors are not this model's).
         self.foreign_groups: dict[str, tuple[str, int, int | None, str | None]] = {}
+        #: Groups whose snapshot was damaged, not loaded (deleted unless ``read_only``):
+        #: group → the path and what is wrong with it.
+        self.damaged: dict[str, str] = {}
         self._read_only = read_only
         self._exact_below = exact_below
         self._threads = threads
@@ -145,22 +156,42 @@ class VectorProjection:
 
     def _load_group(self, group_id: str, directory: Path) -> None:
         meta_path = directory / META_FILE
-        remedy = f"delete {directory} and replay the group"
         if not meta_path.exists():
             # A first save that crashed before its meta: nothing of it was ever valid.
             if not self._read_only:
                 remove_tree(directory)
             return
         try:
-            meta = _DECODER.decode(meta_path.read_bytes())
-        except (OSError, msgspec.DecodeError) as exc:
-            raise ProjectionError(
-                f"vector snapshot meta {meta_path} is unreadable ({exc}); {remedy}"
+            self._read_group(group_id, directory, meta_path)
+        except DamagedFile as exc:
+            # One group's damaged snapshot is that group's: the others load, and this one
+            # (with no position) is rebuilt from its stream.
+            self.damaged[group_id] = str(exc)
+            if not self._read_only and exc.content:
+                remove_tree(directory)
+
+    def _read_group(self, group_id: str, directory: Path, meta_path: Path) -> None:
+        try:
+            data, verified = unseal(meta_path.read_bytes())
+            meta = _DECODER.decode(data)
+        except OSError as exc:
+            raise DamagedFile(
+                f"vector snapshot meta {meta_path} is unreadable ({exc})", content=False
             ) from exc
-        if meta.format != _FORMAT or meta.group_id != group_id:
+        except Exception as exc:  # noqa: BLE001 - whatever damaged bytes raise is damage
+            raise DamagedFile(
+                f"vector snapshot meta {meta_path} is damaged ({describe_failure(exc)})"
+            ) from exc
+        if verified and meta.format > _FORMAT:
             raise ProjectionError(
+                f"vector snapshot meta {meta_path} has format {meta.format}, this lcg reads up "
+                f"to {_FORMAT}: a newer lcg wrote it; run that lcg, or delete {self.root} and "
+                "let this one rebuild it from the streams"
+            )
+        if meta.format != _FORMAT or meta.group_id != group_id:
+            raise DamagedFile(
                 f"vector snapshot meta {meta_path} has format {meta.format} for group "
-                f"{meta.group_id!r}; expected format {_FORMAT} for {group_id!r}; {remedy}"
+                f"{meta.group_id!r}, expected format {_FORMAT} for {group_id!r}"
             )
         if meta.model_id != self.model_id or meta.dim != self.dim:
             if self._read_only:
@@ -171,17 +202,18 @@ class VectorProjection:
             return
         unknown = set(meta.fields) - set(FIELDS)
         if unknown:
-            raise ProjectionError(
-                f"vector snapshot meta {meta_path} names fields {sorted(unknown)}; {remedy}"
-            )
+            raise DamagedFile(f"vector snapshot meta {meta_path} names fields {sorted(unknown)}")
         group = _Group(seq=meta.seq, generation=meta.generation, version=meta.version)
         for name, fmeta in meta.fields.items():
-            group.fields[name] = FieldIndex.load(
+            group.fields[name], group.saved[name] = FieldIndex.load(
                 directory, fmeta, self.dim, exact_below=self._exact_below, threads=self._threads
             )
-        group.saved = dict(meta.fields)
         if not self._read_only:
             _sweep(directory, meta.fields)
+            if not verified or group.saved != meta.fields:
+                # Written before checksums: accepted once; the next save writes a sealed
+                # meta with the checksums of the files as loaded (the files stay).
+                self._dirty.add(group_id)
         self._groups[group_id] = group
 
     # -- position -------------------------------------------------------------------------
@@ -448,7 +480,7 @@ class VectorProjection:
             version=version,
             fields=metas,
         )
-        atomic_write(directory / META_FILE, _ENCODER.encode(meta))
+        atomic_write(directory / META_FILE, seal(_ENCODER.encode(meta)))
         if created:
             fsync_dir(self.root)
         _sweep(directory, metas)

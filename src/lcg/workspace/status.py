@@ -12,7 +12,9 @@ were built with against the running one. Field names and value rules follow the 
 * ``hydration_status`` – ``not_applicable`` (empty stream), ``hydrated`` (applied = max),
   ``wal_ahead`` (the stream holds events not applied yet), ``projections_ahead`` (a projection
   applied seqs the stream no longer holds: it lost its tail);
-* ``degraded_reason`` – why the group is degraded (its writes are refused), with the remedy.
+* ``degraded_reason`` – why the group is degraded (its writes are refused), with the remedy;
+* ``projection_repairs`` – its text or vector snapshot files found damaged on open (the path
+  and the fault) and rebuilt from the stream, or still waiting to be (ADR 0155).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Literal
 
 import msgspec
 
-from lcg.errors import CorruptFileError
+from lcg.errors import CorruptFileError, StreamError
 from lcg.events.generation import effective_generation
 from lcg.events.layout import DEFAULT_GROUP, LEGACY_LCG_DIR, ONTOLOGY_FILE
 from lcg.events.sidecars import read_embedding_model
@@ -88,6 +90,8 @@ class WalGroupStatus(msgspec.Struct, kw_only=True):
     #: not in the projections until ``knowledge_rebuild_from_wal`` replays them.
     cleared_through_seq: int | None = None
     degraded_reason: str | None = None
+    #: Snapshot files of this group found damaged on open: rebuilt from the stream, or not yet.
+    projection_repairs: list[str] = []
 
 
 class WalStatus(WalGroupStatus, kw_only=True):
@@ -257,8 +261,36 @@ def _group_status(ws: Workspace, group_id: str) -> tuple[WalGroupStatus, int, in
         vectors_lagging_reason=ws.projector.embedder_failures.get(group_id),
         cleared_through_seq=ws.projector.cleared_through(group_id),
         degraded_reason=ws.projector.degraded_reason(group_id),
+        projection_repairs=ws.projector.file_repairs.notes(group_id),
     )
     return status, bounds.file_count, bounds.byte_size
+
+
+def _unreadable_status(ws: Workspace, group_id: str, exc: StreamError) -> WalGroupStatus:
+    """What is known of a group whose stream files could not be read, and why."""
+    positions = ws.projector.positions(group_id)
+    applied = ws.projector.applied_seq(group_id)
+    counts = ws.graph.counts(group_id)
+    return WalGroupStatus(
+        applied_seq=0 if applied is None else applied,
+        max_seq=None,
+        generation=None,
+        generation_status="unknown",
+        hydration_status="not_applicable",
+        embedding_model=None,
+        embedding_dim=None,
+        embedding_model_status="unknown",
+        projections=ProjectionPositions(
+            graph=positions["graph"][0],
+            text=positions["text"][0],
+            vectors=positions["vectors"][0],
+        ),
+        entity_count=counts.entities,
+        relationship_count=counts.edges,
+        episode_count=counts.episodes,
+        pending_episodes=counts.pending_episodes,
+        degraded_reason=f"the stream of group {group_id!r} cannot be read: {exc}",
+    )
 
 
 def build_status(ws: Workspace, ontology: OntologyStatus | None = None) -> StatusReport:
@@ -267,7 +299,12 @@ def build_status(ws: Workspace, ontology: OntologyStatus | None = None) -> Statu
     wal_groups: dict[str, WalGroupStatus] = {}
     flat: WalStatus | None = None
     for group_id in groups:
-        status, files, size = _group_status(ws, group_id)
+        try:
+            status, files, size = _group_status(ws, group_id)
+        except StreamError as exc:
+            # One group's unreadable stream (a symlink, a FIFO, a huge file in a publication)
+            # is that group's status, never the whole report's (ADR 0154).
+            status, files, size = _unreadable_status(ws, group_id, exc), 0, 0
         wal_groups[group_id] = status
         if group_id == DEFAULT_GROUP:
             flat = WalStatus(

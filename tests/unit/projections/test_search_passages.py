@@ -203,12 +203,13 @@ def test_an_old_text_snapshot_is_replayed_through_the_new_analyzer(tmp_path: Pat
 
     from lcg.events.groups import encode_group
     from lcg.projections import text as text_module
+    from lcg.projections._checksum import unseal
 
     with Workspace.open(_cfg(tmp_path), HashEmbedder()) as ws:
         _chunk(ws, "trip", 0, "we paddled two rivers in Maine", "2023-04-10T09:00:00Z")
         _chunk(ws, "trip", 1, "then we slept in a tent", "2023-04-10T09:00:00Z")
     path = tmp_path / ".lcg" / "text" / (encode_group("g") + text_module.SNAPSHOT_SUFFIX)
-    snap = msgspec.msgpack.decode(path.read_bytes(), type=text_module._GroupSnapshot)
+    snap = msgspec.msgpack.decode(unseal(path.read_bytes())[0], type=text_module._GroupSnapshot)
     # As lcg wrote it before the stemmer: format 1, unstemmed terms, no source index.
     path.write_bytes(
         msgspec.msgpack.encode(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import threading
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from lcg.errors import GroupNameError, ProjectionError
 from lcg.events.groups import encode_group
 from lcg.projections import text as text_module
+from lcg.projections._checksum import MAGIC, unseal
 from lcg.projections.ops import ClearGroup, Delete, Op, Upsert
 from lcg.projections.text import SNAPSHOT_SUFFIX, TextProjection, indexed_text
 
@@ -248,17 +250,62 @@ def test_stale_temp_is_swept_and_previous_snapshot_stands(root: Path) -> None:
     assert [u for u, _ in again.search("a", "episode", "kept", 1)] == ["x"]
 
 
-def test_corrupt_snapshot_names_file_and_remedy(root: Path) -> None:
+def _two_groups(root: Path) -> Path:
+    """Groups a and b saved; the path of a's snapshot."""
     proj = TextProjection(root)
     proj.apply("a", "gen", 1, [ep("x", "kept", group="a")])
+    proj.apply("b", "gen", 4, [ep("y", "other words", group="b")])
     proj.close()
-    path = root / ("a" + SNAPSHOT_SUFFIX)
-    path.write_bytes(path.read_bytes()[:-7])
-    with pytest.raises(ProjectionError, match=r"a\.bm25 is unreadable.*replay"):
-        TextProjection(root)
-    path.write_bytes(b"\x93garbage")
-    with pytest.raises(ProjectionError, match="delete it and replay"):
-        TextProjection(root)
+    return root / ("a" + SNAPSHOT_SUFFIX)
+
+
+@pytest.mark.parametrize(
+    ("damage", "fault"),
+    [
+        (lambda d: d[:-7], r"holds \d+ bytes after its header, \d+ recorded"),
+        (
+            lambda d: d[:30] + bytes(b ^ 0xFF for b in d[30:38]) + d[38:],
+            "its CRC-32 is [0-9a-f]{8}, [0-9a-f]{8} recorded",
+        ),
+        (lambda d: d[:10], "its checksum header is damaged"),
+        (lambda d: b"\x93garbage", "MessagePack|Expected|truncated"),
+    ],
+    ids=["truncated", "flipped", "header-cut", "garbage"],
+)
+def test_a_damaged_snapshot_is_its_groups_alone(root: Path, damage: object, fault: str) -> None:
+    path = _two_groups(root)
+    assert path.read_bytes().startswith(MAGIC)  # sealed at save
+    path.write_bytes(damage(path.read_bytes()))  # type: ignore[operator]
+    again = TextProjection(root)
+    # Not loaded (no position: the projector rebuilds it), named with its path; b is served.
+    assert again.position("a") == (None, None)
+    assert list(again.damaged) == ["a"]
+    assert f"text snapshot {path} is damaged" in again.damaged["a"]
+    assert re.search(fault, again.damaged["a"]), again.damaged["a"]
+    assert not path.exists()  # deleted, so the rebuilt group is saved afresh
+    assert again.position("b") == (4, "gen")
+    assert [u for u, _ in again.search("b", "episode", "words", 1)] == ["y"]
+
+
+def test_read_only_leaves_a_damaged_snapshot_in_place(root: Path) -> None:
+    path = _two_groups(root)
+    path.write_bytes(path.read_bytes()[:-1])
+    looked = TextProjection(root, read_only=True)
+    assert list(looked.damaged) == ["a"] and looked.groups() == ["b"]
+    looked.close()
+    assert path.exists()
+
+
+def test_a_snapshot_without_checksum_is_accepted_then_sealed(root: Path) -> None:
+    path = _two_groups(root)
+    # As the previous lcg wrote it: the bare msgpack, no header.
+    path.write_bytes(bytes(unseal(path.read_bytes())[0]))
+    again = TextProjection(root)
+    assert again.damaged == {} and again.position("a") == (1, "gen")
+    assert [u for u, _ in again.search("a", "episode", "kept", 1)] == ["x"]
+    again.close()  # nothing applied, yet the save seals it
+    assert path.read_bytes().startswith(MAGIC)
+    assert TextProjection(root).position("a") == (1, "gen")
 
 
 def test_digest_is_content_not_history(tmp_path: Path) -> None:
@@ -305,12 +352,12 @@ def test_queries_while_applying_on_another_thread(proj: TextProjection) -> None:
     assert proj.doc_count("g", "episode") == 51
 
 
-def test_inconsistent_snapshot_is_refused(root: Path) -> None:
+def test_an_inconsistent_snapshot_without_checksum_is_damage(root: Path) -> None:
     proj = TextProjection(root)
     proj.apply("a", "gen", 1, [ep("x", "kept words", group="a"), ep("y", "more words", group="a")])
     proj.close()
     path = root / ("a" + SNAPSHOT_SUFFIX)
-    snap = msgspec.msgpack.decode(path.read_bytes(), type=text_module._GroupSnapshot)
+    snap = msgspec.msgpack.decode(unseal(path.read_bytes())[0], type=text_module._GroupSnapshot)
     state = snap.kinds["episode"]
     # Postings that name a doc id past the end of the doc table.
     bad_index = msgspec.structs.replace(state.index, uuids=state.index.uuids[:1])
@@ -318,8 +365,7 @@ def test_inconsistent_snapshot_is_refused(root: Path) -> None:
         snap, kinds={**snap.kinds, "episode": msgspec.structs.replace(state, index=bad_index)}
     )
     path.write_bytes(msgspec.msgpack.encode(bad))
-    with pytest.raises(ProjectionError, match="unreadable"):
-        TextProjection(root)
+    assert "damaged" in TextProjection(root, read_only=True).damaged["a"]
     # Documents the index does not hold.
     bad_parts = msgspec.structs.replace(state, parts={**state.parts, "z": {"content": "zz"}})
     path.write_bytes(
@@ -327,12 +373,10 @@ def test_inconsistent_snapshot_is_refused(root: Path) -> None:
             msgspec.structs.replace(snap, kinds={**snap.kinds, "episode": bad_parts})
         )
     )
-    with pytest.raises(ProjectionError, match="disagree"):
-        TextProjection(root)
+    assert "disagree" in TextProjection(root, read_only=True).damaged["a"]
     # Another group's snapshot under this name.
     path.write_bytes(msgspec.msgpack.encode(msgspec.structs.replace(snap, group_id="b")))
-    with pytest.raises(ProjectionError, match="holds group 'b'"):
-        TextProjection(root)
+    assert "holds group 'b'" in TextProjection(root, read_only=True).damaged["a"]
 
 
 def test_bulk_defers_compaction_to_its_end(root: Path) -> None:
@@ -457,7 +501,7 @@ def test_snapshot_of_another_analyzer_is_discarded_for_replay(root: Path) -> Non
     proj.apply("b", "gen", 3, [ep("y", "mountains", group="b")])
     proj.close()
     path = root / ("a" + SNAPSHOT_SUFFIX)
-    snap = msgspec.msgpack.decode(path.read_bytes(), type=text_module._GroupSnapshot)
+    snap = msgspec.msgpack.decode(unseal(path.read_bytes())[0], type=text_module._GroupSnapshot)
     # What lcg wrote before the stemmer: format 1, no analyzer, no source index.
     old = msgspec.msgpack.encode(
         {
@@ -477,7 +521,7 @@ def test_snapshot_of_another_analyzer_is_discarded_for_replay(root: Path) -> Non
     again.close()
     # Same format, another analyzer: also replayed.
     path_b = root / ("b" + SNAPSHOT_SUFFIX)
-    snap_b = msgspec.msgpack.decode(path_b.read_bytes(), type=text_module._GroupSnapshot)
+    snap_b = msgspec.msgpack.decode(unseal(path_b.read_bytes())[0], type=text_module._GroupSnapshot)
     path_b.write_bytes(msgspec.msgpack.encode(msgspec.structs.replace(snap_b, analyzer="other")))
     third = TextProjection(root)
     assert third.discarded_groups == ["b"] and third.groups() == []

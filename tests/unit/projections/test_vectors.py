@@ -9,14 +9,17 @@ each text maps to a seeded random unit vector). Most tests run twice: with the d
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 import pytest
 
 from lcg.errors import ProjectionError
 from lcg.events.groups import encode_group
+from lcg.projections._checksum import MAGIC, seal, unseal
 from lcg.projections.ops import ClearGroup, Delete, Op, Upsert, texts_to_embed
 from lcg.projections.vectors import FIELDS, META_FILE, VectorProjection
 
@@ -488,23 +491,103 @@ def test_crash_leftovers_are_swept_and_previous_snapshot_wins(root: Path) -> Non
     ]
 
 
-def test_corrupt_files_raise_with_remedy(root: Path) -> None:
+def _saved_two_groups(root: Path) -> None:
+    """G with an hnswlib graph over 10 entities, and g2 beside it."""
     vp = VectorProjection(root, DIM, MODEL, exact_below=1)
     apply(vp, 1, [ent(f"e{i}", name=f"n{i}") for i in range(10)])
+    apply(vp, 3, [ent("o1", name="other", g="g2")], g="g2")
     vp.close()
-    hnsw = root / G / "entity.name.00000001.hnsw"
-    good = hnsw.read_bytes()
-    hnsw.write_bytes(good[: len(good) // 2])
-    with pytest.raises(ProjectionError, match="replay the group"):
-        VectorProjection(root, DIM, MODEL, exact_below=1)
-    hnsw.write_bytes(good)
+
+
+def _zero(data: bytes) -> bytes:
+    return data[:200] + bytes(64) + data[264:]
+
+
+def _flip(data: bytes) -> bytes:
+    return bytes(b ^ 0xFF if i % 97 == 50 else b for i, b in enumerate(data))
+
+
+@pytest.mark.parametrize(
+    ("name", "damage", "fault"),
+    [
+        ("entity.name.00000001.npy", _zero, r"vector snapshot .*\.npy is damaged \(its CRC-32"),
+        ("entity.name.00000001.npy", lambda d: d[:-4], r"\.npy has \d+ bytes, the snapshot"),
+        ("entity.name.00000001.hnsw", _flip, r"hnswlib index .*\.hnsw is damaged \(its CRC-32"),
+        ("entity.name.00000001.hnsw", lambda d: d[:100], r"\.hnsw has 100 bytes"),
+        (META_FILE, lambda d: d[:-9], rf"{META_FILE} is damaged \(it holds"),
+        (META_FILE, _flip, rf"{META_FILE} is damaged \(its CRC-32"),
+        (META_FILE, lambda d: b"\xff\x00garbage", rf"{META_FILE} is damaged"),
+    ],
+    ids=["npy-zeroed", "npy-cut", "hnsw-flipped", "hnsw-cut", "meta-cut", "meta-flipped", "junk"],
+)
+def test_a_damaged_file_is_its_groups_alone(
+    root: Path, name: str, damage: object, fault: str
+) -> None:
+    _saved_two_groups(root)
+    path = root / G / name
+    path.write_bytes(damage(path.read_bytes()))  # type: ignore[operator]
+    looked = VectorProjection(root, DIM, MODEL, exact_below=1, read_only=True)
+    assert list(looked.damaged) == [G] and looked.groups() == ["g2"]
+    assert re.search(fault, looked.damaged[G]), looked.damaged[G]
+    assert path.exists()  # looking deletes nothing
+    again = VectorProjection(root, DIM, MODEL, exact_below=1)
+    # Not loaded (no position: the projector rebuilds it) and deleted; g2 is served.
+    assert list(again.damaged) == [G] and again.position(G) == (None, None)
+    assert not (root / G).exists()
+    assert again.position("g2") == (3, GEN)
+    assert again.search("g2", "entity.name", fake_embed("other"), 1)[0][0] == "o1"
+
+
+def test_files_without_checksums_are_accepted_then_recorded(root: Path) -> None:
+    _saved_two_groups(root)
+    meta_path = root / G / META_FILE
+    sealed = meta_path.read_bytes()
+    meta = msgspec.msgpack.decode(unseal(sealed)[0])
+    for field in meta["fields"].values():  # as the previous lcg wrote the meta
+        for key in ("vectors_crc", "vectors_bytes", "hnsw_crc"):
+            del field[key]
+    meta_path.write_bytes(msgspec.msgpack.encode(meta))
+    before = {p.name: p.read_bytes() for p in (root / G).iterdir() if p.name != META_FILE}
+    again = VectorProjection(root, DIM, MODEL, exact_below=1)
+    assert again.damaged == {} and again.position(G) == (1, GEN)
+    assert again.search(G, "entity.name", fake_embed("n3"), 1)[0][0] == "e3"
+    again.close()  # nothing applied, yet the save records the files' checksums
+    rewritten = msgspec.msgpack.decode(unseal(meta_path.read_bytes())[0])
+    assert meta_path.read_bytes().startswith(MAGIC)
+    assert all(f["vectors_crc"] is not None for f in rewritten["fields"].values())
+    # The field files themselves were not rewritten, and now they are checked.
+    assert {p.name: p.read_bytes() for p in (root / G).iterdir() if p.name != META_FILE} == before
     npy = root / G / "entity.name.00000001.npy"
-    npy.write_bytes(b"not numpy")
-    with pytest.raises(ProjectionError, match="unreadable"):
+    npy.write_bytes(_zero(npy.read_bytes()))
+    assert G in VectorProjection(root, DIM, MODEL, exact_below=1).damaged
+
+
+def test_a_legacy_file_hnswlib_cannot_read_is_damage_not_a_raw_error(root: Path) -> None:
+    _saved_two_groups(root)
+    meta_path = root / G / META_FILE
+    meta = msgspec.msgpack.decode(unseal(meta_path.read_bytes())[0])
+    for field in meta["fields"].values():
+        del field["vectors_crc"], field["hnsw_crc"]
+    meta_path.write_bytes(msgspec.msgpack.encode(meta))
+    hnsw = root / G / "entity.name.00000001.hnsw"
+    # Same size, no checksum to compare: only hnswlib can tell, and its error is reworded.
+    hnsw.write_bytes(b"\xff" * hnsw.stat().st_size)
+    again = VectorProjection(root, DIM, MODEL, exact_below=1, read_only=True)
+    assert list(again.damaged) == [G], again.damaged
+    assert again.damaged[G] == (
+        f"hnswlib index {hnsw} is unreadable (RuntimeError: Index seems to be corrupted or "
+        "unsupported)"
+    )
+
+
+def test_a_newer_format_is_refused_whole(root: Path) -> None:
+    _saved_two_groups(root)
+    meta_path = root / G / META_FILE
+    meta = msgspec.msgpack.decode(unseal(meta_path.read_bytes())[0])
+    meta_path.write_bytes(seal(msgspec.msgpack.encode({**meta, "format": 9})))
+    with pytest.raises(ProjectionError, match="format 9, this lcg reads up to 1: a newer lcg"):
         VectorProjection(root, DIM, MODEL)
-    (root / G / META_FILE).write_bytes(b"\xff\x00garbage")
-    with pytest.raises(ProjectionError, match=META_FILE):
-        VectorProjection(root, DIM, MODEL)
+    assert meta_path.exists()
 
 
 def test_closed_projection_refuses(root: Path) -> None:
