@@ -142,6 +142,10 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
     #: The service's telemetry (``lcg serve``, ``lcg mcp``: JSON lines in its log on stderr);
     #: ``LCG_TELEMETRY=off`` silences it.
     telemetry: bool = True
+    #: ``LCG_TELEMETRY=on`` asked for telemetry explicitly: the service then writes its
+    #: per-request ``ipc_call`` lines even to a terminal (unset, a foreground ``lcg serve``
+    #: on a terminal keeps them out of the person's way; a log file gets them all).
+    telemetry_explicit: bool = False
     #: Telemetry of the one-shot commands (``status``, ``replay``, ...), whose stderr a person
     #: reads: only when ``LCG_TELEMETRY`` asks for it (``on``).
     cli_telemetry: bool = False
@@ -149,10 +153,16 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
     rpc_max_request_bytes: int = 8 * 1024 * 1024
     rpc_max_connections: int = 256
     rpc_max_batch: int = 1000
+    #: A connection waiting this long for its client is closed; a request line must end this
+    #: long after its first byte (0: no deadline; ADR 0153).
+    rpc_idle_timeout_ms: int = 60_000
+    rpc_read_timeout_ms: int = 30_000
     #: A ``knowledge_query_cypher`` query is stopped after this long (ADR 0070).
     cypher_timeout_ms: int = 30_000
     #: ... and refused when it would return more rows than this.
     cypher_max_rows: int = 100_000
+    #: ... and may take this much memory in the Cypher worker process (ADR 0152).
+    cypher_memory_mb: int = 2048
     #: glibc malloc arenas the service may use (0 = glibc's default, 8 per core). Each worker
     #: thread otherwise keeps its own arena, and ``knowledge_verify`` grew RSS per thread
     #: until it had one (ADR 0085).
@@ -229,13 +239,17 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
             export_root=(ws / e["LCG_EXPORT_ROOT"]).resolve() if e.get("LCG_EXPORT_ROOT") else None,
             telemetry=e.get("LCG_TELEMETRY", "on") != "off",
             cli_telemetry=e.get("LCG_TELEMETRY", "off") != "off",
+            telemetry_explicit=e.get("LCG_TELEMETRY") == "on",
             rpc_max_request_bytes=_int(
                 e, "LCG_RPC_MAX_REQUEST_BYTES", 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024
             ),
             rpc_max_connections=_int(e, "LCG_RPC_MAX_CONNECTIONS", 256, 1, 65536),
             rpc_max_batch=_int(e, "LCG_RPC_MAX_BATCH", 1000, 1, 1_000_000),
+            rpc_idle_timeout_ms=_int(e, "LCG_RPC_IDLE_TIMEOUT_MS", 60_000, 0, 24 * 3600 * 1000),
+            rpc_read_timeout_ms=_int(e, "LCG_RPC_READ_TIMEOUT_MS", 30_000, 0, 24 * 3600 * 1000),
             cypher_timeout_ms=_int(e, "LCG_CYPHER_TIMEOUT_MS", 30_000, 1, 24 * 3600 * 1000),
             cypher_max_rows=_int(e, "LCG_CYPHER_MAX_ROWS", 100_000, 1, 100_000_000),
+            cypher_memory_mb=_int(e, "LCG_CYPHER_MEMORY_MB", 2048, 64, 1024 * 1024),
             malloc_arena_max=_int(e, "LCG_MALLOC_ARENA_MAX", 2, 0, 1024),
         )
 

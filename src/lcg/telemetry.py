@@ -103,14 +103,17 @@ class TokenUsage(Record, tag="token_usage"):
 _encoder = msgspec.json.Encoder()
 _lock = threading.Lock()
 _enabled = True
+_calls = True
 _sink: IO[bytes] | None = None
 
 
-def set_sink(sink: IO[bytes] | None, *, enabled: bool = True) -> None:
-    """Send telemetry to ``sink`` (a binary stream; ``None`` = the current stderr), or nowhere."""
-    global _sink, _enabled
+def set_sink(sink: IO[bytes] | None, *, enabled: bool = True, calls: bool = True) -> None:
+    """Send telemetry to ``sink`` (a binary stream; ``None`` = the current stderr), or nowhere;
+    ``calls=False`` leaves out the per-request ``ipc_call`` records."""
+    global _sink, _enabled, _calls
     _sink = sink
     _enabled = enabled
+    _calls = calls
 
 
 def _current_sink() -> IO[bytes] | None:
@@ -121,7 +124,7 @@ def _current_sink() -> IO[bytes] | None:
 
 def emit(record: Record) -> None:
     """Write ``record`` as one JSON line, stamping ``ts_ms`` with the current time."""
-    if not _enabled:
+    if not _enabled or (not _calls and isinstance(record, IpcCall)):
         return
     sink = _current_sink()
     if sink is None:

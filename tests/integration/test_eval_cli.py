@@ -50,6 +50,7 @@ def test_run_small_scripted_under_two_minutes_then_list_and_compare(
     assert "structural:" in run.stdout and "retrieval:" in run.stdout
     (saved,) = [p for p in reports.glob("*-seeds-7.json")]
     assert saved.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"chart:  {saved.with_suffix('.png')}" in run.stdout  # says where its chart is
     assert saved.with_suffix(".txt").read_text().startswith("lcg eval: scripted")
     checks = {c["name"]: c["ok"] for c in latest["runs"][0]["structural"]["checks"]}
     assert all(ok for name, ok in checks.items() if name != "superseded_not_current")

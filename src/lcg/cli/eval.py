@@ -212,6 +212,7 @@ def _run(args: argparse.Namespace) -> int:
         for report, path in reports:
             print(render_summary(report), end="")
             print(f"report: {path}")
+            print(f"chart:  {path.with_suffix('.png')} (summary {path.with_suffix('.txt')})")
         if comparison is not None:
             _print_comparison(comparison)
     return 0 if all(r.structural_passed for r, _ in reports) else 1

@@ -133,7 +133,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "mark",
         help="create, list and delete marks (named checkpoints) of a stream",
         description="Create, list and delete marks: named seqs of a group's stream.",
-        epilog="Example:\n  lcg mark create before-import\n  lcg mark list",
+        epilog=(
+            "Every subcommand takes --group (default liminis, the reference's default group).\n\n"
+            "Example:\n  lcg mark create before-import --group notes\n  lcg mark list --group notes"
+        ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     mark.set_defaults(func=None, _parser=mark)
@@ -149,8 +152,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             stream's generation, so it stops being reachable if the stream is replaced.
         """,
         example="""
-            $ lcg mark create before-import
-            created mark 'before-import' at seq 41 of group 'liminis'
+            $ lcg mark create before-import --group notes
+            created mark 'before-import' at seq 41 of group 'notes'
         """,
         func=_create,
     )
@@ -166,7 +169,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "list",
         summary="List a group's active marks, with whether each is still reachable.",
         example="""
-            $ lcg mark list
+            $ lcg mark list --group notes
             NAME           SEQ  REACHABLE  GENERATION
             before-import  41   yes        6f1c0a3e5b8d4e2f9a7c1b0d3e5f7a9c
         """,
@@ -180,8 +183,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "delete",
         summary="Delete a mark (a tombstone is written; the name can be reused).",
         example="""
-            $ lcg mark delete before-import
-            deleted mark 'before-import' of group 'liminis'
+            $ lcg mark delete before-import --group notes
+            deleted mark 'before-import' of group 'notes'
         """,
         func=_delete,
     )

@@ -18,13 +18,15 @@ if TYPE_CHECKING:
     from lcg.rpc.app import ServiceApp
     from lcg.rpc.server import Server
 
-__all__ = ["register", "serve_workspace"]
+__all__ = ["announce_when_ready", "ready_line", "register", "serve_workspace"]
 
 _HELP = """Run the workspace's JSON-RPC 2.0 service on .lcg/service.sock.
 
 The socket is bound first; health_check answers "initializing" until the projections have
 caught up with the streams (its reason says how far: group, events, phase), then "healthy".
-Stop it with Ctrl-C, SIGTERM or knowledge_close.
+Stop it with Ctrl-C, SIGTERM or knowledge_close. Telemetry goes to stderr as JSON lines
+(LCG_TELEMETRY=off silences it); on a terminal the per-request ipc_call lines are left out
+unless LCG_TELEMETRY=on asks for them.
 
 Example:
   lcg serve                                  # embedded embedder, no extractor (lite mode)
@@ -46,15 +48,15 @@ def ready_line(app: ServiceApp, config: Config) -> str:
     )
 
 
-def _announce_when_ready(app: ServiceApp, config: Config) -> Callable[[Server], None]:
-    """A ``started`` callback that prints ``ready_line`` once opening has finished."""
+def announce_when_ready(app: ServiceApp, line: Callable[[], str]) -> Callable[[Server], None]:
+    """A ``started`` callback that prints ``line()`` once the app has finished opening."""
     pending: set[asyncio.Task[None]] = set()
 
     async def wait() -> None:
         while app.state()[0] == "initializing":
             # The app offers no event for the end of its opening; its state is cheap to read.
             await asyncio.sleep(0.05)
-        print(ready_line(app, config), flush=True)
+        print(line(), flush=True)
 
     def started(server: Server) -> None:
         task = asyncio.get_running_loop().create_task(wait())
@@ -71,12 +73,15 @@ def serve_workspace(
     from lcg.rpc.app import build_app
     from lcg.rpc.server import Limits, limit_malloc_arenas, serve
 
-    telemetry.set_sink(None, enabled=config.telemetry)
+    # A person watching a foreground service on a terminal reads its states, not a JSON line
+    # per request; a log file (or LCG_TELEMETRY=on) gets every record.
+    calls = config.telemetry_explicit or not sys.stderr.isatty()
+    telemetry.set_sink(None, enabled=config.telemetry, calls=calls)
     limit_malloc_arenas(config.malloc_arena_max)
     try:
         app = build_app(config)
         attach_extractor_flags(app, config, http=extractor_http, uds=extractor_uds)
-        started = _announce_when_ready(app, config)
+        started = announce_when_ready(app, lambda: ready_line(app, config))
         asyncio.run(
             serve(
                 app,

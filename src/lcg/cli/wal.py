@@ -23,7 +23,7 @@ from lcg.cli._common import (
 from lcg.events.bounds import read_bounds
 from lcg.events.codec import decode_line, encode_event
 from lcg.events.generation import GenerationSource, stream_generation
-from lcg.events.layout import DEFAULT_GROUP, GENERATION_FILE
+from lcg.events.layout import GENERATION_FILE
 from lcg.events.reader import LineSample, ReadReport, StreamReader
 from lcg.events.segments import list_segments
 
@@ -262,7 +262,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "wal",
         help="inspect the event streams (WAL) of the workspace",
         description="Inspect the event streams (WAL) of the workspace, directly on its files.",
-        epilog="Example:\n  lcg wal ls\n  lcg wal tail -n 5\n  lcg wal verify",
+        epilog="Example:\n  lcg wal ls\n  lcg wal tail --group notes -n 5\n  lcg wal verify",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     wal.set_defaults(func=None, _parser=wal)
@@ -275,7 +275,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         example="""
             $ lcg wal ls
             GROUP    MIN_SEQ  MAX_SEQ  GENERATION                        FILES  BYTES
-            liminis  0        41       6f1c0a3e5b8d4e2f9a7c1b0d3e5f7a9c  1      18532
+            notes    0        41       6f1c0a3e5b8d4e2f9a7c1b0d3e5f7a9c  1      18532
         """,
         func=_ls,
     )
@@ -292,10 +292,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             counted by `lcg wal verify`). With --follow, new lines are printed as they are
             appended, until Ctrl-C.
         """,
-        example=f"""
-            $ lcg wal tail --group {DEFAULT_GROUP} -n 1
-            {{"type":"EpisodeAdded","seq":41,"ts":"2024-05-01T12:00:00.000000Z",...}}
-            $ lcg wal tail --follow
+        example="""
+            $ lcg wal tail --group notes -n 1
+            {"type":"EpisodeAdded","seq":41,"ts":"2024-05-01T12:00:00.000000Z",...}
+            $ lcg wal tail --group notes --follow
         """,
         func=_tail,
     )
@@ -319,7 +319,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         """,
         example="""
             $ lcg wal verify
-            liminis: ok - 42 events (seq 0..41), 1 file(s), generation 6f1c0a3e...
+            notes: ok - 42 events (seq 0..41), 1 file(s), generation 6f1c0a3e...
         """,
         func=_verify,
     )
