@@ -16,6 +16,7 @@ PACKAGES = [
     "lcg.ingest",
     "lcg.ingest.curation",
     "lcg.ingest.extraction",
+    "lcg.ingest.sources",
     "lcg.extract",
     "lcg.extract.extractor",
     "lcg.rpc",

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from lcg import __version__, telemetry
+from lcg import REFERENCE_VERSION, __version__, telemetry
 from lcg.errors import LcgError
 
 __all__ = ["COMMAND_MODULES", "CommandModuleError", "build_parser", "main"]
@@ -23,6 +23,8 @@ __all__ = ["COMMAND_MODULES", "CommandModuleError", "build_parser", "main"]
 #: The command modules, in help order. Append a module here to add its commands.
 COMMAND_MODULES: list[str] = [
     "lcg.cli.serve",
+    "lcg.cli.ingest",
+    "lcg.cli.search",
     "lcg.cli.status",
     "lcg.cli.replay",
     "lcg.cli.dump",
@@ -68,7 +70,11 @@ def build_parser(modules: Sequence[str] | None = None) -> argparse.ArgumentParse
         epilog="Example:\n  lcg -C ~/notes wal ls\n  lcg wal verify --group liminis",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"lcg {__version__}")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"lcg {__version__} (implements liminis-context-graph {REFERENCE_VERSION})",
+    )
     parser.add_argument(
         "-C",
         "--workspace",

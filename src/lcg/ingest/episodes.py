@@ -3,7 +3,9 @@
 The text is made durable first, as ``EpisodeAdded``, before any LLM call. With no extractor
 configured (lite mode) the episode is searchable as a passage at once and is reported as
 pending extraction, with the setting to configure; nothing is lost. Re-sending the same
-``chunk_id`` with the same text returns the existing episode instead of adding another.
+``chunk_id`` with the same text returns the existing episode instead of adding another; with
+other text, the new text replaces the old (one commit: the new episode, then the deletion of
+the old), so an edited chunk is never served twice.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import msgspec
 
 from lcg import telemetry, timestamps
 from lcg.errors import InvalidParamsError
-from lcg.events.model import DroppedEdge, EpisodeAdded
+from lcg.events.model import DroppedEdge, EpisodeAdded, EpisodesDeleted, Event
 from lcg.ingest._common import commit, new_uuid, parse_timestamp
 from lcg.projections.graph import records as gr
 from lcg.workspace import Workspace
@@ -97,29 +99,67 @@ def _record(
     source: Literal["text", "json", "message"],
     source_description: str,
     reference_time: str,
+    replaces_chunk: bool = False,
 ) -> tuple[str, bool]:
-    """Append ``EpisodeAdded`` unless the same named text is already there; (uuid, new?)."""
+    """Append ``EpisodeAdded`` unless the same named text is already there; (uuid, new?).
+
+    With ``replaces_chunk`` (``process_chunk``), the group's other episodes of the same chunk
+    (same name and source description, other text) are deleted in the same commit: a note
+    edited and sent again under its ``chunk_id`` is served with its new text only.
+    """
     digest = content_hash(content)
     with ws.group_lock(group_id):
         with ws.reading():
             existing = (
                 gr.episode_by_name_and_hash(ws.graph, group_id, name, digest) if name else None
             )
+            stale = (
+                _stale_copies(ws, group_id, name, source_description, digest)
+                if replaces_chunk
+                else []
+            )
+        events: list[Event] = []
+        if existing is None:
+            events.append(
+                EpisodeAdded(
+                    group_id=group_id,
+                    uuid=new_uuid(),
+                    name=name,
+                    source=source,
+                    source_description=source_description,
+                    content=content,
+                    created_at=reference_time,
+                    valid_at=reference_time,
+                    content_hash=digest,
+                )
+            )
+        if stale:
+            # After the new text: a crash between the two lines leaves both, never neither,
+            # and the same call again removes the old copy.
+            events.append(
+                EpisodesDeleted(group_id=group_id, by="chunk", key=name, episode_uuids=stale)
+            )
+        if events:
+            commit(ws, group_id, events)
         if existing is not None:
             return existing, False
-        event = EpisodeAdded(
-            group_id=group_id,
-            uuid=new_uuid(),
-            name=name,
-            source=source,
-            source_description=source_description,
-            content=content,
-            created_at=reference_time,
-            valid_at=reference_time,
-            content_hash=digest,
-        )
-        commit(ws, group_id, [event])
-        return event.uuid, True
+        first = events[0]
+        assert isinstance(first, EpisodeAdded)
+        return first.uuid, True
+
+
+def _stale_copies(
+    ws: Workspace, group_id: str, name: str, source_description: str, digest: str
+) -> list[str]:
+    """Uuids of the group's episodes of this chunk (name and source) with another text."""
+    if not name:
+        return []
+    rows = ws.graph.query(
+        "MATCH (p:Episodic) WHERE p.group_id = $g AND p.name = $n "
+        "AND p.source_description = $d AND p.content_hash <> $h RETURN p.uuid ORDER BY p.uuid",
+        {"g": group_id, "n": name, "d": source_description, "h": digest},
+    )
+    return [str(u) for (u,) in rows]
 
 
 def _pending(ws: Workspace) -> ExtractionStatus:
@@ -194,6 +234,7 @@ def process_chunk(
         source="text",
         source_description=f"{source_file}:{chunk_id}",
         reference_time=when,
+        replaces_chunk=True,
     )
     warning: OversizeWarning | msgspec.UnsetType = msgspec.UNSET
     if len(chunk_text) > advisory_max_chars:

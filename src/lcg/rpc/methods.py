@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from lcg.rpc.methods_admin import ADMIN_METHODS
 from lcg.rpc.methods_extract import EXTRACTION_METHODS
 from lcg.rpc.methods_read import READ_METHODS
+from lcg.rpc.methods_sources import SOURCE_METHODS
 from lcg.rpc.methods_write import WRITE_METHODS
 from lcg.rpc.registry import MethodDef, Registry
 
@@ -26,6 +27,7 @@ METHODS: tuple[MethodDef, ...] = (
     *READ_METHODS,
     *WRITE_METHODS,
     *EXTRACTION_METHODS,
+    *SOURCE_METHODS,
 )
 
 

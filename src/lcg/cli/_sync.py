@@ -1,0 +1,139 @@
+"""How ``lcg ingest`` and ``lcg watch`` reach a workspace, and how they report a sync.
+
+Through the running service when one answers on the workspace socket (``ServiceBackend``,
+the ``knowledge_source_manifest`` / ``knowledge_sync_chunks`` methods), else by opening the
+workspace in this process, creating it when there is none, as ``lcg serve`` does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import msgspec
+
+from lcg import telemetry
+from lcg.cli._service import ProgressBar, live_client, show_replay
+from lcg.config import Config
+from lcg.ingest.sources import (
+    ChunkIn,
+    DirectBackend,
+    RemovalIn,
+    StoredChunk,
+    SyncBackend,
+    SyncChunksResult,
+    SyncProgress,
+    SyncReport,
+    TreeScope,
+)
+from lcg.rpc.client import Client
+
+__all__ = [
+    "ServiceBackend",
+    "SyncBar",
+    "open_backend",
+    "summary_line",
+]
+
+_to_builtins = msgspec.to_builtins
+
+
+class ServiceBackend:
+    """A sync through the running service."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    def manifest(self, group_id: str, scope: TreeScope) -> list[StoredChunk]:
+        """The group's chunks of the tree."""
+        result = self.client.call(
+            "knowledge_source_manifest", {"prefix": scope.prefix, "group_id": group_id}
+        )
+        return msgspec.convert(result["chunks"], list[StoredChunk])
+
+    def sync(
+        self, group_id: str, adds: list[ChunkIn], removals: list[RemovalIn]
+    ) -> SyncChunksResult:
+        """Record one batch."""
+        result = self.client.call(
+            "knowledge_sync_chunks",
+            {"group_id": group_id, "add": _to_builtins(adds), "remove": _to_builtins(removals)},
+        )
+        return msgspec.convert(result, SyncChunksResult)
+
+
+@contextmanager
+def open_backend(config: Config, *, silent: bool = False) -> Iterator[tuple[SyncBackend, str]]:
+    """The service's backend when one answers, else the workspace opened here (created when
+    there is none); with a phrase saying which."""
+    client = live_client(config)
+    if client is not None:
+        try:
+            client.wait_ready(timeout=600)
+            yield ServiceBackend(client), "through the running service"
+        finally:
+            client.close()
+        return
+    from lcg.ingest.extraction import ExtractionService
+    from lcg.workspace import Workspace
+    from lcg.workspace.factory import make_extractor
+
+    telemetry.set_sink(None, enabled=config.cli_telemetry)
+    bar = ProgressBar("catching up", silent=silent)
+    try:
+        ws = Workspace.open(config, progress=lambda p: show_replay(bar, p, name_group=True))
+    finally:
+        bar.done()
+    extraction = ExtractionService.from_config(config, make_extractor(config))
+    try:
+        yield DirectBackend(ws, extraction), "workspace opened directly"
+    finally:
+        extraction.close(close_extractor=True)
+        ws.close()
+
+
+class SyncBar:
+    """The progress bar of a sync: chunks sent, files, embedding rate and time left."""
+
+    def __init__(self, label: str, *, silent: bool) -> None:
+        self.bar = ProgressBar(label, silent=silent)
+
+    def __call__(self, p: SyncProgress) -> None:
+        """Redraw with ``p``."""
+        rate = p.chunks_done / p.elapsed_s if p.elapsed_s > 0 else 0.0
+        left = (p.chunks_total - p.chunks_done) / rate if rate > 0 else 0.0
+        self.bar.update(
+            p.chunks_done,
+            p.chunks_total,
+            f"chunks, {p.files_done}/{p.files_total} files, {rate:.1f} chunks/s, "
+            f"ETA {_duration(left)}",
+        )
+
+    def done(self) -> None:
+        """Finish the bar's line."""
+        self.bar.done()
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    return time.strftime("%H:%M:%S" if seconds >= 3600 else "%M:%S", time.gmtime(seconds))
+
+
+def summary_line(r: SyncReport) -> str:
+    """One line: files new / changed / unchanged / removed / skipped, chunks, time, mode."""
+    if r.chunks_added and r.extracted == 0 and r.extraction_failed == 0:
+        mode = "; lite mode: stored and searchable, extraction pending (no LLM configured)"
+    elif r.extraction_failed:
+        mode = f"; {r.extraction_failed} chunks failed to extract (kept, pending)"
+    elif r.extracted:
+        mode = f"; {r.extracted} chunks extracted"
+    else:
+        mode = ""
+    return (
+        f"{r.source} -> group {r.group_id!r}: files {r.files_new} new, {r.files_changed} "
+        f"changed, {r.files_unchanged} unchanged, {r.files_removed} removed, "
+        f"{r.files_skipped} skipped; chunks {r.chunks_added} added, {r.chunks_removed} "
+        f"removed, {r.chunks_unchanged} unchanged; {r.seconds:.2f} s{mode}"
+    )

@@ -1,0 +1,195 @@
+"""``lcg search QUERY``: the passages (or entities, or facts) that answer a question.
+
+Through the running service when there is one, else over the workspace opened here. Passages
+print as their file, heading path and score, with a snippet whose query words are marked on a
+terminal; ``--json`` prints a list of hits for scripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from typing import Any
+
+import msgspec
+
+from lcg.cli._common import add_command, emit_json
+from lcg.cli._service import config_of, live_client, open_direct
+from lcg.ingest.sources import heading_of
+
+__all__ = ["Hit", "hit_of", "register", "snippet"]
+
+_SUMMARY = "Search the workspace: passages by default, or entities or facts."
+_DETAILS = """
+Passages are ranked by the hybrid full-text + vector search of knowledge_search_passages
+(no recency prior: a file's age says nothing of its relevance); each hit names its file and
+heading path. --entities and --facts ask the graph, which holds what extraction (an LLM) or
+assertions put there.
+"""
+_EXAMPLE = """
+lcg search "when did Apollo 11 land"
+lcg search "rotate keys" --group work -n 3 --json
+lcg search "Neil Armstrong" --entities
+"""
+
+
+class Hit(msgspec.Struct, kw_only=True):
+    """A passage hit as ``--json`` prints it."""
+
+    source_file: str
+    chunk_id: str
+    heading: str
+    score: float
+    text: str
+    group_id: str
+    episode_uuid: str
+    reference_time: str | None
+
+
+def hit_of(row: dict[str, Any]) -> Hit:
+    """A passage row (``knowledge_search_passages``) as a hit."""
+    name = str(row.get("name", ""))
+    description = str(row.get("source_description", ""))
+    source_file = description[: -len(name) - 1] if description.endswith(":" + name) else ""
+    content = str(row.get("content", ""))
+    return Hit(
+        source_file=source_file or description,
+        chunk_id=name,
+        heading=heading_of(content),
+        score=round(float(row.get("score", 0.0)), 4),
+        text=content,
+        group_id=str(row.get("group_id", "")),
+        episode_uuid=str(row.get("uuid", "")),
+        reference_time=row.get("valid_at") or row.get("created_at"),
+    )
+
+
+_STOP = frozenset(
+    "a an and are as at be by did do does for from has have how i in is it of on or that the "
+    "this to was were what when where which who why will with".split()
+)
+
+
+def _terms(query: str) -> list[str]:
+    words = [w.lower() for w in re.findall(r"\w+", query)]
+    return [w for w in dict.fromkeys(words) if w not in _STOP and len(w) > 1]
+
+
+def snippet(text: str, query: str, *, width: int = 220, mark: bool = False) -> str:
+    """About ``width`` characters of ``text`` around its first query word, on one line; with
+    ``mark``, the query words in bold yellow (ANSI)."""
+    body = text.partition("\n\n")[2] if heading_of(text) else text
+    flat = " ".join(body.split())
+    terms = _terms(query)
+    pattern = (
+        re.compile(r"\b(" + "|".join(map(re.escape, terms)) + r")\w*", re.I) if terms else None
+    )
+    found = pattern.search(flat) if pattern else None
+    start = max(0, (found.start() if found else 0) - width // 3)
+    if start:
+        space = flat.find(" ", start)
+        start = space + 1 if 0 <= space < start + 20 else start
+    piece = flat[start : start + width]
+    if start + width < len(flat):
+        piece = piece.rsplit(" ", 1)[0] + " …"
+    if start:
+        piece = "… " + piece
+    if mark and pattern:
+        piece = pattern.sub(lambda m: f"\x1b[1;33m{m.group(0)}\x1b[0m", piece)
+    return piece
+
+
+def _search(args: argparse.Namespace, kind: str) -> list[dict[str, Any]]:
+    config = config_of(args)
+    groups = [args.group] if args.group else None
+    client = live_client(config)
+    if client is not None:
+        with client:
+            client.wait_ready(timeout=600)
+            if kind == "entities":
+                found = client.find_entities(args.query, group_ids=groups, num_results=args.n)
+                return list(found["nodes"])
+            if kind == "facts":
+                found = client.find_relationships(args.query, group_ids=groups, num_results=args.n)
+                return list(found["facts"])
+            found = client.search_passages(
+                args.query,
+                group_ids=groups,
+                num_results=args.n,
+                min_score=0.0,
+                recency_half_life_days=0.0,
+            )
+            return list(found["passages"])
+    from lcg.projections.search import Searcher
+
+    ws = open_direct(config)
+    try:
+        searcher = Searcher(ws.graph, ws.text, ws.vectors, ws.text_embedder)
+        with ws.reading():
+            rows: list[Any]
+            if kind == "entities":
+                rows = searcher.find_entities(args.query, groups, args.n)
+            elif kind == "facts":
+                rows = searcher.find_relationships(args.query, groups, args.n)
+            else:
+                rows = searcher.search_passages(
+                    args.query, groups, args.n, 0.0, recency_half_life_days=0.0
+                )
+        return list(msgspec.to_builtins(rows))
+    finally:
+        ws.close()
+
+
+def _run(args: argparse.Namespace) -> int:
+    kind = "entities" if args.entities else "facts" if args.facts else "passages"
+    rows = _search(args, kind)
+    if kind != "passages":
+        if args.json:
+            emit_json(rows)
+        elif not rows:
+            print(f"no {kind} match (they come from extraction or assertions)")
+        for i, row in enumerate(rows, 1):
+            if kind == "entities":
+                print(f"{i}. {row.get('name')}  {' '.join(str(row.get('summary', '')).split())}")
+            else:
+                print(f"{i}. {' '.join(str(row.get('fact', '')).split())}")
+        return 0
+    hits = [hit_of(r) for r in rows]
+    if args.json:
+        emit_json(hits)
+        return 0
+    if not hits:
+        print("no passage matches")
+    mark = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    for i, h in enumerate(hits, 1):
+        where = h.source_file + (f" › {h.heading}" if h.heading else "")
+        group = f" [{h.group_id}]" if not args.group else ""
+        print(f"{i}. {where}  ({h.score:.3f}){group}")
+        print(f"   {snippet(h.text, args.query, mark=mark)}")
+    return 0
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{value} is not from 1 to 100")
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``lcg search``."""
+    p = add_command(
+        subparsers, "search", summary=_SUMMARY, details=_DETAILS, example=_EXAMPLE, func=_run
+    )
+    p.add_argument("query", metavar="QUERY", help="what to look for, in words")
+    p.add_argument("-g", "--group", metavar="G", help="search one group (default: every group)")
+    p.add_argument("-n", type=_count, default=5, metavar="N", help="how many hits (default 5)")
+    p.add_argument("--json", action="store_true", help="print a JSON list of hits")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--entities", action="store_true", help="entities instead of passages")
+    which.add_argument("--facts", action="store_true", help="facts instead of passages")

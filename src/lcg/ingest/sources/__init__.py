@@ -1,0 +1,72 @@
+"""Source sync: a folder of one's own files (notes, docs, code) kept current in a group.
+
+``scan_tree`` finds, reads and chunks a tree's files (``discover``, ``readers``,
+``chunking``); ``plan_sync`` compares them with what the group holds (``source_manifest``);
+``sync_chunks`` records a batch of the plan as events. ``source_times`` gives a file's time.
+"""
+
+from __future__ import annotations
+
+from lcg.ingest.sources.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_document, heading_of
+from lcg.ingest.sources.discover import DEFAULT_MAX_FILE_BYTES, Skipped, discover
+from lcg.ingest.sources.readers import Document, read_document
+from lcg.ingest.sources.store import (
+    ChunkIn,
+    RemovalIn,
+    SyncChunksResult,
+    source_manifest,
+    sync_chunks,
+)
+from lcg.ingest.sources.sync import (
+    DirectBackend,
+    SyncBackend,
+    SyncProgress,
+    SyncReport,
+    sync_tree,
+)
+from lcg.ingest.sources.times import source_times
+from lcg.ingest.sources.tree import (
+    LocalChunk,
+    LocalFile,
+    Scan,
+    ScanCache,
+    StoredChunk,
+    SyncPlan,
+    TreeScope,
+    plan_sync,
+    scan_tree,
+    tree_scope,
+)
+
+__all__ = [
+    "DEFAULT_MAX_CHARS",
+    "DEFAULT_MAX_FILE_BYTES",
+    "Chunk",
+    "ChunkIn",
+    "DirectBackend",
+    "Document",
+    "LocalChunk",
+    "LocalFile",
+    "RemovalIn",
+    "Scan",
+    "ScanCache",
+    "Skipped",
+    "StoredChunk",
+    "SyncBackend",
+    "SyncChunksResult",
+    "SyncPlan",
+    "SyncProgress",
+    "SyncReport",
+    "TreeScope",
+    "chunk_document",
+    "discover",
+    "heading_of",
+    "plan_sync",
+    "read_document",
+    "scan_tree",
+    "source_manifest",
+    "source_times",
+    "sync_chunks",
+    "sync_tree",
+    "tree_scope",
+]

@@ -1,0 +1,222 @@
+"""Bringing a group's copy of a source tree up to date: scan, compare, then record the change.
+
+``sync_tree`` reads the tree (``scan_tree``), asks the backend what the group holds of it
+(``manifest``), plans the difference (``plan_sync``) and sends it in batches: first every
+chunk to add, then the removals. Nothing is sent for an unchanged tree, so re-ingesting it
+appends no event and embeds nothing. Adding before removing means a crash at any point leaves
+the old text or the new, never neither; the same command again sees what is still missing or
+still stale and converges. The backend is the running service (through its socket) or the
+workspace opened in this process (``DirectBackend``); both record the same events.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import msgspec
+
+from lcg.ingest.sources.chunking import DEFAULT_MAX_CHARS
+from lcg.ingest.sources.discover import DEFAULT_MAX_FILE_BYTES, Skipped
+from lcg.ingest.sources.store import (
+    ChunkIn,
+    RemovalIn,
+    SyncChunksResult,
+    source_manifest,
+    sync_chunks,
+)
+from lcg.ingest.sources.times import source_times
+from lcg.ingest.sources.tree import ScanCache, StoredChunk, TreeScope, plan_sync, scan_tree
+
+if TYPE_CHECKING:
+    from lcg.ingest.extraction import ExtractionService
+    from lcg.workspace import Workspace
+
+__all__ = [
+    "ADD_BATCH_BYTES",
+    "ADD_BATCH_CHUNKS",
+    "DirectBackend",
+    "SyncBackend",
+    "SyncProgress",
+    "SyncReport",
+    "sync_tree",
+]
+
+#: Chunks per batch: one commit, one embedder call (the replay batch size's default).
+ADD_BATCH_CHUNKS = 64
+#: Bytes of text per batch, far under the service's 8 MiB request limit.
+ADD_BATCH_BYTES = 1024 * 1024
+#: Episode uuids per removal call.
+_REMOVE_BATCH = 2000
+
+
+class SyncBackend(Protocol):
+    """Where a sync reads what the group holds and records its batches."""
+
+    def manifest(self, group_id: str, scope: TreeScope) -> list[StoredChunk]:
+        """The group's chunks of the tree."""
+        ...
+
+    def sync(
+        self, group_id: str, adds: list[ChunkIn], removals: list[RemovalIn]
+    ) -> SyncChunksResult:
+        """Record one batch."""
+        ...
+
+
+class DirectBackend:
+    """A sync into a workspace opened in this process."""
+
+    def __init__(self, ws: Workspace, extraction: ExtractionService | None = None) -> None:
+        self.ws = ws
+        self.extraction = extraction
+
+    def manifest(self, group_id: str, scope: TreeScope) -> list[StoredChunk]:
+        """The group's chunks of the tree."""
+        return source_manifest(self.ws, group_id, scope)
+
+    def sync(
+        self, group_id: str, adds: list[ChunkIn], removals: list[RemovalIn]
+    ) -> SyncChunksResult:
+        """Record one batch."""
+        return sync_chunks(self.ws, group_id, adds, removals, self.extraction)
+
+
+class SyncProgress(msgspec.Struct, kw_only=True):
+    """How far a sync's sending is: chunks sent of those to add, files done of those to do."""
+
+    chunks_done: int
+    chunks_total: int
+    files_done: int
+    files_total: int
+    elapsed_s: float
+
+
+class SyncReport(msgspec.Struct, kw_only=True):
+    """What one sync of one tree did (``--json`` prints it)."""
+
+    root: str
+    source: str
+    group_id: str
+    files_new: int = 0
+    files_changed: int = 0
+    files_unchanged: int = 0
+    files_removed: int = 0
+    files_skipped: int = 0
+    files_ignored: int = 0
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    chunks_unchanged: int = 0
+    extracted: int = 0
+    extraction_failed: int = 0
+    pending: int = 0
+    seconds: float = 0.0
+    skipped: list[Skipped] = []
+
+
+def _batches(adds: list[ChunkIn]) -> list[list[ChunkIn]]:
+    out: list[list[ChunkIn]] = []
+    current: list[ChunkIn] = []
+    size = 0
+    for chunk in adds:
+        n = len(chunk.chunk_text.encode("utf-8"))
+        if current and (len(current) >= ADD_BATCH_CHUNKS or size + n > ADD_BATCH_BYTES):
+            out.append(current)
+            current, size = [], 0
+        current.append(chunk)
+        size += n
+    if current:
+        out.append(current)
+    return out
+
+
+def sync_tree(
+    backend: SyncBackend,
+    root: Path,
+    group_id: str,
+    *,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    cache: ScanCache | None = None,
+    progress: Callable[[SyncProgress], None] | None = None,
+) -> SyncReport:
+    """Make ``group_id`` hold exactly the chunks of the tree at ``root``; what changed."""
+    started = time.monotonic()
+    scan = scan_tree(root, max_chars=max_chars, max_bytes=max_bytes, cache=cache)
+    plan = plan_sync(scan, backend.manifest(group_id, scope := scan.scope))
+    report = SyncReport(
+        root=scope.root,
+        source=scope.prefix.rstrip(":"),
+        group_id=group_id,
+        files_new=plan.files_new,
+        files_changed=plan.files_changed,
+        files_unchanged=plan.files_unchanged,
+        files_removed=plan.files_removed,
+        files_skipped=len(scan.skipped),
+        files_ignored=scan.ignored,
+        skipped=scan.skipped,
+        chunks_unchanged=sum(len(f.chunks) for f in scan.files) - len(plan.adds),
+    )
+    by_source = {f.source_file: f for f in scan.files}
+    touched = {c.source_file for c in plan.adds}
+    folder = Path(scope.root) if Path(scope.root).is_dir() else Path(scope.root).parent
+    times = source_times(
+        folder, {Path(by_source[s].path): by_source[s].mtime_ns for s in sorted(touched)}
+    )
+    adds = [
+        ChunkIn(
+            chunk_id=c.chunk_id,
+            source_file=c.source_file,
+            chunk_text=c.text,
+            reference_time=times[Path(by_source[c.source_file].path)],
+        )
+        for c in plan.adds
+    ]
+    files_total = len(touched) + plan.files_removed
+    done_files: set[str] = set()
+    sent = 0
+    for batch in _batches(adds):
+        _count(report, backend.sync(group_id, batch, []))
+        sent += len(batch)
+        done_files.update(c.source_file for c in batch)
+        if progress is not None:
+            progress(
+                SyncProgress(
+                    chunks_done=sent,
+                    chunks_total=len(adds),
+                    files_done=len(done_files),
+                    files_total=files_total,
+                    elapsed_s=time.monotonic() - started,
+                )
+            )
+    removals = [RemovalIn(source_file=s, episode_uuids=u) for s, u in plan.removals.items()]
+    for group in _removal_batches(removals):
+        _count(report, backend.sync(group_id, [], group))
+    report.seconds = round(time.monotonic() - started, 3)
+    return report
+
+
+def _removal_batches(removals: list[RemovalIn]) -> list[list[RemovalIn]]:
+    out: list[list[RemovalIn]] = []
+    current: list[RemovalIn] = []
+    size = 0
+    for r in removals:
+        if current and size + len(r.episode_uuids) > _REMOVE_BATCH:
+            out.append(current)
+            current, size = [], 0
+        current.append(r)
+        size += len(r.episode_uuids)
+    if current:
+        out.append(current)
+    return out
+
+
+def _count(report: SyncReport, result: SyncChunksResult) -> None:
+    report.chunks_added += len(result.added)
+    report.chunks_unchanged += result.already_held
+    report.chunks_removed += result.removed
+    report.extracted += result.extracted
+    report.extraction_failed += result.extraction_failed
+    report.pending += result.pending
