@@ -20,6 +20,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 import _service_fixtures as sf
+import lcg
 from lcg.rpc.mcp_server import default_registry
 
 LAUNCHER = Path(sys.executable).with_name("liminis-context-graph")
@@ -127,6 +128,10 @@ def test_version_and_help() -> None:
     for flag in ("--version", "-V"):
         done = subprocess.run([str(LAUNCHER), flag], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0 and "liminis-context-graph" in done.stdout
+        # A launcher gates on the second word: the reference release whose surface this is.
+        name, version = done.stdout.split()[:2]
+        assert name == "liminis-context-graph" and version == "0.13.3", done.stdout
+        assert f"(lcg {lcg.__version__})" in done.stdout
     done = subprocess.run([str(LAUNCHER), "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
     for flag in ("--mcp-stdio", "--scope", "--connect", "--allow-remote-close", "--embedder-http"):

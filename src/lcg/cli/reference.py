@@ -14,7 +14,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from lcg import __version__
+from lcg import REFERENCE_VERSION, __version__
 from lcg.errors import LcgError
 
 __all__ = ["build_parser", "main"]
@@ -42,7 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("-V", "--version", action="version", version=f"{PROG} (lcg) {__version__}")
+    # The reference's own version comes second, as it prints it, so a launcher that gates on
+    # it reads the surface this build implements; lcg's version follows.
+    version = f"{PROG} {REFERENCE_VERSION} (lcg {__version__})"
+    parser.add_argument("-V", "--version", action="version", version=version)
     parser.add_argument(
         "--mcp-stdio", action="store_true", help="serve MCP on stdin/stdout instead of the socket"
     )
