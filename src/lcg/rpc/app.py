@@ -26,9 +26,11 @@ from lcg.events.files import remove_trees
 from lcg.extract.embedders import Embedder
 from lcg.ingest.extraction import ExtractionService
 from lcg.projections.projector import ReplayProgress, ReplayResult
+from lcg.projections.sandbox import CypherSandbox
 from lcg.projections.search import Searcher
 from lcg.rpc.registry import Registry
 from lcg.workspace import Workspace
+from lcg.workspace.cypher import open_cypher_sandbox
 from lcg.workspace.status import OntologyStatus, ontology_status
 
 __all__ = ["Job", "ServiceApp", "build_app"]
@@ -85,6 +87,8 @@ class ServiceApp:
         self._tasks: set[asyncio.Task[None]] = set()
         #: The extraction pipeline (its extractor is ``None`` in lite mode); set on open.
         self.extraction: ExtractionService | None = None
+        #: Clients' Cypher runs in its worker process (ADR 0152); set on open.
+        self.cypher: CypherSandbox | None = None
         # Own pools rather than asyncio's default one (min(32, cpus + 4) threads, shared):
         # writes wait for their group's lock inside a worker thread, and on a small machine a
         # few of them would otherwise take every thread and stall reads and health checks.
@@ -129,6 +133,8 @@ class ServiceApp:
         self._reason = f"catching up group {p.group_id!r}: {done:,} of {total} events{phase}"
 
     def _attach(self, ws: Workspace) -> None:
+        self._close_cypher()
+        self.cypher = open_cypher_sandbox(ws)
         self._ws = ws
         self._searcher = Searcher(ws.graph, ws.text, ws.vectors, ws.text_embedder)
         self._state = "healthy"
@@ -139,8 +145,14 @@ class ServiceApp:
         self._state = "degraded"
         self._reason = reason
 
+    def _close_cypher(self) -> None:
+        sandbox, self.cypher = self.cypher, None
+        if sandbox is not None:
+            sandbox.close()
+
     async def close(self) -> None:
         """Save and close the workspace."""
+        await asyncio.to_thread(self._close_cypher)
         ws, self._ws = self._ws, None
         if ws is not None:
             await asyncio.to_thread(ws.close)

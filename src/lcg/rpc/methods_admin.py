@@ -9,6 +9,7 @@ import msgspec
 from msgspec import Meta
 
 from lcg.errors import (
+    DegradedError,
     LcgError,
     RequestError,
 )
@@ -170,14 +171,13 @@ async def query_cypher(app: ServiceApp, ctx: CallContext, p: CypherParams) -> Cy
     query = p.query
     check_read_only(query)
     ws = app.ws
-
-    def run() -> list[list[str]]:
-        with ws.reading():
-            return gr.query_cypher(
-                ws.graph, query, ws.config.cypher_timeout_ms, ws.config.cypher_max_rows
-            )
-
-    return CypherRows(rows=await app.run(run))
+    sandbox = app.cypher
+    if sandbox is None:
+        raise DegradedError("knowledge_query_cypher: the Cypher worker is not running")
+    # In the worker process, on its read model caught up with every applied write; the
+    # service holds no lock and no read thread meanwhile (ADR 0152).
+    rows = await sandbox.run(query, ws.config.cypher_timeout_ms, ws.config.cypher_max_rows)
+    return CypherRows(rows=rows)
 
 
 async def build_indices(app: ServiceApp, ctx: CallContext, p: NoParams) -> IndicesBuilt:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import queue
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -68,17 +68,28 @@ class StaleGraphError(ProjectionError):
 class GraphProjection:
     """The Kuzu-backed graph projection of every group's stream."""
 
-    def __init__(self, db_dir: Path, *, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        db_dir: Path,
+        *,
+        read_only: bool = False,
+        buffer_pool_mb: int = 0,
+        max_threads: int = 0,
+    ) -> None:
         """Open (or create) ``<db_dir>/graph.kuzu`` and its schema.
 
         ``read_only`` (``lcg status``/``verify``): an existing database, opened in Kuzu's
         read-only mode (nothing written, not even a checkpoint); one in another schema raises
-        ``StaleGraphError`` instead of being dropped.
+        ``StaleGraphError`` instead of being dropped. ``buffer_pool_mb`` and ``max_threads``
+        bound Kuzu's buffer pool and query threads (0: Kuzu's defaults, ~80% of RAM and
+        every core; the Cypher sandbox sets both, ADR 0152).
         """
         self.path = Path(db_dir) / DB_FILE
+        self._pool_bytes = buffer_pool_mb << 20
+        self._threads = max_threads
         try:
             Path(db_dir).mkdir(parents=True, exist_ok=True)
-            self._db = kuzu.Database(str(self.path), read_only=read_only)
+            self._db = self._open_db(read_only)
             self._writer: kuzu.Connection = kuzu.Connection(self._db)
             version = stored_version(self._writer)
             if read_only and version != SCHEMA_VERSION:
@@ -94,7 +105,7 @@ class GraphProjection:
                 self._writer.close()
                 self._db.close()
                 _remove_database(self.path)
-                self._db = kuzu.Database(str(self.path))
+                self._db = self._open_db(False)
                 self._writer = kuzu.Connection(self._db)
             if not read_only and version != SCHEMA_VERSION:
                 # Only a new (or dropped) database is written here: an up-to-date one opens
@@ -117,6 +128,22 @@ class GraphProjection:
         self._closed = False
         #: Set once Kuzu failed a write on I/O: no more writes, and no close (ADR 0081).
         self.io_failure: str | None = None
+        #: Committed ``(applied seq, generation)`` per group, kept beside the ``WalPosition``
+        #: rows so that the Cypher sandbox learns what it must have applied without a query.
+        self._positions: dict[str, tuple[int, str]] = {
+            g: (seq, gen) for g, (seq, gen) in self.positions().items() if seq is not None and gen
+        }
+        #: Called with a group's id after a purge of it committed (the Cypher sandbox
+        #: rebuilds that group of its read model).
+        self.on_purge: Callable[[str], None] | None = None
+
+    def _open_db(self, read_only: bool) -> kuzu.Database:
+        return kuzu.Database(
+            str(self.path),
+            read_only=read_only,
+            buffer_pool_size=self._pool_bytes,
+            max_num_threads=self._threads,
+        )
 
     # ---- connections ----------------------------------------------------------------
 
@@ -276,6 +303,11 @@ class GraphProjection:
         rows = self.query("MATCH (p:WalPosition) RETURN p.id, p.applied_seq, p.generation")
         return {g: (seq, gen) for g, seq, gen in rows}
 
+    def committed_positions(self) -> dict[str, tuple[int, str]]:
+        """``positions()`` as of the last commit, from memory (no query): every write
+        acknowledged before this call is in it."""
+        return dict(self._positions)
+
     # ---- writes ----------------------------------------------------------------------
 
     def apply(self, group_id: str, generation: str, events: list[Event]) -> None:
@@ -295,6 +327,7 @@ class GraphProjection:
         with self._transaction(what) as (c, delta):
             apply_events(c, group_id, events, delta)
             execute(c, _SET_POSITION, {"g": group_id, "seq": events[-1].seq, "gen": generation})
+        self._positions[group_id] = (events[-1].seq, generation)
 
     def load_group(self, group_id: str, generation: str, batches: Iterable[list[Event]]) -> int:
         """Fold a whole stream into a group that holds no rows, in one transaction.
@@ -329,6 +362,8 @@ class GraphProjection:
             count = fold_events(c, group_id, checked(), delta)
             if last:
                 execute(c, _SET_POSITION, {"g": group_id, "seq": last[0].seq, "gen": generation})
+        if last:
+            self._positions[group_id] = (last[0].seq, generation)
         return count
 
     def purge_group(self, group_id: str) -> None:
@@ -336,6 +371,9 @@ class GraphProjection:
         with self._transaction(f"purge of {group_id!r}") as (c, delta):
             purge(c, group_id, delta)
             execute(c, "MATCH (p:WalPosition {id: $g}) DELETE p", {"g": group_id})
+        self._positions.pop(group_id, None)
+        if self.on_purge is not None:
+            self.on_purge(group_id)
 
     # ---- digest and counts -------------------------------------------------------------
 

@@ -1,0 +1,478 @@
+"""The service's side of the Cypher sandbox: one worker process, a spare, deadlines, kills.
+
+``CypherSandbox.query`` runs one client query at a time in the worker (``worker.py``),
+waiting at most until the query's deadline (its arrival plus ``timeout_ms``) for the one
+before it, for the worker to be ready and for the read model to catch up with the service's
+applied positions. Once the worker says the query runs, it has ``timeout_ms`` (Kuzu's own
+timeout) and then ``kill_grace_s``: past that it is killed. A worker that died (a Kuzu
+crash, its memory limit) or grew more than ``recycle_growth_mb`` over its baseline is
+replaced by the spare, which has already started and imported everything and only has to
+open the read model; a new spare is started behind it (ADR 0152).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from lcg.errors import ProjectionError
+from lcg.projections.sandbox.protocol import (
+    Answer,
+    Hello,
+    Open,
+    Opened,
+    Reply,
+    Request,
+    Running,
+    Target,
+    decode_reply,
+    encode,
+)
+
+__all__ = ["CypherSandbox", "SandboxLimits"]
+
+_WORKER = [sys.executable, "-m", "lcg.projections.sandbox.worker"]
+#: How long a new worker may take to import and to open the read model.
+_START_S = 120.0
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """What one client query may take in the worker."""
+
+    #: Address space a query may add to the worker (``RLIMIT_AS``).
+    memory_mb: int = 2048
+    #: Kuzu's query threads.
+    threads: int = 2
+    #: Kuzu's buffer pool (pages of the read model and query state).
+    buffer_pool_mb: int = 512
+    #: Past its timeout, a query may still wait this long for a worker being replaced (a
+    #: kill costs the next query a database open) and for the read model's catch-up.
+    ready_grace_s: float = 0.5
+    #: A query still running this long past its timeout gets its worker killed (Kuzu's
+    #: own timeout is checked between operators, often late): an answer comes at most
+    #: ``timeout + kill_grace_s`` after the query arrived.
+    kill_grace_s: float = 1.5
+    #: A worker whose RSS grew this much over its first catch-up is replaced after a query.
+    recycle_growth_mb: int = 64
+
+
+class _Dead(Exception):
+    """The worker's pipe closed: the process died."""
+
+
+class _Proc:
+    """One worker process and its framed pipes."""
+
+    def __init__(self) -> None:
+        # Two malloc arenas: Kuzu's threads would otherwise each keep one (ADR 0085).
+        env = {**os.environ, "MALLOC_ARENA_MAX": "2"}
+        self.popen = subprocess.Popen(
+            _WORKER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True, env=env
+        )
+        assert self.popen.stdin is not None and self.popen.stdout is not None
+        self._in = self.popen.stdin
+        self._out = self.popen.stdout.fileno()
+        self._buf = bytearray()
+        self.baseline_kb: int | None = None
+
+    def send(self, message: Open | Request) -> None:
+        try:
+            self._in.write(encode(message))
+            self._in.flush()
+        except (BrokenPipeError, OSError, ValueError) as exc:
+            raise _Dead from exc
+
+    def recv(self, until: float) -> Reply | None:
+        """The next reply, or ``None`` once ``until`` (monotonic) passed without one."""
+        while True:
+            if len(self._buf) >= 4:
+                size = int.from_bytes(self._buf[:4], "big")
+                if len(self._buf) >= 4 + size:
+                    body = bytes(self._buf[4 : 4 + size])
+                    del self._buf[: 4 + size]
+                    return decode_reply(body)
+            left = until - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([self._out], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(self._out, 1 << 20)
+            if not chunk:
+                raise _Dead
+            self._buf += chunk
+
+    def kill(self) -> int:
+        """SIGKILL the process and reap it; its exit status."""
+        try:
+            self.popen.kill()
+        except ProcessLookupError:
+            pass
+        return self.wait(10)
+
+    def wait(self, timeout: float) -> int:
+        try:
+            code = self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.popen.kill()
+            code = self.popen.wait()
+        for pipe in (self.popen.stdin, self.popen.stdout):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+        return code
+
+    def rss_kb(self) -> int:
+        """Resident memory now (0 once exited)."""
+        try:
+            with open(f"/proc/{self.popen.pid}/statm", encoding="ascii") as fh:
+                return int(fh.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") >> 10)
+        except (OSError, ValueError, IndexError):
+            return 0
+
+
+def _signal_name(code: int) -> str:
+    if code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit status {code}"
+
+
+class CypherSandbox:
+    """Clients' Cypher, run in a worker process on its own read model of the graph."""
+
+    def __init__(
+        self,
+        db_dir: Path,
+        wal_dir: Path,
+        targets: Callable[[], dict[str, Target]],
+        limits: SandboxLimits | None = None,
+    ) -> None:
+        self.db_dir = db_dir
+        self.wal_dir = wal_dir
+        self.limits = limits or SandboxLimits()
+        self._targets = targets
+        self._lock = threading.Lock()  # one query (and one process change) at a time
+        self._active: _Proc | None = None
+        self._spare: _Proc | None = None
+        self._spare_thread: threading.Thread | None = None
+        #: A request the worker still owes an answer for: (id, deadline or kill time once
+        #: its query runs, running).
+        self._owed: tuple[int, float, bool] | None = None
+        #: The lock is held to replace a worker (not by a query).
+        self._replacing = False
+        self._dirty: set[str] = set()
+        self._next_id = 0
+        self._closed = False
+        #: Workers replaced so far, by cause (for tests and status).
+        self.replaced: dict[str, int] = {}
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix="lcg-cypher")
+
+    # ---- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the worker and open the read model; its catch-up goes on in the worker."""
+        with self._lock:
+            self._start_spare()  # imports beside the first worker: ready by the first kill
+            self._replace(time.monotonic() + _START_S, fresh=True)
+            self._request(None, 0, 0, float("inf"))
+
+    def close(self) -> None:
+        """Stop the worker and the spare (idempotent)."""
+        self._closed = True
+        with self._lock:
+            procs = [self._active, self._take_spare()]
+            self._active = None
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        for proc in procs:
+            if proc is not None:
+                try:
+                    proc._in.close()
+                except OSError:
+                    pass
+                proc.wait(5)
+
+    def mark_dirty(self, group_id: str) -> None:
+        """The service purged ``group_id``: the read model rebuilds it before the next query."""
+        self._dirty.add(group_id)
+
+    def worker_pids(self) -> list[int]:
+        """The live worker's and the spare's process ids."""
+        return [p.popen.pid for p in (self._active, self._spare) if p is not None]
+
+    def rss_kb(self) -> int:
+        """Resident memory of the worker and the spare together."""
+        return sum(p.rss_kb() for p in (self._active, self._spare) if p is not None)
+
+    # ---- queries -------------------------------------------------------------------------
+
+    async def run(self, query: str, timeout_ms: int, max_rows: int) -> list[list[str]]:
+        """``query`` from the event loop: queued on the sandbox's own thread, so that
+        waiting queries hold none of the service's read threads."""
+        arrived = time.monotonic()
+        loop = asyncio.get_running_loop()
+        call = functools.partial(self.query, query, timeout_ms, max_rows, arrived=arrived)
+        return await loop.run_in_executor(self._executor, call)
+
+    def query(
+        self, query: str, timeout_ms: int, max_rows: int, *, arrived: float | None = None
+    ) -> list[list[str]]:
+        """The stringified rows of a (guarded) read query, or ``ProjectionError`` saying why
+        not, within ``timeout_ms`` (from ``arrived``, default now) plus the kill grace."""
+        start = time.monotonic() if arrived is None else arrived
+        deadline = start + timeout_ms / 1000 + self.limits.ready_grace_s
+        if not self._lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            if self._replacing:
+                raise ProjectionError(
+                    f"graph query failed: the Cypher worker was being replaced for "
+                    f"{timeout_ms} ms (after a query that crashed it or ran past its timeout); "
+                    "retry"
+                )
+            raise ProjectionError(
+                f"graph query failed: it waited {timeout_ms} ms behind other "
+                "knowledge_query_cypher queries (one runs at a time); retry once they finished"
+            )
+        try:
+            if self._closed:
+                raise ProjectionError("graph query failed: the Cypher sandbox is closed")
+            return self._request(query, timeout_ms, max_rows, deadline, start)
+        finally:
+            self._lock.release()
+
+    def _request(
+        self,
+        query: str | None,
+        timeout_ms: int,
+        max_rows: int,
+        deadline: float,
+        start: float = 0.0,
+    ) -> list[list[str]]:
+        proc = self._ready(deadline, timeout_ms)
+        self._settle(proc, deadline, timeout_ms)
+        self._next_id += 1
+        rid = self._next_id
+        dirty, self._dirty = self._dirty, set()
+        request = Request(
+            id=rid,
+            targets=self._targets(),
+            dirty=sorted(dirty),
+            query=query,
+            timeout_ms=timeout_ms,
+            max_rows=max_rows,
+            deadline=deadline,
+        )
+        try:
+            proc.send(request)
+        except _Dead:
+            self._dirty |= dirty
+            raise self._died(proc, timeout_ms) from None
+        self._owed = (rid, deadline, False)
+        if query is None:
+            return []  # a catch-up: its answer is drained by the next query
+        try:
+            kill_at = start + timeout_ms / 1000 + self.limits.kill_grace_s
+            answer = self._await(proc, rid, deadline, kill_at, timeout_ms)
+        except _Dead:
+            self._dirty |= dirty
+            raise self._died(proc, timeout_ms) from None
+        if answer is None:
+            raise ProjectionError(
+                f"graph query failed: the Cypher read model was still catching up with the "
+                f"streams after {timeout_ms} ms; retry shortly (it goes on catching up)"
+            )
+        self._after(proc, answer)
+        if answer.error is not None:
+            raise ProjectionError(answer.error)
+        if answer.expired:
+            raise ProjectionError(
+                f"graph query failed: the Cypher read model caught up with the streams only "
+                f"after {timeout_ms} ms; retry"
+            )
+        return answer.rows or []
+
+    def _await(
+        self, proc: _Proc, rid: int, deadline: float, kill_at: float, timeout_ms: int
+    ) -> Answer | None:
+        """The answer to ``rid``; ``None`` if the deadline passed while it caught up (it is
+        then still owed); a query still running at ``kill_at`` gets its worker killed."""
+        running = False
+        while True:
+            until = kill_at if running else deadline
+            reply = proc.recv(until)
+            if reply is None:
+                if not running:
+                    return None
+                self._kill(proc, "timeout")
+                raise ProjectionError(
+                    f"graph query failed: it ran past {timeout_ms} ms and was stopped "
+                    "(LCG_CYPHER_TIMEOUT_MS); narrow it (WHERE, LIMIT) or raise the limit"
+                )
+            if isinstance(reply, Running) and reply.id == rid:
+                running = True
+                self._owed = (rid, kill_at, True)
+            elif isinstance(reply, Answer) and reply.id == rid:
+                self._owed = None
+                return reply
+
+    def _settle(self, proc: _Proc, deadline: float, timeout_ms: int) -> None:
+        """Wait (until ``deadline``) for the answer a request before this one is owed."""
+        while self._owed is not None:
+            rid, owed_until, running = self._owed
+            # A running query is waited for at most to its own kill time.
+            try:
+                reply = proc.recv(min(deadline, owed_until) if running else deadline)
+            except _Dead:
+                self._forget(proc, "crash")
+                raise ProjectionError(
+                    "graph query failed: the query before this one crashed the Cypher worker; "
+                    "retry (a new worker takes over)"
+                ) from None
+            if reply is None and running and time.monotonic() >= owed_until:
+                self._kill(proc, "timeout")
+                raise ProjectionError(
+                    "graph query failed: the query before this one ran past its timeout and "
+                    f"its worker is being replaced; retry (waited {timeout_ms} ms)"
+                )
+            if reply is None:
+                raise ProjectionError(
+                    f"graph query failed: the Cypher read model was still catching up with the "
+                    f"streams after {timeout_ms} ms; retry shortly (it goes on catching up)"
+                )
+            if isinstance(reply, Running) and reply.id == rid:
+                self._owed = (rid, owed_until, True)
+            elif isinstance(reply, Answer) and reply.id == rid:
+                self._owed = None
+                self._after(proc, reply)
+
+    def _after(self, proc: _Proc, answer: Answer) -> None:
+        """Recycle a worker that kept the memory a query took."""
+        if proc.baseline_kb is None:
+            proc.baseline_kb = answer.rss_kb
+        elif answer.rss_kb - proc.baseline_kb > self.limits.recycle_growth_mb << 10:
+            self._kill(proc, "memory")
+
+    # ---- processes -----------------------------------------------------------------------
+
+    def _ready(self, deadline: float, timeout_ms: int) -> _Proc:
+        proc = self._active
+        if proc is not None and proc.popen.poll() is None:
+            return proc
+        if proc is not None:
+            self._forget(proc, "died")
+        try:
+            return self._replace(deadline)
+        except _Dead:
+            raise ProjectionError(
+                "graph query failed: the Cypher worker could not be started; see the service's log"
+            ) from None
+        except TimeoutError:
+            raise ProjectionError(
+                f"graph query failed: the Cypher worker was not ready within {timeout_ms} ms "
+                "(it is starting); retry shortly"
+            ) from None
+
+    def _replace(self, deadline: float, *, fresh: bool = False) -> _Proc:
+        """Promote the spare (or a new process) to the worker and open the read model."""
+        proc = (None if fresh else self._take_spare()) or _Proc()
+        hello = proc.recv(deadline)
+        if not isinstance(hello, Hello):
+            self._spare = proc  # still importing: it stays the spare
+            raise TimeoutError
+        proc.send(
+            Open(
+                db_dir=str(self.db_dir),
+                wal_dir=str(self.wal_dir),
+                memory_mb=self.limits.memory_mb,
+                threads=self.limits.threads,
+                buffer_pool_mb=self.limits.buffer_pool_mb,
+            )
+        )
+        opened = proc.recv(max(deadline, time.monotonic() + _START_S))
+        if not isinstance(opened, Opened) or opened.error is not None:
+            proc.kill()
+            why = opened.error if isinstance(opened, Opened) else "no answer"
+            raise ProjectionError(f"graph query failed: the Cypher read model did not open: {why}")
+        self._active = proc
+        self._owed = None
+        self._start_spare()
+        return proc
+
+    def _take_spare(self) -> _Proc | None:
+        thread = self._spare_thread
+        if thread is not None:
+            thread.join()
+            self._spare_thread = None
+        spare, self._spare = self._spare, None
+        if spare is not None and spare.popen.poll() is not None:
+            spare.wait(1)
+            return None
+        return spare
+
+    def _start_spare(self) -> None:
+        if self._closed or self._spare is not None or self._spare_thread is not None:
+            return
+
+        def spawn() -> None:
+            self._spare = _Proc()
+
+        self._spare_thread = threading.Thread(target=spawn, name="lcg-cypher-spare", daemon=True)
+        self._spare_thread.start()
+
+    def _kill(self, proc: _Proc, cause: str) -> None:
+        proc.kill()
+        self._forget(proc, cause)
+
+    def _forget(self, proc: _Proc, cause: str) -> None:
+        proc.wait(10)
+        self.replaced[cause] = self.replaced.get(cause, 0) + 1
+        if self._active is proc:
+            self._active = None
+            self._replace_soon()
+        self._owed = None
+        # A request the dead worker was catching up for may have left a group half-built:
+        # its positions say where it stopped, so nothing is lost (each batch commits).
+
+    def _replace_soon(self) -> None:
+        """Promote the spare once the current query has answered, so that the next one
+        finds a worker open and caught up."""
+
+        def replace() -> None:
+            with self._lock:
+                if self._closed or self._active is not None:
+                    return
+                self._replacing = True
+                try:
+                    self._replace(time.monotonic() + _START_S)
+                    self._request(None, 0, 0, float("inf"))
+                except (ProjectionError, TimeoutError, _Dead):
+                    pass  # the next query tries again and says why
+                finally:
+                    self._replacing = False
+
+        threading.Thread(target=replace, name="lcg-cypher-replace", daemon=True).start()
+
+    def _died(self, proc: _Proc, timeout_ms: int) -> ProjectionError:
+        code = proc.wait(10)
+        self._forget(proc, "crash")
+        return ProjectionError(
+            f"graph query failed: it crashed the Cypher worker ({_signal_name(code)}); the "
+            "service is unaffected and a new worker takes over. Kuzu fails this way on some "
+            "out-of-range values (dates, intervals, timestamps) and when a query exceeds the "
+            "worker's memory (LCG_CYPHER_MEMORY_MB); change the query"
+        )

@@ -1,0 +1,159 @@
+"""The Cypher worker process: ``python -m lcg.projections.sandbox.worker``.
+
+It holds the read model (``Mirror``) and runs clients' Cypher on it, so that what Kuzu does
+with a query — crash on an out-of-range date, allocate without bound, run past its timeout
+— happens to this process and not to the service (ADR 0152). Its limits: Kuzu's buffer
+pool and thread count, an address-space limit (``RLIMIT_AS``) lowered around each query to
+what the process maps then plus ``memory_mb``, and the service's kill at the deadline.
+
+It exits when its stdin closes or its parent changes (the service died), so an orphan never
+keeps the read model's database locked.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+
+from lcg.errors import ProjectionError
+from lcg.projections.graph import GraphProjection
+from lcg.projections.graph import records as gr
+from lcg.projections.sandbox.mirror import Mirror
+from lcg.projections.sandbox.protocol import (
+    Answer,
+    Hello,
+    Open,
+    Opened,
+    Request,
+    Running,
+    decode_request,
+    encode,
+    read_frame,
+)
+
+__all__ = ["main"]
+
+_IN, _OUT = 0, 1
+#: Kuzu's message when another process holds the database (an orphan that is exiting).
+_LOCKED = "Could not set lock"
+_LIBC = ctypes.CDLL(None)
+_MEMORY_WORDS = ("bad_alloc", "allocate", "Mmap", "out of memory", "MemoryError")
+
+
+def _status_kb(field: str) -> int:
+    with open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def _send(message: Hello | Opened | Running | Answer) -> None:
+    data = encode(message)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(_OUT, view) :]
+
+
+def _watch_parent() -> None:
+    parent = os.getppid()
+    while True:
+        time.sleep(0.25)
+        if os.getppid() != parent:
+            os._exit(0)
+
+
+def _open(spec: Open) -> GraphProjection:
+    """The read model at ``spec.db_dir``; a damaged one is deleted and made again (it is
+    derived from the streams)."""
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            return GraphProjection(
+                Path(spec.db_dir), buffer_pool_mb=spec.buffer_pool_mb, max_threads=spec.threads
+            )
+        except ProjectionError as exc:
+            if _LOCKED in str(exc) and time.monotonic() < deadline:
+                time.sleep(0.05)  # a killed worker's file lock goes with its process
+                continue
+            if _LOCKED in str(exc):
+                raise
+            shutil.rmtree(spec.db_dir, ignore_errors=True)
+            return GraphProjection(
+                Path(spec.db_dir), buffer_pool_mb=spec.buffer_pool_mb, max_threads=spec.threads
+            )
+
+
+def _run(mirror: Mirror, req: Request, memory_mb: int) -> Answer:
+    mirror.sync(req.targets, req.dirty)
+    left_ms = int((req.deadline - time.monotonic()) * 1000)
+    if req.query is None:
+        return Answer(id=req.id, rows=[])
+    if left_ms <= 0:
+        return Answer(id=req.id, expired=True)
+    _send(Running(id=req.id))
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, ((_status_kb("VmSize") << 10) + (memory_mb << 20), hard))
+    try:
+        rows = gr.query_cypher(mirror.graph, req.query, min(req.timeout_ms, left_ms), req.max_rows)
+    except (ProjectionError, MemoryError) as exc:
+        text = str(exc) or type(exc).__name__
+        if isinstance(exc, MemoryError) or any(w in text for w in _MEMORY_WORDS):
+            return Answer(
+                id=req.id,
+                error=(
+                    f"graph query failed: it needed more memory than the Cypher worker's "
+                    f"{memory_mb} MB (LCG_CYPHER_MEMORY_MB); narrow it (WHERE, LIMIT, smaller "
+                    "ranges)"
+                ),
+            )
+        return Answer(id=req.id, error=text)
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    return Answer(id=req.id, rows=rows)
+
+
+def main() -> int:
+    """Serve requests on stdin/stdout until stdin closes."""
+    threading.Thread(target=_watch_parent, name="lcg-cypher-parent", daemon=True).start()
+    _send(Hello(pid=os.getpid()))
+    body = read_frame(_IN)
+    if body is None:
+        return 0
+    spec = decode_request(body)
+    if not isinstance(spec, Open):
+        return 2
+    try:
+        graph = _open(spec)
+    except Exception as exc:  # noqa: BLE001 - reported to the service, which says why
+        _send(Opened(rss_kb=0, error=f"{type(exc).__name__}: {exc}"))
+        return 1
+    mirror = Mirror(graph, Path(spec.wal_dir))
+    _send(Opened(rss_kb=_status_kb("VmRSS")))
+    while True:
+        body = read_frame(_IN)
+        if body is None:
+            break
+        req = decode_request(body)
+        if not isinstance(req, Request):
+            continue
+        try:
+            answer = _run(mirror, req, spec.memory_mb)
+        except Exception as exc:  # noqa: BLE001 - a failed catch-up is the request's answer
+            answer = Answer(id=req.id, error=f"the Cypher read model failed to catch up: {exc}")
+        # What the query freed goes back to the system, so that RSS says what is still held.
+        _LIBC.malloc_trim(0)
+        answer.rss_kb = _status_kb("VmRSS")
+        _send(answer)
+    graph.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
