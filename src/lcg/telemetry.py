@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import IO
+from typing import IO, Literal
 
 import msgspec
 
@@ -19,7 +19,9 @@ __all__ = [
     "IoFault",
     "IpcCall",
     "Record",
+    "ServiceNotice",
     "ServiceState",
+    "ServiceStateName",
     "TokenUsage",
     "WalReplayComplete",
     "WalRotated",
@@ -56,20 +58,36 @@ class WalReplayComplete(Record, tag="wal_replay_complete"):
 
 
 class IpcCall(Record, tag="ipc_call"):
-    """One JSON-RPC call was answered."""
+    """One JSON-RPC call was answered; ``duration_ms`` in whole milliseconds, as the
+    reference writes it (typed consumers read an integer)."""
 
     method: str
     request_id: str | int | None
-    duration_ms: float
+    duration_ms: int
     success: bool
 
 
-class ServiceState(Record, tag="service_state"):
-    """The service changed state."""
+#: The states the reference documents for ``service_state``; nothing else is written there.
+ServiceStateName = Literal["degraded", "healthy", "shutting_down", "stopped"]
 
-    state: str
+
+class ServiceState(Record, tag="service_state", omit_defaults=True):
+    """The service changed state; ``reason`` and ``detail`` are absent, not null, when
+    there is none (as the reference writes them)."""
+
+    state: ServiceStateName
     reason: str | None = None
     detail: dict[str, int] | None = None
+
+
+class ServiceNotice(Record, tag="service_notice"):
+    """Something a person watching the log should know that is not one of the documented
+    service states: the service is opening (``initializing``), a group's projection was
+    rebuilt, a publisher's reset was detected. An addition of lcg's: consumers that switch on
+    ``type`` never meet it in ``service_state``."""
+
+    kind: str
+    reason: str | None = None
 
 
 class IoFault(Record, tag="io_fault"):

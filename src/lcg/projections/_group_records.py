@@ -188,8 +188,8 @@ class FileRepairs:
                     done += f" through seq {seq}"
                 self.rebuilt.setdefault(group_id, []).append(done)
                 telemetry.emit(
-                    telemetry.ServiceState(
-                        state="projection_rebuilt", reason=f"group {group_id!r}: {done}"
+                    telemetry.ServiceNotice(
+                        kind="projection_rebuilt", reason=f"group {group_id!r}: {done}"
                     )
                 )
         if not pending:

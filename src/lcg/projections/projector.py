@@ -775,8 +775,8 @@ class Projector:
 
     def _note_reset(self, name: str, group_id: str, old: str, new: str) -> None:
         telemetry.emit(
-            telemetry.ServiceState(
-                state="reset_detected",
+            telemetry.ServiceNotice(
+                kind="reset_detected",
                 reason=f"{name} projection of group {group_id!r}: generation {old} -> {new}",
             )
         )
