@@ -25,6 +25,7 @@ COMMAND_MODULES: list[str] = [
     "lcg.cli.serve",
     "lcg.cli.ingest",
     "lcg.cli.search",
+    "lcg.cli.watch",
     "lcg.cli.status",
     "lcg.cli.replay",
     "lcg.cli.dump",

@@ -149,10 +149,15 @@ def scan_tree(
     """Read and chunk every file of the tree at ``root``; ``cache`` spares unchanged files."""
     scope = tree_scope(root)
     found = discover(Path(scope.root), max_bytes=max_bytes)
-    scan = Scan(scope=scope, skipped=list(found.skipped), ignored=found.ignored)
+    single = scope.prefix.endswith(":")
+
+    def served(rel: str) -> str:
+        return scope.label if single else scope.prefix + rel
+
+    skipped = [Skipped(path=served(s.path), reason=s.reason) for s in found.skipped]
+    scan = Scan(scope=scope, skipped=skipped, ignored=found.ignored)
     for f in found.files:
-        source_file = scope.label if scope.prefix.endswith(":") else scope.prefix + f.rel
-        local = _read(f, source_file, max_chars, cache)
+        local = _read(f, served(f.rel), max_chars, cache)
         if isinstance(local, Skipped):
             scan.skipped.append(local)
         elif local.chunks:
