@@ -1,15 +1,18 @@
 """What one client may hold of the service (issue 11 item 8, ADR 0071), with real sockets.
 
 An oversize request line is answered -32600 naming the limit and its setting, having been
-read only up to the limit, and the service stays healthy; past the connection limit a new
-connection is told so and closed; 400 simultaneous connects queue (backlog) instead of
-failing with EAGAIN; a client that pipelines requests and never reads the answers cannot
-make the service read (and buffer) without bound; the memory long lines took is returned
-once their connections close (RSS of a real ``serve`` subprocess).
+read only up to the limit, and the service stays healthy; at the connection limit the
+longest-idle connection is given up for a newcomer, and with every connection in flight a
+newcomer waits in the backlog (ADR 0153); a request line must end within the read deadline
+and an idle connection is closed past the idle deadline; 400 simultaneous connects queue
+(backlog) instead of failing with EAGAIN; a client that pipelines requests and never reads
+the answers cannot make the service read (and buffer) without bound; the memory long lines
+took is returned once their connections close (RSS of a real ``serve`` subprocess).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import json
@@ -83,14 +86,23 @@ def _healthy(path: Path) -> bool:
 def test_defaults_come_from_config_and_env() -> None:
     assert Limits() == Limits.from_config(Config.from_env(Path("/tmp"), env={}))
     assert Limits().max_request_bytes == 8 * 1024 * 1024
+    assert (Limits().idle_timeout_ms, Limits().read_timeout_ms) == (60_000, 30_000)
     env = {
         "LCG_RPC_MAX_REQUEST_BYTES": "65536",
         "LCG_RPC_MAX_CONNECTIONS": "3",
         "LCG_RPC_MAX_BATCH": "7",
+        "LCG_RPC_IDLE_TIMEOUT_MS": "0",
+        "LCG_RPC_READ_TIMEOUT_MS": "250",
     }
-    assert Limits.from_config(Config.from_env(Path("/tmp"), env=env)) == Limits(
-        max_request_bytes=65536, max_connections=3, max_batch=7
+    limits = Limits.from_config(Config.from_env(Path("/tmp"), env=env))
+    assert limits == Limits(
+        max_request_bytes=65536,
+        max_connections=3,
+        max_batch=7,
+        idle_timeout_ms=0,
+        read_timeout_ms=250,
     )
+    assert (limits.idle_timeout_s, limits.read_timeout_s) == (None, 0.25)
 
 
 def test_oversize_line_is_refused_without_reading_it_all() -> None:
@@ -133,50 +145,118 @@ def test_line_within_the_limit_is_served() -> None:
         assert reply["result"]["params"]["text"] == payload
 
 
-def test_connection_limit_refuses_with_a_clear_error_and_frees_slots() -> None:
-    with running(Limits(max_connections=4)) as (_srv, path):
+def test_at_the_connection_limit_the_longest_idle_connection_is_given_up() -> None:
+    with running(Limits(max_connections=4)) as (srv, path):
         held = [_connect(path) for _ in range(4)]
         for s in held:
             s.sendall(HEALTH)
             assert b'"healthy":true' in _read_line(s)
+        held[0].sendall(HEALTH)  # the oldest is used again: now held[1] has been idle longest
+        assert b'"healthy":true' in _read_line(held[0])
         extra = _connect(path)
-        reply = json.loads(_read_line(extra))
-        assert reply["error"]["code"] == -32000
-        message = reply["error"]["message"]
-        assert "too many connections" in message and "4" in message
-        assert "LCG_RPC_MAX_CONNECTIONS" in message
-        assert _closed(extra)
-        extra.close()
-        held.pop().close()
-        deadline = time.monotonic() + 10
-        while True:  # the slot frees once the service has seen the close
-            s = _connect(path)
+        extra.sendall(HEALTH)
+        assert b'"healthy":true' in _read_line(extra)
+        assert _closed(held[1])  # given up, with nothing said: it had no request begun
+        for s in (held[0], held[2], held[3], extra):
             s.sendall(HEALTH)
-            line = _read_line(s)
+            assert b'"healthy":true' in _read_line(s)
+        assert srv.server.admission.given_up == 1
+        for s in [*held, extra]:
             s.close()
-            if b'"healthy":true' in line:
-                break
-            assert time.monotonic() < deadline, line
+
+
+def test_with_every_connection_in_flight_a_newcomer_waits_in_the_backlog() -> None:
+    with running(Limits(max_connections=1, idle_timeout_ms=200)) as (srv, path):
+        busy = _connect(path)
+        busy.sendall(b'{"jsonrpc":"2.0","id":1,"method":"knowledge_block","params":{}}\n')
+        deadline = time.monotonic() + 10
+        while not any(c.phase == "handling" for c in srv.server.admission):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        waiting = _connect(path)  # queued by the kernel, not accepted
+        waiting.sendall(HEALTH)
+        # Well past the idle deadline and the eviction grace: the call in flight is kept,
+        # and the newcomer is neither answered nor refused.
+        readable, _, _ = select.select([waiting], [], [], 2.0)
+        assert not readable
+        assert len(srv.server.admission) == 1
+        srv.call_soon(srv.app.release.set)
+        assert json.loads(_read_line(busy)) == {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "result": {"released": True},
+        }
+        assert b'"healthy":true' in _read_line(waiting)
+        busy.close()
+        waiting.close()
+
+
+def test_a_connection_given_up_mid_line_is_told_why() -> None:
+    with running(Limits(max_connections=1)) as (_srv, path):
+        slow = _connect(path)
+        slow.sendall(b'{"jsonrpc":"2.0","id":1,')  # a request line begun, never finished
+        newcomer = _connect(path)
+        newcomer.sendall(HEALTH)
+        assert b'"healthy":true' in _read_line(newcomer)
+        reply = json.loads(_read_line(slow))
+        assert reply["id"] is None and reply["error"]["code"] == -32000
+        assert "LCG_RPC_MAX_CONNECTIONS" in reply["error"]["message"]
+        assert _closed(slow)
+        slow.close()
+        newcomer.close()
+
+
+def test_a_request_line_must_end_within_the_read_deadline() -> None:
+    with running(Limits(read_timeout_ms=300, idle_timeout_ms=60_000)) as (_srv, path):
+        with contextlib.closing(_connect(path)) as s:
+            # A line in two parts inside the deadline is served...
+            s.sendall(HEALTH[:10])
             time.sleep(0.05)
-        for s in held:
-            s.close()
+            s.sendall(HEALTH[10:])
+            assert b'"healthy":true' in _read_line(s)
+            # ...one that does not end within it is answered -32600 and the connection closed.
+            s.sendall(HEALTH[:10])
+            reply = json.loads(_read_line(s))
+            assert reply["id"] is None and reply["error"]["code"] == -32600
+            assert "300 ms" in reply["error"]["message"]
+            assert "LCG_RPC_READ_TIMEOUT_MS" in reply["error"]["message"]
+            assert _closed(s)
+        assert _healthy(path)
 
 
-def test_the_client_library_reports_the_connection_limit() -> None:
-    from lcg.rpc.client import Client
-    from lcg.rpc.errors import RemoteError
+def test_an_idle_connection_is_closed_at_its_deadline_unless_used() -> None:
+    with running(Limits(idle_timeout_ms=400)) as (_srv, path):
+        idle, used = _connect(path), _connect(path)
+        for _ in range(5):  # 1 s of calls 0.2 s apart: longer than the deadline, never idle
+            used.sendall(HEALTH)
+            assert b'"healthy":true' in _read_line(used)
+            time.sleep(0.2)
+        assert _closed(idle)
+        used.sendall(HEALTH)
+        assert b'"healthy":true' in _read_line(used)
+        idle.close()
+        used.close()
 
-    with running(Limits(max_connections=1)) as (_srv, path), Client(path, timeout=10) as first:
-        assert first.call("health_check", {})["healthy"] is True
-        for settle in (0.0, 0.5):
-            # 0.5 s: the service has refused and hung up before the request is sent, so the
-            # client's send fails (EPIPE) and the refusal must still be what it reports.
-            with Client(path, timeout=10) as second, pytest.raises(RemoteError) as info:
-                second.connect()
-                time.sleep(settle)
-                second.call("health_check", {})
-            assert "too many connections" in str(info.value)
-            assert "LCG_RPC_MAX_CONNECTIONS" in str(info.value)
+
+def test_the_client_library_redials_a_connection_the_service_closed() -> None:
+    from lcg.rpc.client import AsyncClient, Client
+
+    with running(Limits(max_connections=1, idle_timeout_ms=300)) as (_srv, path):
+        with Client(path, timeout=10) as first, Client(path, timeout=10) as second:
+            assert first.call("health_check", {})["healthy"] is True
+            # The second is admitted by giving the first up; each call re-dials in turn.
+            for client in (second, first, second):
+                assert client.call("health_check", {})["healthy"] is True
+            time.sleep(0.6)  # past the idle deadline: closed by the service
+            assert first.call("health_check", {})["healthy"] is True
+
+        async def use_async() -> None:
+            async with AsyncClient(path, timeout=10) as client:
+                assert (await client.call("health_check", {}))["healthy"] is True
+                await asyncio.sleep(0.6)
+                assert (await client.call("health_check", {}))["healthy"] is True
+
+        asyncio.run(use_async())
 
 
 def test_batch_limit() -> None:

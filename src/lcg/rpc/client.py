@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import select
 import socket
 import stat
 import time
@@ -331,6 +332,18 @@ class Client(_Surface[Any]):
         self._sock = sock
         self._file = sock.makefile("rb")
 
+    def _drop_if_hung_up(self) -> None:
+        """Forget a connection the service has closed since the last answer (an idle one may
+        be closed, ADR 0153): with no request outstanding, anything to read is a hang-up."""
+        if self._sock is None:
+            return
+        try:
+            readable, _, _ = select.select([self._sock], [], [], 0)
+        except (OSError, ValueError):
+            readable = [self._sock]
+        if readable:
+            self.close()
+
     def close(self) -> None:
         """Close the connection (the client may be used again: it reconnects)."""
         if self._file is not None:
@@ -361,19 +374,27 @@ class Client(_Surface[Any]):
         on_progress: ProgressCallback | None = None,
     ) -> Any:
         """Call ``method``; with ``on_progress``, ask for progress frames and pass each on."""
-        self.connect()
-        assert self._sock is not None
+        self._drop_if_hung_up()
         rid = next(self._ids)
+        request = _request_line(rid, method, params, on_progress is not None)
         try:
-            try:
-                self._sock.sendall(_request_line(rid, method, params, on_progress is not None))
-            except (BrokenPipeError, ConnectionResetError):
-                # The service may have answered and hung up before reading the request (too
-                # many connections): its last line, when there is one, says why.
-                last = self._file.readline(_LINE_LIMIT)
-                if not last.strip():
-                    raise
-                return _answer(_decoder.decode(last), rid)
+            for attempt in (1, 2):
+                self.connect()
+                assert self._sock is not None
+                try:
+                    self._sock.sendall(request)
+                    break
+                except (BrokenPipeError, ConnectionResetError):
+                    # The service hung up before reading the request; its last line, when
+                    # there is one, says why. Without one it closed the connection as idle
+                    # just now: the request cannot have run, so it is sent again, once.
+                    last = self._file.readline(_LINE_LIMIT)
+                    if last.strip():
+                        return _answer(_decoder.decode(last), rid)
+                    self.close()
+                    if attempt == 2:
+                        raise
+            assert self._sock is not None
             while True:
                 line = self._file.readline(_LINE_LIMIT)
                 if not line:
@@ -474,6 +495,10 @@ class AsyncClient(_Surface[Awaitable[Any]]):
     ) -> Any:
         """Call ``method``; with ``on_progress``, ask for progress frames and pass each on."""
         async with self._lock:
+            if self._reader is not None and (
+                self._reader.at_eof() or (self._writer is not None and self._writer.is_closing())
+            ):
+                await self.close()  # the service closed it while idle (ADR 0153)
             await self.connect()
             assert self._reader is not None and self._writer is not None
             rid = next(self._ids)

@@ -8,9 +8,13 @@ Contract (reference §1.1–§1.3, §6.3, with the differences listed in docs/co
   strictly in order (the next line is read after the answer is written and drained, so a
   client that never reads its answers stalls only itself); connections run concurrently.
 * Limits (``Limits``, ADR 0071): a request line longer than ``LCG_RPC_MAX_REQUEST_BYTES``
-  (8 MiB) is answered -32600 and the connection closed, having held at most that much; past
-  ``LCG_RPC_MAX_CONNECTIONS`` (256) a new connection gets one error line and is closed; a
-  batch holds at most ``LCG_RPC_MAX_BATCH`` requests; the listen backlog takes 1024.
+  (8 MiB) is answered -32600 and the connection closed, having held at most that much; a
+  batch holds at most ``LCG_RPC_MAX_BATCH`` requests.
+* Connections (``lcg.rpc.connections``, ADR 0153): at ``LCG_RPC_MAX_CONNECTIONS`` (256) the
+  longest-idle connection with no request in flight is given up for a newcomer; with every
+  one in flight, newcomers wait in the listen backlog (1024). A connection idle past
+  ``LCG_RPC_IDLE_TIMEOUT_MS`` is closed; a request line unfinished ``LCG_RPC_READ_TIMEOUT_MS``
+  after its first byte is answered -32600 and the connection closed.
 * A line that is not JSON (or nests too deeply to decode) gets ``-32700`` with ``id: null``
   and the connection stays open. Batches (arrays) are answered with an array; notifications
   get nothing.
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -35,16 +40,25 @@ import stat
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import msgspec
 
 from lcg import telemetry
-from lcg.config import Config
 from lcg.errors import ConfigError, DegradedError, LcgError, MethodNotFoundError
 from lcg.rpc import _jsonrpc as J
+from lcg.rpc.connections import (
+    READ_CHUNK,
+    Admission,
+    Connection,
+    IdleTimeout,
+    Limits,
+    LineTooLong,
+    ReadTimeout,
+    accept_loop,
+    read_request,
+)
 from lcg.rpc.errors import APPLICATION_ERROR, WireError, invalid_request, parse_error, to_wire
 from lcg.rpc.progress import ClientGone, Frame, encode_frame
 from lcg.rpc.registry import Registry
@@ -69,43 +83,17 @@ State = Literal["initializing", "healthy", "degraded"]
 #: The longest *response* line a client of the service reads (attached MCP); requests are
 #: bounded by ``Limits.max_request_bytes`` instead.
 LINE_LIMIT = 64 * 1024 * 1024
-#: How far a connection's reader may read ahead of the request being served: asyncio pauses
-#: the socket once its buffer holds twice this, so a client that pipelines without reading
-#: its answers fills its own socket, not the service's memory.
-_READ_CHUNK = 64 * 1024
 #: Pending connections the kernel queues before ``accept`` (capped by
-#: /proc/sys/net/core/somaxconn); asyncio's default of 100 refused a burst of 400.
+#: /proc/sys/net/core/somaxconn); asyncio's default of 100 refused a burst of 400. Past the
+#: connection limit newcomers wait here (ADR 0153).
 _BACKLOG = 1024
+#: How long a closing connection may take to deliver its last line before it is aborted.
+_HANG_UP_S = 1.0
 #: Unix socket paths longer than this cannot be bound (sun_path is 108 bytes with the NUL).
 _MAX_SOCKET_PATH = 107
 
 #: Where a streaming call's frames go.
 ProgressSink = Callable[[Frame], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """What one client may hold of the service (ADR 0071); ``Config`` carries the settings."""
-
-    #: The longest request line (bytes); longer → -32600 and the connection closed.
-    max_request_bytes: int = 8 * 1024 * 1024
-    #: Open connections at once; the next one is answered an error and closed.
-    max_connections: int = 256
-    #: Requests in one batch (they are all in flight together).
-    max_batch: int = 1000
-
-    @classmethod
-    def from_config(cls, config: Config) -> Limits:
-        """The limits set in ``config`` (``LCG_RPC_MAX_*``)."""
-        return cls(
-            max_request_bytes=config.rpc_max_request_bytes,
-            max_connections=config.rpc_max_connections,
-            max_batch=config.rpc_max_batch,
-        )
-
-
-class _LineTooLong(Exception):
-    """A request line grew past ``Limits.max_request_bytes`` before its newline."""
 
 
 class App(Protocol):
@@ -195,7 +183,11 @@ class Dispatcher:
         current = self.state()
         if current != self._last:
             self._last = current
-            telemetry.emit(telemetry.ServiceState(state=current[0], reason=current[1]))
+            state, reason = current
+            if state == "initializing":
+                telemetry.emit(telemetry.ServiceNotice(kind="initializing", reason=reason))
+            else:
+                telemetry.emit(telemetry.ServiceState(state=state, reason=reason))
         if current[0] == "initializing":
             self._ready.clear()
         else:
@@ -267,7 +259,7 @@ class Dispatcher:
                 telemetry.IpcCall(
                     method=method,
                     request_id=request_id,
-                    duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                    duration_ms=round((time.perf_counter() - started) * 1000),
                     success=success,
                 )
             )
@@ -280,12 +272,6 @@ def _not_found(method: str, names: list[str]) -> str:
 
     guess = closest(method, names, prefix="knowledge_", cutoff=75.0)
     return method if guess is None else f"{method} — did you mean {guess!r}?"
-
-
-@dataclass(eq=False, slots=True)
-class _Connection:
-    task: asyncio.Task[None]
-    busy: bool = False
 
 
 _item_encoder = msgspec.json.Encoder()
@@ -335,9 +321,11 @@ class Server:
         self.dispatcher = Dispatcher(
             app, ready_timeout_s=ready_timeout_s, on_shutdown=self.request_shutdown
         )
-        self._server: asyncio.AbstractServer | None = None
+        self._listener: socket.socket | None = None
+        self._accepting: asyncio.Task[None] | None = None
         self._open_task: asyncio.Task[None] | None = None
-        self._conns: set[_Connection] = set()
+        #: The open connections, and who is given up at the limit (ADR 0153).
+        self.admission = Admission(self.limits)
         self._transports: set[asyncio.BaseTransport] = set()
         self._closing = False
         self._stop: asyncio.Event | None = None
@@ -370,9 +358,12 @@ class Server:
             raise ConfigError(f"cannot bind {path}: {exc.strerror or exc}") from exc
         finally:
             os.umask(old_mask)
-        loop = asyncio.get_running_loop()
-        self._server = await loop.create_unix_server(
-            self._new_protocol, sock=sock, backlog=_BACKLOG
+        # Our own accept loop, not loop.create_unix_server: at the connection limit it stops
+        # accepting (newcomers wait in the backlog) instead of accepting and closing.
+        sock.setblocking(False)
+        self._listener = sock
+        self._accepting = asyncio.create_task(
+            accept_loop(sock, self.admission, self._connected), name="lcg-rpc-accept"
         )
         os.chmod(path, 0o600)
         self._inode = os.stat(path).st_ino
@@ -405,12 +396,11 @@ class Server:
         """Drain in-flight calls within the timeout, cancel the rest, close the app."""
         telemetry.emit(telemetry.ServiceState(state="shutting_down"))
         self._closing = True
-        if self._server is not None:
-            self._server.close()
-        for conn in list(self._conns):
-            if not conn.busy:
+        await self._stop_accepting()
+        for conn in self.admission:
+            if not conn.busy and conn.task is not None:
                 conn.task.cancel()
-        busy = [c.task for c in self._conns if c.busy]
+        busy = [c.task for c in self.admission if c.busy and c.task is not None]
         if busy:
             done, pending = await asyncio.wait(busy, timeout=self.shutdown_timeout_ms / 1000)
             self.drained = len(done)
@@ -418,7 +408,7 @@ class Server:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
-        rest = [c.task for c in self._conns]
+        rest = [c.task for c in self.admission if c.task is not None]
         await asyncio.gather(*rest, return_exceptions=True)
         if self._open_task is not None and not self._open_task.done():
             self._open_task.cancel()
@@ -455,78 +445,51 @@ class Server:
 
     # -- connections -------------------------------------------------------------------------
 
-    def _new_protocol(self) -> asyncio.BaseProtocol:
-        reader = asyncio.StreamReader(limit=_READ_CHUNK)
-        return _TrackedProtocol(reader, self._on_connection, self._transports)
+    async def _stop_accepting(self) -> None:
+        if self._accepting is not None:
+            self._accepting.cancel()
+            await asyncio.gather(self._accepting, return_exceptions=True)
+        if self._listener is not None:
+            self._listener.close()
+
+    async def _connected(self, sock: socket.socket, conn: Connection) -> None:
+        """Serve an accepted socket (counted in ``admission`` already)."""
+
+        def protocol() -> asyncio.BaseProtocol:
+            reader = asyncio.StreamReader(limit=READ_CHUNK)
+            serve = functools.partial(self._on_connection, conn)
+            return _TrackedProtocol(reader, serve, self._transports)
+
+        await self._loop.connect_accepted_socket(protocol, sock)
 
     async def _on_connection(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self, conn: Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        conn = _Connection(task=task)
-        if len(self._conns) >= self.limits.max_connections:
-            await self._refuse_connection(writer)
-            return
-        self._conns.add(conn)
+        conn.task = asyncio.current_task()
         try:
             await self._serve_connection(conn, reader, writer)
-        except (asyncio.CancelledError, ConnectionError, ClientGone):
+        except (ConnectionError, ClientGone, IdleTimeout):
             pass
+        except asyncio.CancelledError:
+            if conn.given_up and conn.phase == "reading":
+                # Given up for a newcomer with a request line begun: say why, then hang up.
+                _say(writer, _given_up_error(self.limits.max_connections))
+        except ReadTimeout:
+            _say(writer, _read_timeout_error(self.limits.read_timeout_ms))
         finally:
-            self._conns.discard(conn)
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
-
-    async def _refuse_connection(self, writer: asyncio.StreamWriter) -> None:
-        limit = self.limits.max_connections
-        error = WireError(
-            APPLICATION_ERROR,
-            f"IPC error: too many connections: the service serves at most {limit} at once "
-            "(LCG_RPC_MAX_CONNECTIONS); close idle connections or raise the limit",
-        )
-        with contextlib.suppress(Exception):
-            writer.write(J.encode_error(None, error))
-            await asyncio.wait_for(writer.drain(), 1.0)
-        writer.close()
-        with contextlib.suppress(Exception):
-            await writer.wait_closed()
-
-    async def _read_request(self, reader: asyncio.StreamReader) -> bytes:
-        """The next line (newline included; ``b""`` at end of stream), read in chunks of at
-        most ``_READ_CHUNK`` so only a line being received is held, never what follows it."""
-        limit = self.limits.max_request_bytes
-        parts: list[bytes] = []
-        size = 0
-        while True:
-            try:
-                chunk = await reader.readuntil(b"\n")
-            except asyncio.LimitOverrunError as exc:
-                # No newline within the buffered bytes: take them and keep reading.
-                chunk = await reader.readexactly(exc.consumed)
-            except asyncio.IncompleteReadError as exc:
-                chunk = exc.partial  # the stream ended; an unterminated tail is one line
-                size += len(chunk)
-                if size > limit:
-                    raise _LineTooLong from None
-                parts.append(chunk)
-                return b"".join(parts)
-            size += len(chunk)
-            if size > limit:
-                raise _LineTooLong
-            parts.append(chunk)
-            if chunk.endswith(b"\n"):
-                return parts[0] if len(parts) == 1 else b"".join(parts)
+            self.admission.discard(conn)
+            await _hang_up(writer)
 
     async def _serve_connection(
-        self, conn: _Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self, conn: Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         sink = _sink_for(writer)
+        idle_s = self.limits.idle_timeout_s
         while not self._closing:
+            self.admission.enter(conn, "idle")
             try:
-                line = await self._read_request(reader)
-            except _LineTooLong:
+                line = await read_request(reader, conn, self.admission)
+            except LineTooLong:
                 # Its end cannot be found without reading it all: answer, then hang up.
                 limit = self.limits.max_request_bytes
                 writer.write(
@@ -544,20 +507,24 @@ class Server:
                 return
             if not line.strip():
                 continue
-            conn.busy = True
+            self.admission.enter(conn, "handling")
             try:
+                out = await self.handle_line(line, sink)
+            except (ClientGone, asyncio.CancelledError):
+                raise
+            except Exception as exc:
+                # A bug in the envelope code must cost one answer, never the connection.
+                out = J.encode_error(None, to_wire(exc))
+            if out is not None:
+                self.admission.enter(conn, "writing")
+                writer.write(out)
                 try:
-                    out = await self.handle_line(line, sink)
-                except (ClientGone, asyncio.CancelledError):
-                    raise
-                except Exception as exc:
-                    # A bug in the envelope code must cost one answer, never the connection.
-                    out = J.encode_error(None, to_wire(exc))
-                if out is not None:
-                    writer.write(out)
-                    await writer.drain()
-            finally:
-                conn.busy = False
+                    # A client that does not take its answer for the idle deadline is gone.
+                    async with asyncio.timeout(idle_s):
+                        await writer.drain()
+                except TimeoutError:
+                    writer.transport.abort()
+                    return
 
     async def handle_line(self, line: bytes, sink: ProgressSink | None) -> bytes | None:
         """The answer to one request line (newline included), or ``None`` for no answer."""
@@ -622,6 +589,40 @@ class Server:
 
 def _empty_batch() -> WireError:
     return invalid_request("empty batch")
+
+
+def _read_timeout_error(timeout_ms: int) -> WireError:
+    return invalid_request(
+        f"request line not finished within {timeout_ms} ms of its first byte "
+        "(LCG_RPC_READ_TIMEOUT_MS); send each request as one whole line, or raise the limit; "
+        "closing the connection"
+    )
+
+
+def _given_up_error(limit: int) -> WireError:
+    return WireError(
+        APPLICATION_ERROR,
+        f"IPC error: connection given up: the service was at its limit of {limit} connections "
+        "(LCG_RPC_MAX_CONNECTIONS) and this one's request line had not been finished; "
+        "reconnect and send whole lines, or raise the limit",
+    )
+
+
+def _say(writer: asyncio.StreamWriter, error: WireError) -> None:
+    """Write one error line (id null) to a connection about to be closed, if it still can."""
+    with contextlib.suppress(Exception):
+        writer.write(J.encode_error(None, error))
+
+
+async def _hang_up(writer: asyncio.StreamWriter) -> None:
+    """Close a connection; one whose client does not read what is left for it is aborted."""
+    writer.close()
+    try:
+        await asyncio.wait_for(writer.wait_closed(), _HANG_UP_S)
+    except TimeoutError:
+        writer.transport.abort()
+    except Exception:  # noqa: BLE001 - the connection is gone whatever went wrong
+        pass
 
 
 def _sink_for(writer: asyncio.StreamWriter) -> ProgressSink:
