@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lcg.config import Config
+from lcg.events.guarded import ReadLimits
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest.assertion import assert_entity, assert_relationship
 from lcg.ingest.episodes import process_chunk
@@ -83,7 +84,8 @@ def open_publisher(path: Path, **env: str) -> Workspace:
 @contextmanager
 def replica(workspace: Path, source: Path, groups: list[str] | None = None) -> Iterator[Follower]:
     """A replica workspace on ``source`` with an in-process follower (no watcher thread)."""
-    ws = Workspace(replica_config(workspace, source, env=HASH), HashEmbedder())
+    config = replica_config(workspace, source, env=HASH)
+    ws = Workspace(config, HashEmbedder(), publication=ReadLimits())
     try:
         yield Follower(ws, groups, source_label=str(source))
     finally:

@@ -7,20 +7,43 @@ The replica is ``lcg.replication`` (the follower, its workspace, ``git pull``) s
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from lcg import telemetry
 from lcg.cli._common import add_command, config_from
+from lcg.errors import LcgError
+from lcg.events.guarded import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_SEGMENT_BYTES, ReadLimits
 from lcg.replication.service import GitPuller, replica_config
+
+if TYPE_CHECKING:
+    from lcg.rpc.replica import ReplicaApp
 
 __all__ = ["register"]
 
 
+def _ready_line(app: ReplicaApp, source: Path, groups: list[str] | None, sock: Path) -> str:
+    """The one line a person reads when the replica is up (or why it is not)."""
+    state, reason = app.state()
+    which = "every group" if not groups else "group(s) " + ", ".join(groups)
+    stop = f"stop with Ctrl-C or `kill {os.getpid()}`"
+    if state != "healthy":
+        return f"lcg follow: {state} ({reason}); source {source}; {stop}"
+    return (
+        f"lcg follow: following {which} of {source} (read-only); socket {sock}; "
+        f"`lcg status` shows the lag; {stop}"
+    )
+
+
 def _run(args: argparse.Namespace) -> int:
+    from lcg.cli.serve import announce_when_ready
     from lcg.rpc.replica import ReplicaApp
-    from lcg.rpc.server import Limits, run_server
+    from lcg.rpc.server import Limits, serve
 
     source = Path(args.source)
     workspace = config_from(args).workspace
@@ -28,18 +51,45 @@ def _run(args: argparse.Namespace) -> int:
     if args.embedder:
         config = msgspec.structs.replace(config, embedder=args.embedder)
     telemetry.set_sink(None, enabled=config.telemetry)
-    app = ReplicaApp(config, source_label=str(source.resolve()), groups=args.group)
+    # The publication is untrusted input: every file is read under these bounds (ADR 0154).
+    limits = ReadLimits(
+        max_segment_bytes=args.max_segment_bytes, max_line_bytes=args.max_line_bytes
+    )
+    app = ReplicaApp(config, source_label=str(source.resolve()), groups=args.group, limits=limits)
     puller: GitPuller | None = None
     if args.pull_every:
         puller = GitPuller(source.resolve(), args.pull_every)
         puller.start()
+    started = announce_when_ready(
+        app, lambda: _ready_line(app, source.resolve(), args.group, config.socket_path)
+    )
     try:
-        return run_server(
-            app, config.socket_path, config.shutdown_timeout_ms, limits=Limits.from_config(config)
+        asyncio.run(
+            serve(
+                app,
+                config.socket_path,
+                config.shutdown_timeout_ms,
+                started=started,
+                limits=Limits.from_config(config),
+            )
         )
+    except LcgError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
     finally:
         if puller is not None:
             puller.stop()
+    return 0
+
+
+def _byte_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
+    if value < 1024:
+        raise argparse.ArgumentTypeError(f"{value} is below the 1024 bytes a limit must allow")
+    return value
 
 
 def _positive(text: str) -> float:
@@ -87,3 +137,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--pull-every", type=_positive, metavar="S", help="run `git pull --ff-only` every S s"
     )
     p.add_argument("--embedder", choices=["local", "hash", "http", "uds"], help="embedder kind")
+    p.add_argument(
+        "--max-segment-bytes",
+        type=_byte_count,
+        default=DEFAULT_MAX_SEGMENT_BYTES,
+        metavar="N",
+        help=f"refuse a segment larger than N bytes (default {DEFAULT_MAX_SEGMENT_BYTES})",
+    )
+    p.add_argument(
+        "--max-line-bytes",
+        type=_byte_count,
+        default=DEFAULT_MAX_LINE_BYTES,
+        metavar="N",
+        help=f"refuse a line longer than N bytes (default {DEFAULT_MAX_LINE_BYTES})",
+    )

@@ -8,6 +8,11 @@ still knows its generation from its lines (``generation_from_lines``).
 The group's *effective* generation is decided here and nowhere else (ADR 0115): the sidecar's,
 else the lines'. Where both are present and differ (a split), the sidecar's is still the
 effective one; the projector degrades the group and the writer refuses it, reading ``split``.
+
+Both witnesses are read through the guarded open (``events.guarded``): a sidecar or segment
+that is a symlink, a FIFO or a device is never read through. A follower reads them strictly
+(``stream_generation(..., limits=...)``): a sidecar that is unsafe, larger than its limit or
+malformed is an ``UnsafeFileError`` or ``GenerationError`` naming it, not "absent".
 """
 
 from __future__ import annotations
@@ -19,7 +24,16 @@ from typing import Literal
 
 import msgspec
 
+from lcg.errors import GenerationError
 from lcg.events.files import FILE_MODE, atomic_write, fsync_dir
+from lcg.events.guarded import (
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_SIDECAR_BYTES,
+    ReadLimits,
+    UnsafeFileError,
+    open_regular,
+    read_small,
+)
 from lcg.events.layout import GENERATION_FILE, TEMP_SUFFIX
 from lcg.events.segments import list_segments
 
@@ -31,6 +45,7 @@ __all__ = [
     "generation_from_lines",
     "mint_generation",
     "read_generation",
+    "read_generation_strict",
     "stream_generation",
     "write_generation",
 ]
@@ -51,23 +66,46 @@ _raw = msgspec.json.Decoder()
 
 
 def read_generation(group_dir: Path) -> str | None:
-    """The generation recorded in the sidecar, or ``None`` if absent, blank or corrupt."""
+    """The generation recorded in the sidecar, or ``None`` if absent, blank or corrupt.
+
+    A sidecar that is a symlink, not a regular file or larger than a sidecar may be counts
+    as corrupt: it is never read through.
+    """
     try:
-        data = (group_dir / GENERATION_FILE).read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
+        return read_generation_strict(group_dir, DEFAULT_MAX_SIDECAR_BYTES)
+    except (UnsafeFileError, GenerationError):
+        return None
+
+
+def read_generation_strict(group_dir: Path, max_bytes: int) -> str | None:
+    """The sidecar's generation, ``None`` if there is no sidecar or it is blank.
+
+    Raises ``UnsafeFileError`` for a sidecar that is a link, not a regular file or larger
+    than ``max_bytes``, and ``GenerationError`` for one that is not a generation file.
+    """
+    path = group_dir / GENERATION_FILE
+    data = read_small(path, max_bytes)
+    if data is None:
         return None
     try:
         gen = _decoder.decode(data).generation.strip()
-    except ValueError:  # msgspec.DecodeError, or UnicodeDecodeError for invalid UTF-8
-        return None
+    except ValueError as exc:  # msgspec.DecodeError, or UnicodeDecodeError for invalid UTF-8
+        if not data.strip():
+            return None
+        raise GenerationError(f"{path} is malformed ({exc}): it names no generation") from None
     return gen or None
 
 
-def generation_from_lines(group_dir: Path) -> str | None:
-    """The generation stamped on the stream's first decodable line, or ``None`` if empty."""
+def generation_from_lines(
+    group_dir: Path, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> str | None:
+    """The generation stamped on the stream's first decodable line, or ``None`` if empty.
+
+    A line is read up to ``max_line_bytes``: a longer one ends the search in its segment.
+    """
     for seg in list_segments(group_dir):
-        with open(seg.path, "rb") as fh:
-            for line in fh:
+        with open_regular(seg.path) as fh:
+            while line := fh.readline(max_line_bytes + 1):
                 if not line.endswith(b"\n"):
                     break
                 try:
@@ -105,10 +143,19 @@ class StreamGeneration(msgspec.Struct, frozen=True, kw_only=True):
         return self.sidecar is not None and self.lines is not None and self.sidecar != self.lines
 
 
-def stream_generation(group_dir: Path) -> StreamGeneration:
-    """Read both witnesses of ``group_dir``'s generation, from disk (no writer's memory)."""
+def stream_generation(group_dir: Path, *, limits: ReadLimits | None = None) -> StreamGeneration:
+    """Read both witnesses of ``group_dir``'s generation, from disk (no writer's memory).
+
+    With ``limits`` (a follower reading a publication) the sidecar is read strictly: unsafe,
+    oversized or malformed raises instead of reading as absent.
+    """
+    if limits is None:
+        return StreamGeneration(
+            sidecar=read_generation(group_dir), lines=generation_from_lines(group_dir)
+        )
     return StreamGeneration(
-        sidecar=read_generation(group_dir), lines=generation_from_lines(group_dir)
+        sidecar=read_generation_strict(group_dir, limits.max_sidecar_bytes),
+        lines=generation_from_lines(group_dir, max_line_bytes=limits.max_line_bytes),
     )
 
 

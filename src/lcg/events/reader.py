@@ -26,6 +26,7 @@ from pathlib import Path
 import msgspec
 
 from lcg.events.codec import decode_line
+from lcg.events.guarded import open_regular
 from lcg.events.linecheck import LineCheck
 from lcg.events.model import Event
 from lcg.events.segments import list_segments, read_tail, segments_from
@@ -119,10 +120,18 @@ class ReadReport(msgspec.Struct, kw_only=True):
 class StreamReader:
     """Reads one group's stream directory; readers take no lock."""
 
-    def __init__(self, group_dir: Path, *, generation: str | None = None) -> None:
+    def __init__(
+        self,
+        group_dir: Path,
+        *,
+        generation: str | None = None,
+        max_segment_bytes: int | None = None,
+    ) -> None:
         self.group_dir = group_dir
         #: Lines stamped with another generation are skipped and counted; ``None`` = any.
         self.generation = generation
+        #: A larger segment raises ``UnsafeFileError`` (a publication); ``None``: no limit.
+        self.max_segment_bytes = max_segment_bytes
 
     def events(
         self,
@@ -159,7 +168,8 @@ class StreamReader:
                 break
             rep.files_read += 1
             is_last = seg.path == last_path
-            with open(seg.path, "rb") as fh:
+            # Guarded: a symlinked or non-regular segment (a FIFO) is refused, never read.
+            with open_regular(seg.path, max_bytes=self.max_segment_bytes) as fh:
                 data = fh.read()
             lines = data.split(b"\n")
             # The element after the final newline is b"" for a whole file; anything else is torn.

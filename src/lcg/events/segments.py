@@ -7,6 +7,7 @@ from pathlib import Path
 
 import msgspec
 
+from lcg.events.guarded import UnsafeFileError, open_regular
 from lcg.events.layout import SEGMENT_DIGITS, SEGMENT_SUFFIX
 
 __all__ = ["Segment", "TailInfo", "list_segments", "read_tail", "segments_from"]
@@ -56,14 +57,24 @@ def segments_from(segments: list[Segment], from_seq: int) -> list[Segment]:
     return segments[start:]
 
 
-def read_tail(path: Path) -> TailInfo:
-    """Find the last complete line of ``path``; a final line without ``\\n`` is torn."""
-    with open(path, "rb") as fh:
+def read_tail(path: Path, *, max_line_bytes: int | None = None) -> TailInfo:
+    """Find the last complete line of ``path``; a final line without ``\\n`` is torn.
+
+    The file is opened guarded (``events.guarded``: a regular file, never through a link).
+    With ``max_line_bytes`` no more than about that many bytes are searched for the line's
+    start (``UnsafeFileError`` past it), so a huge file without newlines cannot fill memory.
+    """
+    with open_regular(path) as fh:
         size = os.fstat(fh.fileno()).st_size
         if size == 0:
             return TailInfo(None, 0, 0)
         window = min(size, _TAIL_WINDOW)
         while True:
+            if max_line_bytes is not None and window > 2 * max_line_bytes + _TAIL_WINDOW:
+                raise UnsafeFileError(
+                    f"the last line of {path} is longer than the {max_line_bytes:,} bytes a "
+                    "line may hold (or it has no line end)"
+                )
             fh.seek(size - window)
             data = fh.read(window)
             end = data.rfind(b"\n")

@@ -1,7 +1,9 @@
 """Provenance sidecars of a group stream: ontology and embedding model.
 
 Both are informational: they describe what the stream's producer ran with. A corrupt sidecar
-reads as ``None`` and is rewritten at the next successful write.
+reads as ``None`` and is rewritten at the next successful write; so does one that is a
+symlink, not a regular file or larger than a sidecar may be (``events.guarded``): it is
+never read through.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from pathlib import Path
 import msgspec
 
 from lcg.events.files import atomic_write
+from lcg.events.guarded import DEFAULT_MAX_SIDECAR_BYTES, UnsafeFileError, read_small
 from lcg.events.layout import EMBEDDING_MODEL_FILE, ONTOLOGY_SIDECAR_FILE
 
 __all__ = [
@@ -46,8 +49,9 @@ _encoder = msgspec.json.Encoder()
 
 def _read(path: Path, kind: type[msgspec.Struct]) -> msgspec.Struct | None:
     try:
-        return msgspec.json.decode(path.read_bytes(), type=kind)
-    except (OSError, ValueError):
+        data = read_small(path, DEFAULT_MAX_SIDECAR_BYTES)
+        return None if data is None else msgspec.json.decode(data, type=kind)
+    except (OSError, ValueError, UnsafeFileError):
         return None
 
 

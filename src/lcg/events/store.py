@@ -11,6 +11,7 @@ from pathlib import Path
 from lcg.events.bounds import Bounds, read_bounds
 from lcg.events.generation import effective_generation
 from lcg.events.groups import encode_group, list_groups
+from lcg.events.guarded import ReadLimits
 from lcg.events.model import Event
 from lcg.events.reader import StreamReader
 from lcg.events.writer import FsyncPolicy, StreamWriter
@@ -29,10 +30,14 @@ class WalStore:
         max_events_per_file: int = 10_000,
         max_bytes_per_file: int = 5 * 1024 * 1024,
         write_caches: bool = True,
+        limits: ReadLimits | None = None,
     ) -> None:
         self.root = root
         #: False when the workspace is only inspected: the bounds cache is read, never written.
         self.write_caches = write_caches
+        #: Set when the streams are a publication someone else writes (a replica): every
+        #: read is bounded by these and no cache is read or written there (ADR 0154).
+        self.limits = limits
         self.fsync: FsyncPolicy = fsync
         self.max_events_per_file = max_events_per_file
         self.max_bytes_per_file = max_bytes_per_file
@@ -70,7 +75,8 @@ class WalStore:
         """A reader of ``group_id``'s stream, skipping lines of other generations."""
         gdir = self.group_dir(group_id)
         generation = self.generation(group_id) if check_generation else None
-        return StreamReader(gdir, generation=generation)
+        max_size = None if self.limits is None else self.limits.max_segment_bytes
+        return StreamReader(gdir, generation=generation, max_segment_bytes=max_size)
 
     def generation(self, group_id: str) -> str | None:
         """The group's generation: its sidecar, else its lines, else ``None``."""
@@ -82,7 +88,9 @@ class WalStore:
 
     def bounds(self, group_id: str) -> Bounds:
         """Min/max seq and file statistics of the group's stream."""
-        return read_bounds(self.group_dir(group_id), write_cache=self.write_caches)
+        return read_bounds(
+            self.group_dir(group_id), write_cache=self.write_caches, limits=self.limits
+        )
 
     def open_writers(self) -> list[StreamWriter]:
         """The writers opened so far."""

@@ -8,7 +8,11 @@ them. Each ``read``:
   decodes, checksum order, the stream's generation) and that its seq is the previous one + 1;
 * re-hashes a verified prefix whenever the file's stat changed: a shrunk, vanished or
   rewritten prefix is a defect in the same generation (streams are append-only);
-* reads complete lines only; a partial line is waited for, unless a later segment exists.
+* reads complete lines only; a partial line is waited for, unless a later segment exists;
+* reads the directory as untrusted input (``events.guarded``, ADR 0154): never through a
+  symlink, regular files only, a segment no larger than ``ReadLimits.max_segment_bytes``, a
+  line no longer than ``max_line_bytes``, in chunks, so neither ``/dev/zero``, a FIFO nor a
+  huge file can stall the reader or exhaust its memory.
 
 It stops with ``TailDefect`` at the first defect, after yielding every event verified before it.
 """
@@ -19,8 +23,10 @@ import hashlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from lcg.errors import StreamError
+from lcg.events.guarded import ReadLimits, check_real_dir, open_regular
 from lcg.events.linecheck import LineCheck
 from lcg.events.model import Event
 from lcg.events.segments import list_segments
@@ -43,16 +49,21 @@ def stat_key(st: os.stat_result) -> StatKey:
 
 
 def prefix_hasher(path: Path, length: int) -> hashlib.blake2b:
-    """A BLAKE2b hasher fed the first ``length`` bytes of ``path``."""
+    """A BLAKE2b hasher fed the first ``length`` bytes of ``path`` (a regular file)."""
+    with open_regular(path) as fh:
+        return _hash_prefix(fh, length)
+
+
+def _hash_prefix(fh: BinaryIO, length: int) -> hashlib.blake2b:
     h = hashlib.blake2b(digest_size=16)
+    fh.seek(0)
     remaining = length
-    with open(path, "rb") as fh:
-        while remaining:
-            chunk = fh.read(min(_CHUNK, remaining))
-            if not chunk:
-                break
-            h.update(chunk)
-            remaining -= len(chunk)
+    while remaining:
+        chunk = fh.read(min(_CHUNK, remaining))
+        if not chunk:
+            break
+        h.update(chunk)
+        remaining -= len(chunk)
     return h
 
 
@@ -71,9 +82,18 @@ class FileMark:
 class VerifiedTail:
     """How far one group's stream directory has been verified, and the reader that extends it."""
 
-    def __init__(self, group_id: str, group_dir: Path, generation: str | None = None) -> None:
+    def __init__(
+        self,
+        group_id: str,
+        group_dir: Path,
+        generation: str | None = None,
+        *,
+        limits: ReadLimits | None = None,
+    ) -> None:
         self.group_id = group_id
         self.group_dir = group_dir
+        #: The bounds every file of the directory is read under.
+        self.limits = limits or ReadLimits()
         #: The line check, carrying the stream's generation and whether checksums were seen.
         self.lines = LineCheck(generation)
         #: The seq the next line must carry.
@@ -91,15 +111,21 @@ class VerifiedTail:
     def generation(self, value: str | None) -> None:
         self.lines.generation = value
 
+    def _open(self, path: Path) -> BinaryIO:
+        """``path`` opened as untrusted input (``UnsafeFileError`` for a link, FIFO, huge file)."""
+        return open_regular(path, max_bytes=self.limits.max_segment_bytes)
+
     def restore(self, name: str, consumed: int, lines: int, digest: bytes) -> None:
         """Trust ``consumed`` bytes of segment ``name`` again, once they still hash to ``digest``.
 
         Raises ``FileNotFoundError`` if the segment is gone, ``TailDefect`` if it changed.
         """
         path = self.group_dir / name
-        st = os.stat(path)
-        mark = FileMark()
-        mark.hasher = self.check_prefix(path, consumed, digest, st)
+        check_real_dir(self.group_dir)
+        with self._open(path) as fh:
+            st = os.fstat(fh.fileno())
+            mark = FileMark()
+            mark.hasher = self._check_prefix(fh, path, consumed, digest, st)
         mark.consumed, mark.lines = consumed, lines
         mark.stat_key = stat_key(st)
         self.files[name] = mark
@@ -110,6 +136,8 @@ class VerifiedTail:
         ``yield_after=None`` verifies only. Raises ``TailDefect`` at the first defect, after
         yielding every verified event before it.
         """
+        # A symlinked directory would be listed and read wherever it points.
+        check_real_dir(self.group_dir)
         segments = list_segments(self.group_dir)
         names = {s.path.name for s in segments}
         for name in self.files:
@@ -124,32 +152,41 @@ class VerifiedTail:
             name = seg.path.name
             mark = self.files.get(name)
             try:
-                st = os.stat(seg.path)
+                fh = self._open(seg.path)
             except FileNotFoundError:
                 raise TailDefect(
                     f"segment {name} of group {self.group_id!r} vanished mid-read"
                 ) from None
-            if mark is not None:
-                if stat_key(st) != mark.stat_key:
-                    self.check_prefix(seg.path, mark.consumed, mark.hasher.digest(), st)
-            else:
-                # Registered before reading: a defect mid-file keeps what was verified.
-                mark = self.files[name] = FileMark()
-            is_last = index == len(segments) - 1
-            yield from self._read_new(seg.path, mark, is_last, yield_after)
+            with fh:
+                # The descriptor's stat, not the path's: what is read is what was judged.
+                st = os.fstat(fh.fileno())
+                if mark is not None:
+                    if stat_key(st) != mark.stat_key:
+                        self._check_prefix(fh, seg.path, mark.consumed, mark.hasher.digest(), st)
+                else:
+                    # Registered before reading: a defect mid-file keeps what was verified.
+                    mark = self.files[name] = FileMark()
+                is_last = index == len(segments) - 1
+                yield from self._read_new(fh, seg.path, mark, is_last, yield_after)
             mark.stat_key = stat_key(st)
 
     def check_prefix(
         self, path: Path, consumed: int, expected: bytes, st: os.stat_result
     ) -> hashlib.blake2b:
         """Raise ``TailDefect`` unless the first ``consumed`` bytes still hash to ``expected``."""
+        with self._open(path) as fh:
+            return self._check_prefix(fh, path, consumed, expected, st)
+
+    def _check_prefix(
+        self, fh: BinaryIO, path: Path, consumed: int, expected: bytes, st: os.stat_result
+    ) -> hashlib.blake2b:
         if st.st_size < consumed:
             raise TailDefect(
                 f"segment {path.name} of group {self.group_id!r} shrank from {consumed} to "
                 f"{st.st_size} bytes in the same generation (a seq regression); the publisher "
                 "must publish a rewritten stream as a new generation (`lcg publish --reset`)"
             )
-        hasher = prefix_hasher(path, consumed)
+        hasher = _hash_prefix(fh, consumed)
         if hasher.digest() != expected:
             raise TailDefect(
                 f"segment {path.name} of group {self.group_id!r} was rewritten in place: its "
@@ -161,34 +198,65 @@ class VerifiedTail:
         return hasher
 
     def _read_new(
-        self, path: Path, mark: FileMark, is_last: bool, yield_after: int | None
+        self, fh: BinaryIO, path: Path, mark: FileMark, is_last: bool, yield_after: int | None
     ) -> Iterator[Event]:
-        with open(path, "rb") as fh:
-            fh.seek(mark.consumed)
-            data = fh.read()
-        end = data.rfind(b"\n") + 1
-        if end < len(data) and not is_last:
+        """Verify the complete lines past ``mark``, a chunk at a time (memory: a line + a chunk)."""
+        max_line = self.limits.max_line_bytes
+        max_size = self.limits.max_segment_bytes
+        fh.seek(mark.consumed)
+        offset = mark.consumed
+        buf = bytearray()
+        while True:
+            chunk = fh.read(_CHUNK)
+            if not chunk:
+                break
+            offset += len(chunk)
+            if offset > max_size:
+                # It grew after it was opened: the limit holds for what is read, too.
+                raise TailDefect(
+                    f"segment {path.name} of group {self.group_id!r} grew past the "
+                    f"{max_size:,} bytes a segment may hold while it was read"
+                )
+            buf += chunk
+            pos = 0
+            while True:
+                nl = buf.find(b"\n", pos)
+                if nl == -1:
+                    break
+                if nl + 1 - pos > max_line:
+                    raise self._long_line(path, mark, max_line)
+                line = bytes(buf[pos : nl + 1])
+                pos = nl + 1
+                event = self._take(path, mark, line)
+                if event is not None and yield_after is not None and event.seq > yield_after:
+                    yield event
+            del buf[:pos]
+            if len(buf) > max_line:
+                raise self._long_line(path, mark, max_line)
+        if buf and not is_last:
             raise TailDefect(
                 f"segment {path.name} of group {self.group_id!r} ends in a partial line but is "
                 "not the last segment (a copy or pull in progress?); waiting for the whole file"
             )
-        pos = 0
-        while pos < end:
-            nl = data.index(b"\n", pos)
-            line = data[pos : nl + 1]
-            mark.lines += 1
-            if line.strip():
-                event = self._check(f"{path.name}:{mark.lines}", line[:-1])
-                self.next_seq = event.seq + 1
-                self.last_ts = event.ts
-                mark.hasher.update(line)
-                mark.consumed += len(line)
-                if yield_after is not None and event.seq > yield_after:
-                    yield event
-            else:
-                mark.hasher.update(line)
-                mark.consumed += len(line)
-            pos = nl + 1
+
+    def _take(self, path: Path, mark: FileMark, line: bytes) -> Event | None:
+        """Verify one complete line and count it consumed; its event (``None`` if blank)."""
+        mark.lines += 1
+        event: Event | None = None
+        if line.strip():
+            event = self._check(f"{path.name}:{mark.lines}", line[:-1])
+            self.next_seq = event.seq + 1
+            self.last_ts = event.ts
+        mark.hasher.update(line)
+        mark.consumed += len(line)
+        return event
+
+    def _long_line(self, path: Path, mark: FileMark, max_line: int) -> TailDefect:
+        return TailDefect(
+            f"line {mark.lines + 1} of segment {path.name} of group {self.group_id!r} is "
+            f"longer than the {max_line:,} bytes a line may hold; it was not read further - "
+            "the publisher must republish the group from a real stream"
+        )
 
     def _check(self, where: str, line: bytes) -> Event:
         """The line's event, if it passes the line check and carries the next seq."""

@@ -17,15 +17,25 @@ it without any lock and applies only what the verifying tail-reader (``events.ta
   generation, is refused: the publication was copied partially or by hand;
 * **seq gap / regression** – stops the group with the seq numbers rather than guessing.
 
+* **untrusted files** – the publication is someone else's input (ADR 0154): a group
+  directory, segment or sidecar that is a symlink, a FIFO, a device or larger than its limit
+  (``ReadLimits``), a line longer than the line limit, or a malformed
+  ``.wal-generation.json`` stops that group; nothing is read through a link or without a
+  bound, and a directory whose name is no group is listed in ``skipped``, never opened.
+
 A stopped group is re-examined on every change, so a transient state (a ``git pull`` caught
 half-way) heals by itself once the files are whole; a persistent defect stays stopped with
-its reason and remedy in ``replica_status``. Events are applied in batches under the
-workspace write lock, so reads see whole batches.
+its reason and remedy in ``replica_status``. A defect in one group never holds another: each
+group's pass is its own, and every read is bounded. Events are applied in batches under the
+workspace write lock, so reads see whole batches. The watcher watches the root and each real
+group directory, not recursively: a symlink out of the publication is never walked.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import stat
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -33,12 +43,14 @@ from pathlib import Path
 import msgspec
 
 from lcg import telemetry
-from lcg.errors import LcgError
+from lcg.errors import GenerationError, LcgError
 from lcg.events.generation import stream_generation
-from lcg.events.groups import encode_group, list_groups
-from lcg.events.layout import BOUNDS_FILE, GENERATION_FILE, SEGMENT_SUFFIX
+from lcg.events.groups import encode_group
+from lcg.events.guarded import ReadLimits, UnsafeFileError, check_real_dir
+from lcg.events.layout import BOUNDS_FILE, GENERATION_FILE, SEGMENT_DIGITS, SEGMENT_SUFFIX
 from lcg.events.model import Event
 from lcg.events.tail import TailDefect, VerifiedTail
+from lcg.replication.scan import PublicationScan, scan_publication
 from lcg.replication.status import (
     ReplicaApplied,
     ReplicaResetDetected,
@@ -70,8 +82,11 @@ class Follower:
         *,
         source_label: str | None = None,
         batch_size: int = 256,
+        limits: ReadLimits | None = None,
     ) -> None:
         self.ws = ws
+        #: The bounds every file of the publication is read under.
+        self.limits = limits or ws.store.limits or ReadLimits()
         self.source = ws.config.wal_dir
         self.source_label = source_label or str(self.source)
         self.only: list[str] | None = list(groups) if groups else None
@@ -84,6 +99,8 @@ class Follower:
         #: Called after every pass with the statuses (tests and the bench wait on it).
         self.on_sync: Callable[[dict[str, ReplicaStatus]], None] | None = None
         self.passes = 0
+        #: The last listing of the publication root (its groups and the names that are none).
+        self.scan = PublicationScan()
 
     # ---- status ----------------------------------------------------------------------------
 
@@ -91,7 +108,7 @@ class Follower:
         """The followed groups: those named, else every group the publication holds."""
         if self.only is not None:
             return list(self.only)
-        return sorted(set(list_groups(self.source)) | set(self._status))
+        return sorted(set(self.scan.groups) | set(self._status))
 
     def replica_status(self, group_id: str) -> ReplicaStatus:
         """The replica status of ``group_id`` (``starting`` before its first pass)."""
@@ -109,6 +126,10 @@ class Follower:
 
     def sync(self) -> dict[str, ReplicaStatus]:
         """Examine every followed group once and apply what landed; return the statuses."""
+        try:
+            self.scan = scan_publication(self.source)
+        except OSError as exc:  # the root itself is unreadable: keep the last listing
+            log.warning("cannot list the publication %s: %s", self.source, exc)
         for group_id in self.groups():
             self.sync_group(group_id)
         self.passes += 1
@@ -129,6 +150,16 @@ class Follower:
                 if track is None:
                     track = self._tracks[group_id] = self._load_track(group_id)
                 self._sync(group_id, track, status)
+            except UnsafeFileError as defect:
+                status.state = "stopped"
+                status.reason = (
+                    f"group {group_id!r} of the publication is refused: {defect}; this group "
+                    "stops (the others go on) until the publisher republishes it with `lcg "
+                    "publish` (it writes only regular files); a size over the limit can be "
+                    "allowed with `lcg follow --max-segment-bytes`/`--max-line-bytes`"
+                )
+                if status.reason != was_stopped:
+                    telemetry.emit(ReplicaStopped(group_id=group_id, reason=status.reason))
             except (LcgError, OSError) as defect:
                 status.state = "stopped"
                 status.reason = str(defect)
@@ -156,7 +187,8 @@ class Follower:
         that bytes it applied before were since changed in place.
         """
         gdir = self.source / encode_group(group_id)
-        track = VerifiedTail(group_id, gdir)
+        check_real_dir(gdir)
+        track = VerifiedTail(group_id, gdir, limits=self.limits)
         saved = load_saved(self.ws.config.workspace, group_id)
         if saved is None:
             return track
@@ -166,6 +198,8 @@ class Follower:
         if self._stream_generation(group_id, gdir) != saved.generation:
             return track  # a reset: handled by the pass
         for entry in saved.files:
+            if not _is_segment_name(entry.name):
+                return VerifiedTail(group_id, gdir, limits=self.limits)  # not marks of ours
             try:
                 track.restore(entry.name, entry.consumed, entry.lines, bytes.fromhex(entry.digest))
             except FileNotFoundError:
@@ -187,6 +221,8 @@ class Follower:
 
     def _sync(self, group_id: str, track: VerifiedTail, status: ReplicaStatus) -> None:
         gdir = self.source / encode_group(group_id)
+        # A symlinked group directory would be read wherever it points (outside the root).
+        check_real_dir(gdir)
         positions = self.ws.projector.positions(group_id)
         recorded = [p for p in positions.values() if p[0] is not None]
         recorded_gens = {gen for _, gen in recorded if gen is not None}
@@ -213,7 +249,14 @@ class Follower:
         self._follow(group_id, gdir, track, status)
 
     def _stream_generation(self, group_id: str, gdir: Path) -> str | None:
-        witnesses = stream_generation(gdir)
+        try:
+            witnesses = stream_generation(gdir, limits=self.limits)
+        except GenerationError as exc:
+            raise TailDefect(
+                f"group {group_id!r}: {exc}; the replica stops this group rather than guess "
+                "its generation - the publisher must republish it (`lcg publish` rewrites "
+                "the sidecar)"
+            ) from None
         if witnesses.split:
             sidecar, lines = witnesses.sidecar, witnesses.lines
             raise TailDefect(
@@ -237,13 +280,13 @@ class Follower:
     ) -> None:
         # Verify the whole new stream before purging: a half-pulled publication must not
         # cost the replica the generation it is serving.
-        probe = VerifiedTail(group_id, gdir, generation)
+        probe = VerifiedTail(group_id, gdir, generation, limits=self.limits)
         for _ in probe.read(yield_after=None):
             pass
         with self.ws.rw.write():
             for proj in (self.ws.graph, self.ws.text, self.ws.vectors):
                 proj.purge_group(group_id)
-        fresh = VerifiedTail(group_id, gdir, generation)
+        fresh = VerifiedTail(group_id, gdir, generation, limits=self.limits)
         self._tracks[group_id] = fresh
         status.reset_detected = True
         status.previous_generation = previous
@@ -255,8 +298,8 @@ class Follower:
             )
         )
         telemetry.emit(
-            telemetry.ServiceState(
-                state="reset_detected",
+            telemetry.ServiceNotice(
+                kind="reset_detected",
                 reason=f"replica group {group_id!r}: generation {previous} -> {generation}",
             )
         )
@@ -276,7 +319,7 @@ class Follower:
         if track.next_seq - 1 > min(-1 if s is None else s for s in seqs):
             # Verified further than applied (an apply failed, or projections were purged):
             # re-verify from the start so the unapplied events are yielded again.
-            fresh = VerifiedTail(group_id, gdir, track.generation)
+            fresh = VerifiedTail(group_id, gdir, track.generation, limits=self.limits)
             track = self._tracks[group_id] = fresh
         if len(seqs) == 1 and gens <= {track.generation}:
             self._apply_stream(group_id, track, status, highest)
@@ -357,7 +400,7 @@ class Follower:
 
     def _refresh_lag(self, group_id: str, status: ReplicaStatus) -> None:
         gdir = self.source / encode_group(group_id)
-        refresh_lag(status, gdir, self.ws.projector.applied_seq(group_id))
+        refresh_lag(status, gdir, self.ws.projector.applied_seq(group_id), self.limits)
 
     # ---- watching --------------------------------------------------------------------------
 
@@ -384,29 +427,57 @@ class Follower:
             and name != BOUNDS_FILE
         )
 
+    def watched(self) -> dict[Path, int]:
+        """What the watcher watches: the root and each real group directory, by inode."""
+        root = self.source.resolve()
+        paths = [root, *(root / encode_group(g) for g in self.groups())]
+        out: dict[Path, int] = {}
+        for path in paths:
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            # Never a symlink: a watch follows it, and a link to / would walk the disk.
+            if stat.S_ISDIR(st.st_mode):
+                out[path] = st.st_ino
+        return out
+
     def run(self, stop: threading.Event, *, step_ms: int = 50, rescan_ms: int = 2000) -> None:
         """Follow until ``stop`` is set: a pass now, then one per batch of relevant changes.
 
         Changes are grouped until ``step_ms`` pass without another (the debounce); a pass also
-        runs every ``rescan_ms`` without changes, in case an event was missed.
+        runs every ``rescan_ms`` without changes, in case an event was missed. The watch is
+        not recursive (``watched``) and is set up again when the group directories change.
         """
         import watchfiles
 
         self.source.mkdir(parents=True, exist_ok=True)
         self.sync()
-        for _changes in watchfiles.watch(
-            self.source.resolve(),
-            watch_filter=lambda _change, path: self.relevant(path),
-            debounce=max(step_ms * 10, 500),
-            step=step_ms,
-            stop_event=stop,
-            rust_timeout=rescan_ms,
-            yield_on_timeout=True,
-            raise_interrupt=False,
-        ):
-            if stop.is_set():
-                break
-            self.sync()
+        while not stop.is_set():
+            watched = self.watched()
+            try:
+                for _changes in watchfiles.watch(
+                    *watched,
+                    watch_filter=lambda _change, path: self.relevant(path),
+                    debounce=max(step_ms * 10, 500),
+                    step=step_ms,
+                    stop_event=stop,
+                    rust_timeout=rescan_ms,
+                    yield_on_timeout=True,
+                    raise_interrupt=False,
+                    recursive=False,
+                ):
+                    if stop.is_set():
+                        break
+                    self.sync()
+                    if self.watched() != watched:
+                        break  # a group directory appeared, went or was replaced: watch anew
+            except OSError as exc:
+                # A directory went away between listing and watching (a pull): list again.
+                log.debug("watch of %s failed (%s); watching anew", self.source, exc)
+                if stop.wait(step_ms / 1000):
+                    break
+                self.sync()
 
     def start(self, *, step_ms: int = 50, rescan_ms: int = 2000) -> None:
         """Follow in a background thread (``stop()`` ends it)."""
@@ -426,3 +497,9 @@ class Follower:
         if self._thread is not None:
             self._thread.join(timeout=30)
             self._thread = None
+
+
+def _is_segment_name(name: str) -> bool:
+    """Whether ``name`` is a segment file name (saved marks name nothing else)."""
+    stem = name[: -len(SEGMENT_SUFFIX)]
+    return name.endswith(SEGMENT_SUFFIX) and len(stem) == SEGMENT_DIGITS and stem.isdigit()

@@ -24,6 +24,7 @@ import msgspec
 
 from lcg.config import Config
 from lcg.errors import ConfigError
+from lcg.events.guarded import ReadLimits
 from lcg.events.layout import LCG_DIR, WAL_DIR
 from lcg.extract.embedders import Embedder
 from lcg.replication.follow import Follower
@@ -70,6 +71,10 @@ class ReplicaReport(msgspec.Struct, kw_only=True):
 
     source: str
     groups: dict[str, ReplicaStatus]
+    #: Entries of the publication root that name no group (never opened) → why.
+    skipped: dict[str, str] = {}
+    #: How many such entries there are (``skipped`` lists the first ``MAX_SKIPPED``).
+    skipped_count: int = 0
 
 
 def replica_config(workspace: Path, source: Path, env: dict[str, str] | None = None) -> Config:
@@ -105,12 +110,15 @@ class Replica:
         groups: Sequence[str] | None = None,
         step_ms: int = 50,
         rescan_ms: int = 2000,
+        limits: ReadLimits | None = None,
     ) -> None:
         self.config = config
         self.source_label = source_label
         self.groups = list(groups) if groups else None
         self.step_ms = step_ms
         self.rescan_ms = rescan_ms
+        #: The bounds the publication is read under (ADR 0154).
+        self.limits = limits or ReadLimits()
         #: Set from the start of the first pass, so status shows the hydration.
         self.follower: Follower | None = None
 
@@ -119,7 +127,9 @@ class Replica:
 
         Blocking (a hydration may be long). ``start`` then follows in the background.
         """
-        ws = Workspace(self.config, embedder)
+        # Opened as a publication: a bad group directory stops that group (the follower's
+        # verdict), not the whole workspace, and every read of the streams is bounded.
+        ws = Workspace(self.config, embedder, publication=self.limits)
         follower = Follower(ws, self.groups, source_label=self.source_label)
         # Visible before the first pass, so knowledge_replica_status shows the hydration.
         self.follower = follower
@@ -147,11 +157,26 @@ class Replica:
         follower = self.follower
         if follower is None:
             return ReplicaReport(source=self.source_label, groups={})
+        scan = follower.scan
         if group_id:
             return ReplicaReport(
                 source=self.source_label, groups={group_id: follower.replica_status(group_id)}
             )
-        return ReplicaReport(source=self.source_label, groups=follower.statuses())
+        return ReplicaReport(
+            source=self.source_label,
+            groups=follower.statuses(),
+            skipped=dict(scan.skipped),
+            skipped_count=scan.skipped_count,
+        )
+
+    def stopped(self) -> dict[str, str]:
+        """The followed groups that are stopped, with their reasons (for health)."""
+        follower = self.follower
+        if follower is None:
+            return {}
+        return {
+            g: s.reason or "stopped" for g, s in follower.statuses().items() if s.state == "stopped"
+        }
 
     def with_replica_status(
         self, status: msgspec.Struct | Mapping[str, Any]

@@ -18,6 +18,7 @@ from msgspec import Meta
 
 from lcg.config import Config
 from lcg.errors import LcgError, ReadOnlyError
+from lcg.events.guarded import ReadLimits
 from lcg.extract.embedders import Embedder
 from lcg.replication import Follower
 from lcg.replication.service import (
@@ -27,7 +28,7 @@ from lcg.replication.service import (
     read_only_reason,
     refuses,
 )
-from lcg.rpc.app import ServiceApp
+from lcg.rpc.app import ServiceApp, State
 from lcg.rpc.registry import CallContext, MethodSpec, Params, Registry, Result
 
 __all__ = ["ReplicaApp", "ReplicaStatusParams"]
@@ -51,6 +52,7 @@ class ReplicaApp(ServiceApp):
         embedder_factory: Callable[[], Embedder] | None = None,
         step_ms: int = 50,
         rescan_ms: int = 2000,
+        limits: ReadLimits | None = None,
     ) -> None:
         super().__init__(
             config, embedder_factory=embedder_factory, read_only=read_only_reason(source_label)
@@ -61,6 +63,7 @@ class ReplicaApp(ServiceApp):
             groups=groups,
             step_ms=step_ms,
             rescan_ms=rescan_ms,
+            limits=limits,
         )
         self.source_label = source_label
         self._replica_registry = self._build_replica_registry(super().registry)
@@ -123,6 +126,22 @@ class ReplicaApp(ServiceApp):
 
     async def _replica_status(self, ctx: CallContext, p: ReplicaStatusParams) -> ReplicaReport:
         return self.replica.report(p.group_id)
+
+    def health(self) -> tuple[State, str | None]:
+        """The service's health, ``degraded`` naming each stopped group while any is.
+
+        As a damaged group degrades a publisher (ADR 0076): the other groups' reads and
+        updates go on; the reason says which group stopped and why.
+        """
+        state, reason = super().health()
+        if state != "healthy":
+            return state, reason
+        stopped = self.replica.stopped()
+        if not stopped:
+            return state, reason
+        return "degraded", "; ".join(
+            f"replica group {g!r} stopped: {why}" for g, why in sorted(stopped.items())
+        )
 
     async def open(self) -> None:
         """Open the workspace without catching up, hydrate it verified, then follow."""

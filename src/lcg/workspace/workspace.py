@@ -10,8 +10,6 @@ projections under a shared lock; applying takes it exclusively for the (short) a
 
 from __future__ import annotations
 
-import fcntl
-import os
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -25,23 +23,21 @@ from lcg.errors import (
     DegradedError,
     ProjectionError,
     ProjectionIOError,
-    StreamLockedError,
 )
 from lcg.events.files import (
     DIR_MODE,
-    FILE_MODE,
     describe_os_error,
     private_dir,
     remove_trees,
     sweep_removals,
 )
 from lcg.events.groups import check_streams
+from lcg.events.guarded import ReadLimits
 from lcg.events.layout import (
     CLEARED_FILE,
     DAMAGE_FILE,
     EMBEDDING_MODEL_FILE,
     LCG_DIR,
-    WORKSPACE_LOCK_FILE,
 )
 from lcg.events.model import Event
 from lcg.events.sidecars import EmbeddingModelSidecar, write_embedding_model
@@ -55,6 +51,7 @@ from lcg.projections.graph import GraphProjection, StaleGraphError
 from lcg.projections.projector import ProgressFn, Projector, ReplayResult
 from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection
+from lcg.workspace import lock as workspace_lock
 from lcg.workspace._rwlock import RWLock
 from lcg.workspace.factory import embedder_from_config
 
@@ -93,8 +90,16 @@ class Workspace:
     """Everything of one workspace that a process needs to read and write it."""
 
     def __init__(
-        self, config: Config, embedder: Embedder | None = None, *, inspect: bool = False
+        self,
+        config: Config,
+        embedder: Embedder | None = None,
+        *,
+        inspect: bool = False,
+        publication: ReadLimits | None = None,
     ) -> None:
+        """``publication``: the streams are someone else's (a replica follows them): they are
+        read under these limits, no cache is written into them, and a bad group directory is
+        the follower's to judge per group, not a reason to refuse the workspace (ADR 0154)."""
         self.config = config
         #: Opened to look only (``lcg status``, ``lcg verify``): nothing is created, applied,
         #: re-embedded or saved, and vectors another embedder made stay on disk as they are.
@@ -111,17 +116,19 @@ class Workspace:
                 )
         else:
             private_dir(lcg_dir)  # 0700: no other local user reads the streams (ADR 0082)
-        self._lock_fd = self._acquire(lcg_dir / WORKSPACE_LOCK_FILE)
+        self._lock = workspace_lock.acquire(lcg_dir)
         try:
             if not inspect:
                 self._sweep_removals(config)
-                check_streams(config.wal_dir)
+                if publication is None:
+                    check_streams(config.wal_dir)
             self.store = WalStore(
                 config.wal_dir,
                 fsync=config.wal_fsync,
                 max_events_per_file=config.wal_max_events_per_file,
                 max_bytes_per_file=config.wal_max_bytes_per_file,
-                write_caches=not inspect,
+                write_caches=not inspect and publication is None,
+                limits=publication,
             )
             self._owns_embedder = embedder is None
             self.embedder = embedder or embedder_from_config(config)
@@ -153,7 +160,7 @@ class Workspace:
                 cleared_file=config.db_dir / CLEARED_FILE,
             )
         except BaseException:
-            os.close(self._lock_fd)
+            self._lock.release()
             self._drop_scratch()
             raise
         self.rw = _WorkspaceLock()
@@ -196,19 +203,6 @@ class Workspace:
             self._scratch.cleanup()
             self._scratch = None
 
-    @staticmethod
-    def _acquire(path: Path) -> int:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise StreamLockedError(
-                f"the workspace {path.parent.parent} is open in another lcg process "
-                "(is `lcg serve` running?); use its socket, or stop it first"
-            ) from None
-        return fd
-
     @classmethod
     def open(
         cls,
@@ -229,8 +223,10 @@ class Workspace:
             if catch_up and not inspect:
                 ws.catch_up(progress)
             elif inspect:
-                # Looking still finds damage (a lost tail, a sidecar naming another generation).
+                # Looking still finds damage (a lost tail, a sidecar naming another generation,
+                # a damaged snapshot that only a catch-up would rebuild).
                 ws.projector.assess_all()
+                ws.projector.settle_files(attempted=False)
         except BaseException:
             ws.close()
             raise
@@ -433,7 +429,7 @@ class Workspace:
                 except BaseException as exc:  # noqa: BLE001 - re-raised once all steps ran
                     failure = failure or exc
         finally:
-            os.close(self._lock_fd)
+            self._lock.release()
             self._drop_scratch()
         if failure is not None:
             raise failure
