@@ -15,6 +15,7 @@ verdicts rather than "DB unavailable".
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -28,6 +29,7 @@ import pytest
 
 from _service_fixtures import LCG, serve_env, short_tmp, stop_serve
 from lcg.events.layout import GENERATION_FILE, segment_name
+from lcg.replication import publish_group
 from lcg.rpc.client import Client
 from lcg.workspace import Workspace
 from replica_support import GIT_ENV, Repos, git, make_repos, open_publisher, write_batch
@@ -212,8 +214,6 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Follow, 
     try:
         for group in [GOOD, *HOSTILE]:
             write_batch(pub, group, 2)
-            from lcg.replication import publish_group
-
             publish_group(pub.config.wal_dir, group, repos.pub)
         repos.push()
         repos.pull()
@@ -272,8 +272,6 @@ REASONS = {
 def test_each_hostile_group_stops_with_its_reason_within_seconds(
     hostile: tuple[Follow, Workspace, Repos], group: str
 ) -> None:
-    import re
-
     follow, _pub, _repos = hostile
     status = _groups(follow)[group]
     assert status["state"] == "stopped"
@@ -306,8 +304,6 @@ def test_the_good_group_keeps_following_and_updating(
     hostile: tuple[Follow, Workspace, Repos],
 ) -> None:
     follow, pub, repos = hostile
-    from lcg.replication import publish_group
-
     write_batch(pub, GOOD, 2, start=2)
     publish_group(pub.config.wal_dir, GOOD, repos.pub)
     repos.push()
@@ -318,7 +314,8 @@ def test_the_good_group_keeps_following_and_updating(
     assert groups[GOOD]["state"] == "following" and groups[GOOD]["lag_events"] == 0
     assert all(groups[g]["state"] == "stopped" for g in HOSTILE)
     with follow.client() as c:
-        names = {n["name"] for n in c.call("knowledge_get_nodes_by_group", {"group_ids": [GOOD]})["nodes"]}
+        nodes = c.call("knowledge_get_nodes_by_group", {"group_ids": [GOOD]})["nodes"]
+    names = {n["name"] for n in nodes}
     assert "Entity 3" in names
 
 
