@@ -215,7 +215,8 @@ class VerifiedTail:
                 # It grew after it was opened: the limit holds for what is read, too.
                 raise TailDefect(
                     f"segment {path.name} of group {self.group_id!r} grew past the "
-                    f"{max_size:,} bytes a segment may hold while it was read"
+                    f"{max_size:,} bytes a segment may hold while it was read; this group "
+                    "stops (the others go on)"
                 )
             buf += chunk
             pos = 0
@@ -254,8 +255,9 @@ class VerifiedTail:
     def _long_line(self, path: Path, mark: FileMark, max_line: int) -> TailDefect:
         return TailDefect(
             f"line {mark.lines + 1} of segment {path.name} of group {self.group_id!r} is "
-            f"longer than the {max_line:,} bytes a line may hold; it was not read further - "
-            "the publisher must republish the group from a real stream"
+            f"longer than the {max_line:,} bytes a line may hold; it was not read further and "
+            "this group stops (the others go on) - the publisher must republish the group, or "
+            "`lcg follow --max-line-bytes` must allow such lines"
         )
 
     def _check(self, where: str, line: bytes) -> Event:
