@@ -83,6 +83,7 @@ def git_commit_times(folder: Path, wanted: Iterable[Path]) -> dict[Path, str]:
                     found[want[name]] = when
     finally:
         proc.kill()
+        proc.stdout.close()
         proc.wait()
     return found
 
