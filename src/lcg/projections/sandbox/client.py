@@ -1,4 +1,4 @@
-"""The service's side of the Cypher sandbox: one worker process, a spare, deadlines, kills.
+"""The service's side of the Cypher sandbox: one worker process, deadlines, kills.
 
 ``CypherSandbox.query`` runs one client query at a time in the worker (``worker.py``),
 waiting at most until the query's deadline (its arrival plus ``timeout_ms``) for the one
@@ -6,8 +6,8 @@ before it, for the worker to be ready and for the read model to catch up with th
 applied positions. Once the worker says the query runs, it has ``timeout_ms`` (Kuzu's own
 timeout) and then ``kill_grace_s``: past that it is killed. A worker that died (a Kuzu
 crash, its memory limit) or grew more than ``recycle_growth_mb`` over its baseline is
-replaced by the spare, which has already started and imported everything and only has to
-open the read model; a new spare is started behind it (ADR 0152).
+replaced by a new one, forked from a server process that has imported everything, so that
+it only has to open the read model (ADR 0152).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-import select
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 from lcg.errors import ProjectionError
@@ -42,7 +43,9 @@ from lcg.projections.sandbox.protocol import (
 
 __all__ = ["CypherSandbox", "SandboxLimits"]
 
-_WORKER = [sys.executable, "-m", "lcg.projections.sandbox.worker"]
+_ZYGOTE = (
+    "import sys; from lcg.projections.sandbox.zygote import main; sys.exit(main(int(sys.argv[1])))"
+)
 #: How long a new worker may take to import and to open the read model.
 _START_S = 120.0
 
@@ -72,74 +75,145 @@ class _Dead(Exception):
     """The worker's pipe closed: the process died."""
 
 
-class _Proc:
-    """One worker process and its framed pipes."""
+class _Zygote:
+    """The process workers are forked from (``zygote.py``), and its control socket."""
 
     def __init__(self) -> None:
-        # Two malloc arenas: Kuzu's threads would otherwise each keep one (ADR 0085).
-        env = {**os.environ, "MALLOC_ARENA_MAX": "2"}
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.popen = subprocess.Popen(
-            _WORKER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True, env=env
+            [sys.executable, "-c", _ZYGOTE, str(theirs.fileno())],
+            stdin=subprocess.DEVNULL,
+            pass_fds=(theirs.fileno(),),
         )
-        assert self.popen.stdin is not None and self.popen.stdout is not None
-        self._in = self.popen.stdin
-        self._out = self.popen.stdout.fileno()
-        self._buf = bytearray()
+        theirs.close()
+        self._ctl = ours
+        #: Exit statuses of workers that exited, by pid.
+        self.exited: dict[int, int] = {}
+
+    def fork(self, conn: socket.socket, until: float) -> int:
+        """A new worker serving ``conn``; its pid."""
+        try:
+            socket.send_fds(self._ctl, [b"S"], [conn.fileno()])
+            while True:
+                msg = self._next(until)
+                if msg is None:
+                    raise TimeoutError
+                if msg.startswith(b"P"):
+                    return int(msg[1:])
+        except OSError as exc:
+            raise _Dead from exc
+
+    def status(self, pid: int, until: float) -> int | None:
+        """The exit status of worker ``pid`` once the zygote reaped it."""
+        while pid not in self.exited:
+            try:
+                if self._next(until) is None:
+                    return None
+            except OSError:
+                return None
+        return self.exited.pop(pid)
+
+    def _next(self, until: float) -> bytes | None:
+        while True:
+            self._ctl.settimeout(max(0.001, until - time.monotonic()))
+            try:
+                msg: bytes = self._ctl.recv(64)
+            except TimeoutError:
+                return None
+            if not msg:
+                raise _Dead
+            if msg.startswith(b"X"):
+                pid, code = msg[1:].split()
+                self.exited[int(pid)] = int(code)
+            return msg
+
+    def alive(self) -> bool:
+        """The zygote has not exited."""
+        return self.popen.poll() is None
+
+    def close(self) -> None:
+        """Stop the zygote (it exits when its control socket closes)."""
+        self._ctl.close()
+        try:
+            self.popen.wait(5)
+        except subprocess.TimeoutExpired:
+            self.popen.kill()
+            self.popen.wait()
+
+
+class _Proc:
+    """One worker process and its framed socket."""
+
+    def __init__(self, zygote: _Zygote, until: float) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.pid = zygote.fork(theirs, until)
+        finally:
+            theirs.close()
+        self._zygote = zygote
+        # The connection owns the descriptor from here (closing it is the worker's EOF).
+        self._conn = Connection(ours.detach())
+        self.exit_status: int | None = None
         self.baseline_kb: int | None = None
 
     def send(self, message: Open | Request) -> None:
         try:
-            self._in.write(encode(message))
-            self._in.flush()
-        except (BrokenPipeError, OSError, ValueError) as exc:
+            self._conn.send_bytes(encode(message))
+        except (OSError, ValueError) as exc:
             raise _Dead from exc
 
     def recv(self, until: float) -> Reply | None:
         """The next reply, or ``None`` once ``until`` (monotonic) passed without one."""
-        while True:
-            if len(self._buf) >= 4:
-                size = int.from_bytes(self._buf[:4], "big")
-                if len(self._buf) >= 4 + size:
-                    body = bytes(self._buf[4 : 4 + size])
-                    del self._buf[: 4 + size]
-                    return decode_reply(body)
-            left = until - time.monotonic()
-            if left <= 0:
-                return None
-            ready, _, _ = select.select([self._out], [], [], left)
-            if not ready:
-                continue
-            chunk = os.read(self._out, 1 << 20)
-            if not chunk:
-                raise _Dead
-            self._buf += chunk
+        try:
+            while not self._conn.poll(max(0.0, min(until - time.monotonic(), 3600.0))):
+                if time.monotonic() >= until:
+                    return None
+            return decode_reply(self._conn.recv_bytes())
+        except (EOFError, OSError) as exc:
+            raise _Dead from exc
+
+    def alive(self) -> bool:
+        """The process has not exited (as far as the zygote has told)."""
+        if self.exit_status is not None:
+            return False
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        return self.pid not in self._zygote.exited
 
     def kill(self) -> int:
-        """SIGKILL the process and reap it; its exit status."""
-        try:
-            self.popen.kill()
-        except ProcessLookupError:
-            pass
+        """SIGKILL the process; its exit status."""
+        if self.exit_status is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         return self.wait(10)
 
     def wait(self, timeout: float) -> int:
-        try:
-            code = self.popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.popen.kill()
-            code = self.popen.wait()
-        for pipe in (self.popen.stdin, self.popen.stdout):
-            if pipe is not None:
+        """Its exit status once it exited (killed after ``timeout``)."""
+        if self.exit_status is None:
+            status = self._zygote.status(self.pid, time.monotonic() + timeout)
+            if status is None:
                 try:
-                    pipe.close()
-                except OSError:
+                    os.kill(self.pid, signal.SIGKILL)
+                except ProcessLookupError:
                     pass
-        return code
+                status = self._zygote.status(self.pid, time.monotonic() + 5)
+            self.exit_status = -signal.SIGKILL if status is None else status
+            if not self._conn.closed:
+                self._conn.close()
+        return self.exit_status
+
+    def close_input(self) -> None:
+        """Ask it to stop (its end of the socket sees end of file)."""
+        self._conn.close()
 
     def rss_kb(self) -> int:
         """Resident memory now (0 once exited)."""
         try:
-            with open(f"/proc/{self.popen.pid}/statm", encoding="ascii") as fh:
+            with open(f"/proc/{self.pid}/statm", encoding="ascii") as fh:
                 return int(fh.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") >> 10)
         except (OSError, ValueError, IndexError):
             return 0
@@ -170,8 +244,7 @@ class CypherSandbox:
         self._targets = targets
         self._lock = threading.Lock()  # one query (and one process change) at a time
         self._active: _Proc | None = None
-        self._spare: _Proc | None = None
-        self._spare_thread: threading.Thread | None = None
+        self._zygote: _Zygote | None = None
         #: A request the worker still owes an answer for: (id, deadline or kill time once
         #: its query runs, running).
         self._owed: tuple[int, float, bool] | None = None
@@ -189,36 +262,30 @@ class CypherSandbox:
     def start(self) -> None:
         """Start the worker and open the read model; its catch-up goes on in the worker."""
         with self._lock:
-            self._start_spare()  # imports beside the first worker: ready by the first kill
-            self._replace(time.monotonic() + _START_S, fresh=True)
+            self._replace(time.monotonic() + _START_S)
             self._request(None, 0, 0, float("inf"))
 
     def close(self) -> None:
         """Stop the worker and the spare (idempotent)."""
         self._closed = True
         with self._lock:
-            procs = [self._active, self._take_spare()]
-            self._active = None
+            proc, self._active = self._active, None
         self._executor.shutdown(wait=False, cancel_futures=True)
-        for proc in procs:
-            if proc is not None:
-                try:
-                    proc._in.close()
-                except OSError:
-                    pass
-                proc.wait(5)
+        if proc is not None:
+            proc.close_input()
+            proc.wait(5)
+        zygote, self._zygote = self._zygote, None
+        if zygote is not None:
+            zygote.close()
 
     def mark_dirty(self, group_id: str) -> None:
         """The service purged ``group_id``: the read model rebuilds it before the next query."""
         self._dirty.add(group_id)
 
-    def worker_pids(self) -> list[int]:
-        """The live worker's and the spare's process ids."""
-        return [p.popen.pid for p in (self._active, self._spare) if p is not None]
-
-    def rss_kb(self) -> int:
-        """Resident memory of the worker and the spare together."""
-        return sum(p.rss_kb() for p in (self._active, self._spare) if p is not None)
+    def worker_pid(self) -> int | None:
+        """The live worker's process id."""
+        proc = self._active
+        return None if proc is None else proc.pid
 
     # ---- queries -------------------------------------------------------------------------
 
@@ -371,7 +438,7 @@ class CypherSandbox:
 
     def _ready(self, deadline: float, timeout_ms: int) -> _Proc:
         proc = self._active
-        if proc is not None and proc.popen.poll() is None:
+        if proc is not None and proc.alive():
             return proc
         if proc is not None:
             self._forget(proc, "died")
@@ -387,12 +454,16 @@ class CypherSandbox:
                 "(it is starting); retry shortly"
             ) from None
 
-    def _replace(self, deadline: float, *, fresh: bool = False) -> _Proc:
-        """Promote the spare (or a new process) to the worker and open the read model."""
-        proc = (None if fresh else self._take_spare()) or _Proc()
+    def _replace(self, deadline: float) -> _Proc:
+        """Fork a new worker and open the read model in it."""
+        if self._zygote is None or not self._zygote.alive():
+            if self._zygote is not None:
+                self._zygote.close()
+            self._zygote = _Zygote()
+        proc = _Proc(self._zygote, max(deadline, time.monotonic() + 1))
         hello = proc.recv(deadline)
         if not isinstance(hello, Hello):
-            self._spare = proc  # still importing: it stays the spare
+            proc.kill()
             raise TimeoutError
         proc.send(
             Open(
@@ -410,29 +481,7 @@ class CypherSandbox:
             raise ProjectionError(f"graph query failed: the Cypher read model did not open: {why}")
         self._active = proc
         self._owed = None
-        self._start_spare()
         return proc
-
-    def _take_spare(self) -> _Proc | None:
-        thread = self._spare_thread
-        if thread is not None:
-            thread.join()
-            self._spare_thread = None
-        spare, self._spare = self._spare, None
-        if spare is not None and spare.popen.poll() is not None:
-            spare.wait(1)
-            return None
-        return spare
-
-    def _start_spare(self) -> None:
-        if self._closed or self._spare is not None or self._spare_thread is not None:
-            return
-
-        def spawn() -> None:
-            self._spare = _Proc()
-
-        self._spare_thread = threading.Thread(target=spawn, name="lcg-cypher-spare", daemon=True)
-        self._spare_thread.start()
 
     def _kill(self, proc: _Proc, cause: str) -> None:
         proc.kill()
@@ -449,8 +498,8 @@ class CypherSandbox:
         # its positions say where it stopped, so nothing is lost (each batch commits).
 
     def _replace_soon(self) -> None:
-        """Promote the spare once the current query has answered, so that the next one
-        finds a worker open and caught up."""
+        """Start the next worker once the current query has answered, so that the next
+        query finds one open and caught up."""
 
         def replace() -> None:
             with self._lock:

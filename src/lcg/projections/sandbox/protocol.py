@@ -1,17 +1,9 @@
-"""The messages between the service and its Cypher worker, one msgpack frame each.
-
-A frame is a 4-byte big-endian length and that many bytes of msgpack, over the worker's
-stdin (requests) and stdout (replies). The worker says ``Hello`` once it has imported
-everything, then waits for ``Open``: a spare worker started ahead of need is promoted by
-that message, so a replacement for a killed worker costs a database open, not an interpreter
-start (ADR 0152).
+"""The messages between the service and its Cypher worker: one msgpack message per
+``send_bytes`` on their pipe. The worker says ``Hello`` once it has started, then waits for
+``Open``; each ``Request`` is answered by ``Running`` (when its query starts) and ``Answer``.
 """
 
 from __future__ import annotations
-
-import os
-import struct
-from typing import Final
 
 import msgspec
 
@@ -27,12 +19,7 @@ __all__ = [
     "decode_reply",
     "decode_request",
     "encode",
-    "read_frame",
 ]
-
-_LEN: Final = struct.Struct(">I")
-#: No reply is larger (``LCG_CYPHER_MAX_ROWS`` rows of strings fit well below it).
-MAX_FRAME: Final = 1 << 31
 
 
 class Target(msgspec.Struct, frozen=True, array_like=True):
@@ -107,9 +94,8 @@ _request_decoder = msgspec.msgpack.Decoder(Open | Request)
 
 
 def encode(message: msgspec.Struct) -> bytes:
-    """``message`` as one frame."""
-    body = _encoder.encode(message)
-    return _LEN.pack(len(body)) + body
+    """``message`` as bytes."""
+    return _encoder.encode(message)
 
 
 def decode_reply(body: bytes) -> Reply:
@@ -122,26 +108,3 @@ def decode_request(body: bytes) -> Open | Request:
     """A service's request."""
     request: Open | Request = _request_decoder.decode(body)
     return request
-
-
-def read_frame(fd: int) -> bytes | None:
-    """One whole frame's body from a blocking ``fd``; ``None`` at end of file."""
-    head = _read_exactly(fd, _LEN.size)
-    if head is None:
-        return None
-    (size,) = _LEN.unpack(head)
-    if size > MAX_FRAME:
-        raise ValueError(f"a frame of {size} bytes is over the limit")
-    return _read_exactly(fd, size)
-
-
-def _read_exactly(fd: int, size: int) -> bytes | None:
-    parts: list[bytes] = []
-    left = size
-    while left:
-        chunk = os.read(fd, min(left, 1 << 20))
-        if not chunk:
-            return None
-        parts.append(chunk)
-        left -= len(chunk)
-    return b"".join(parts)

@@ -1,4 +1,4 @@
-"""The Cypher worker process: ``python -m lcg.projections.sandbox.worker``.
+"""The Cypher worker process, forked by the sandbox's forkserver (``serve``).
 
 It holds the read model (``Mirror``) and runs clients' Cypher on it, so that what Kuzu does
 with a query — crash on an out-of-range date, allocate without bound, run past its timeout
@@ -6,8 +6,8 @@ with a query — crash on an out-of-range date, allocate without bound, run past
 pool and thread count, an address-space limit (``RLIMIT_AS``) lowered around each query to
 what the process maps then plus ``memory_mb``, and the service's kill at the deadline.
 
-It exits when its stdin closes or its parent changes (the service died), so an orphan never
-keeps the read model's database locked.
+It exits when its pipe closes or its parent changes (the service and its forkserver died),
+so an orphan never keeps the read model's database locked.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import ctypes
 import os
 import resource
 import shutil
-import sys
 import threading
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 from lcg.errors import ProjectionError
@@ -34,15 +34,14 @@ from lcg.projections.sandbox.protocol import (
     Running,
     decode_request,
     encode,
-    read_frame,
 )
 
-__all__ = ["main"]
+__all__ = ["serve"]
 
-_IN, _OUT = 0, 1
 #: Kuzu's message when another process holds the database (an orphan that is exiting).
 _LOCKED = "Could not set lock"
 _LIBC = ctypes.CDLL(None)
+_M_ARENA_MAX = -8
 _MEMORY_WORDS = ("bad_alloc", "allocate", "Mmap", "out of memory", "MemoryError")
 
 
@@ -54,11 +53,20 @@ def _status_kb(field: str) -> int:
     return 0
 
 
-def _send(message: Hello | Opened | Running | Answer) -> None:
-    data = encode(message)
-    view = memoryview(data)
-    while view:
-        view = view[os.write(_OUT, view) :]
+class _Channel:
+    """The worker's end of its pipe to the service."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def send(self, message: Hello | Opened | Running | Answer) -> None:
+        self.conn.send_bytes(encode(message))
+
+    def recv(self) -> Open | Request | None:
+        try:
+            return decode_request(self.conn.recv_bytes())
+        except (EOFError, OSError):
+            return None
 
 
 def _watch_parent() -> None:
@@ -90,14 +98,14 @@ def _open(spec: Open) -> GraphProjection:
             )
 
 
-def _run(mirror: Mirror, req: Request, memory_mb: int) -> Answer:
+def _run(chan: _Channel, mirror: Mirror, req: Request, memory_mb: int) -> Answer:
     mirror.sync(req.targets, req.dirty)
     left_ms = int((req.deadline - time.monotonic()) * 1000)
     if req.query is None:
         return Answer(id=req.id, rows=[])
     if left_ms <= 0:
         return Answer(id=req.id, expired=True)
-    _send(Running(id=req.id))
+    chan.send(Running(id=req.id))
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     resource.setrlimit(resource.RLIMIT_AS, ((_status_kb("VmSize") << 10) + (memory_mb << 20), hard))
     try:
@@ -119,41 +127,35 @@ def _run(mirror: Mirror, req: Request, memory_mb: int) -> Answer:
     return Answer(id=req.id, rows=rows)
 
 
-def main() -> int:
-    """Serve requests on stdin/stdout until stdin closes."""
+def serve(conn: Connection) -> None:
+    """Answer the service's requests on ``conn`` until it closes."""
+    # Two malloc arenas: Kuzu's threads would otherwise each keep one (ADR 0085).
+    _LIBC.mallopt(_M_ARENA_MAX, 2)
     threading.Thread(target=_watch_parent, name="lcg-cypher-parent", daemon=True).start()
-    _send(Hello(pid=os.getpid()))
-    body = read_frame(_IN)
-    if body is None:
-        return 0
-    spec = decode_request(body)
+    chan = _Channel(conn)
+    chan.send(Hello(pid=os.getpid()))
+    spec = chan.recv()
     if not isinstance(spec, Open):
-        return 2
+        return
     try:
         graph = _open(spec)
     except Exception as exc:  # noqa: BLE001 - reported to the service, which says why
-        _send(Opened(rss_kb=0, error=f"{type(exc).__name__}: {exc}"))
-        return 1
+        chan.send(Opened(rss_kb=0, error=f"{type(exc).__name__}: {exc}"))
+        return
     mirror = Mirror(graph, Path(spec.wal_dir))
-    _send(Opened(rss_kb=_status_kb("VmRSS")))
+    chan.send(Opened(rss_kb=_status_kb("VmRSS")))
     while True:
-        body = read_frame(_IN)
-        if body is None:
+        req = chan.recv()
+        if req is None:
             break
-        req = decode_request(body)
         if not isinstance(req, Request):
             continue
         try:
-            answer = _run(mirror, req, spec.memory_mb)
+            answer = _run(chan, mirror, req, spec.memory_mb)
         except Exception as exc:  # noqa: BLE001 - a failed catch-up is the request's answer
             answer = Answer(id=req.id, error=f"the Cypher read model failed to catch up: {exc}")
         # What the query freed goes back to the system, so that RSS says what is still held.
         _LIBC.malloc_trim(0)
         answer.rss_kb = _status_kb("VmRSS")
-        _send(answer)
+        chan.send(answer)
     graph.close()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
