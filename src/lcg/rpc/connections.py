@@ -214,7 +214,7 @@ async def accept_loop(
             await _readable(loop, listener)
             await admission.make_room()
         try:
-            sock, _ = await loop.sock_accept(listener)
+            sock = await _accept(loop, listener)
         except OSError as exc:
             if exc.errno in _ACCEPT_RETRY:
                 log.warning("accepting a connection failed (%s); retrying in 1 s", exc)
@@ -231,6 +231,22 @@ async def accept_loop(
             log.debug("setting up a connection failed: %s", exc)
             admission.discard(conn)
             sock.close()
+
+
+async def _accept(loop: asyncio.AbstractEventLoop, listener: socket.socket) -> socket.socket:
+    """The next accepted socket; one accepted just as the loop is cancelled is closed."""
+    accepting = asyncio.ensure_future(loop.sock_accept(listener))
+    try:
+        sock, _ = await asyncio.shield(accepting)
+    except asyncio.CancelledError:
+        # Let the accept finish unwinding (it unregisters the listener from the selector
+        # before the listener may be closed), and close what it may have accepted.
+        accepting.cancel()
+        await asyncio.wait([accepting])
+        if not accepting.cancelled() and accepting.exception() is None:
+            accepting.result()[0].close()
+        raise
+    return sock
 
 
 async def _readable(loop: asyncio.AbstractEventLoop, sock: socket.socket) -> None:
