@@ -67,7 +67,7 @@ def _answer(msg: Any, rid: int) -> Any:
         raise TransportError(f"unexpected line from the service: {msg!r:.200}")
     err = msg.get("error")
     # An error with id null answers what the service could not attribute to a request
-    # (too many connections, a line too long): it is the answer to this call too.
+    # (a line too long or unfinished, a connection given up mid-line): it answers this call too.
     if msg.get("id") != rid and not (msg.get("id") is None and err is not None):
         raise TransportError(f"answer for id {msg.get('id')!r} while waiting for id {rid}")
     if err is not None:
