@@ -3,8 +3,10 @@
 A group id made only of ``[A-Za-z0-9_-]`` (1 to 200 characters) is its own directory name.
 Any other id is percent-encoded byte by byte: every UTF-8 byte outside that set, ``%``
 included, becomes ``%XX`` (uppercase hex). Only directory names that decode and re-encode to
-themselves are groups. A new directory that differs from an existing one only by ASCII case is
-refused, so streams stay distinct on case-insensitive file systems.
+themselves are groups. A new directory whose group id differs from an existing one's only by
+case or Unicode normalisation (``grüppe`` as NFC and as NFD; ``lcg.events.keys.fold``) is
+refused, so streams stay distinct on case-insensitive file systems and no two groups print
+alike (ADR 0151). The service's edge also writes every group id it is given in NFC.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from __future__ import annotations
 import os
 import re
 import stat
+import unicodedata
 from pathlib import Path
 
 from lcg.errors import GroupNameError, StreamError
+from lcg.events.keys import fold
 
 __all__ = [
     "check_group_dir",
@@ -24,11 +28,25 @@ __all__ = [
     "encode_group",
     "guard_case_collision",
     "list_groups",
+    "nfc_group_ids",
 ]
 
 _PLAIN = re.compile(r"[A-Za-z0-9_-]{1,200}")
 _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _MAX_DIR_NAME = 200
+
+
+def nfc_group_ids(value: object) -> object:
+    """A group id (or a list of them) as given at the edge, its strings in NFC (ADR 0151).
+
+    ``grüppe`` typed on one machine and read from a file name on another (NFD) is one group;
+    anything that is not a string is returned as it is, for the parameter checks to judge.
+    """
+    if isinstance(value, str):
+        return value if value.isascii() else unicodedata.normalize("NFC", value)
+    if isinstance(value, list):
+        return [nfc_group_ids(v) if isinstance(v, str) else v for v in value]
+    return value
 
 
 def encode_group(group_id: str) -> str:
@@ -92,15 +110,27 @@ def list_groups(wal_root: Path) -> list[str]:
 
 
 def guard_case_collision(wal_root: Path, dir_name: str) -> None:
-    """Refuse to create ``dir_name`` when a sibling differs from it only by ASCII case."""
+    """Refuse to create ``dir_name`` when a sibling differs from it only by ASCII case, or
+    names a group whose id differs from this one's only by case or normalisation."""
     if not wal_root.is_dir() or (wal_root / dir_name).exists():
         return
     folded = dir_name.lower()
-    for entry in os.listdir(wal_root):
-        if entry != dir_name and entry.lower() == folded:
+    group_id = decode_group(dir_name)
+    key = None if group_id is None else fold(group_id)
+    for entry in sorted(os.listdir(wal_root)):
+        if entry == dir_name:
+            continue
+        if entry.lower() == folded:
             raise GroupNameError(
                 f"stream directory {dir_name!r} would collide with existing {entry!r} "
                 "(names may differ only by case on some file systems); use a distinct group_id"
+            )
+        other = decode_group(entry) if key is not None else None
+        if other is not None and fold(other) == key:
+            raise GroupNameError(
+                f"group_id {group_id!r} would collide with existing group {other!r} (stream "
+                f"{entry!r}): the two differ only by case or Unicode normalisation (NFC/NFD) "
+                f"and would print alike; use {other!r} exactly, or a distinct group_id"
             )
 
 

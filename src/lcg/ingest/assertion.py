@@ -1,8 +1,9 @@
 """Direct assertion of entities and relationships (no LLM), as the reference's
 ``knowledge_assert_entity`` and ``knowledge_assert_relationship``.
 
-Entities are found by uuid (strictly within the group) or by trimmed case-insensitive exact
-name (earliest ``created_at``, then uuid); a ``Merged`` tombstone is followed through
+Entities are found by uuid (strictly within the group) or by their name's lookup key
+(trimmed, NFC, case-folded: ``lcg.events.keys``, ADR 0151; earliest ``created_at``, then
+uuid); a ``Merged`` tombstone is followed through
 ``attributes.merged_into`` to its survivor. An update replaces name, labels, summary and
 attributes; ``created_at`` is kept. Relationships are upserted by (source, predicate, target)
 among current edges of the group.
@@ -16,6 +17,7 @@ import msgspec
 
 from lcg import timestamps
 from lcg.errors import InvalidParamsError, NotFoundError, RequestError
+from lcg.events.keys import lookup_key
 from lcg.events.model import EdgeRecord, EntityAsserted, EntityRecord, RelationshipAsserted
 from lcg.ingest._common import attributes_text, commit, new_uuid
 from lcg.projections.graph import records as gr
@@ -118,7 +120,10 @@ def assert_entity(
                 existing = follow_merged(ws, group_id, found[1])
             else:
                 existing = resolve_entity_by_name(ws, group_id, name)
-            if existing is not None:
+            # Only a change of the name's key can take a name another entity holds: an update
+            # that keeps it goes to the oldest holder, even where an older lcg made several
+            # (two "ΟΔΥΣΣΕΥΣ", before names were found by their key: ADR 0151).
+            if existing is not None and lookup_key(existing.name) != lookup_key(name):
                 holders = gr.entities_by_name(ws.graph, group_id, name)
                 clash = [
                     h for h in holders if h.uuid != existing.uuid and MERGED_LABEL not in h.labels

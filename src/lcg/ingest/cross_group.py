@@ -17,6 +17,7 @@ import msgspec
 
 from lcg import timestamps
 from lcg.errors import InvalidParamsError, NotFoundError
+from lcg.events.groups import nfc_group_ids
 from lcg.events.model import (
     CrossGroupEdgeAdded,
     EdgeRecord,
@@ -112,7 +113,7 @@ def _parse_endpoint(
         and isinstance(raw["endpoint_name"], str)
         and raw["endpoint_name"].strip()
     ):
-        source_group = raw["source_group_id"]
+        source_group = str(nfc_group_ids(raw["source_group_id"]))  # as the edge (ADR 0151)
         name = strip_control(raw["endpoint_name"]).strip().lower()
         state, uuid = resolve_pointer(ws, source_group, name)
         pointer = Pointer(

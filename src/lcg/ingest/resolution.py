@@ -3,7 +3,7 @@
 The rules, tried in order (thresholds and their reasons: docs/adr/0032-entity-resolution.md):
 
 1. **exact** – the normalised names are equal (NFKC, control characters stripped, trimmed,
-   casefolded, inner whitespace collapsed: ``name_key``);
+   inner whitespace collapsed, then the lookup key's NFC and case folding: ``name_key``);
 2. **fuzzy** – ``token_sort_ratio`` of the punctuation-free keys is at least
    ``FUZZY_THRESHOLD``, both keys are at least ``FUZZY_MIN_CHARS`` long, and the *guards*
    hold: the numbers in both names are the same, short tokens (≤ ``SHORT_TOKEN_CHARS``) are
@@ -29,6 +29,7 @@ import msgspec
 import numpy as np
 from rapidfuzz import fuzz
 
+from lcg.events.keys import fold, lookup_key
 from lcg.ingest._common import normalize_name
 from lcg.projections.graph import reads as graph_reads
 from lcg.projections.graph import records as gr
@@ -91,9 +92,9 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def name_key(name: str) -> str:
-    """The exact-match key of a name (NFKC, no control chars, trimmed, casefolded, collapsed)."""
+    """The exact-match key of a name (NFKC, no control chars, trimmed, collapsed, ``fold``)."""
     # Tabs and newlines separate words; ``normalize_name`` would strip them as control chars.
-    return normalize_name(_SPACES.sub(" ", name)).casefold()
+    return fold(normalize_name(_SPACES.sub(" ", name)))
 
 
 def fuzzy_key(name: str) -> str:
@@ -289,7 +290,7 @@ CANDIDATE_POOL: Final = 10
 class GroupLookup:
     """Resolves names against one group's existing entities (caller holds ``ws.reading()``).
 
-    Candidates are the graph's lowercase exact-name matches, the BM25 hits on the name, and
+    Candidates are the graph's exact-key matches (``lookup_key``), the BM25 hits on the name, and
     the vector hits on the name embedding; Merged tombstones are replaced by the entity they
     were merged into. ``prefetch`` gathers the candidates of many names with two graph
     queries in all (the BM25 and vector searches are in memory); results are memoised.
@@ -326,12 +327,13 @@ class GroupLookup:
                 out[u] = cand
         return out
 
-    def _by_lower_name(self, names: Sequence[str]) -> list[str]:
-        keys = sorted({n.strip().lower() for n in names if n.strip()})
+    def _by_key(self, names: Sequence[str]) -> list[str]:
+        keys = sorted({k for k in map(lookup_key, names) if k})
         if not keys:
             return []
+        # The key column, folded in Python: never Kuzu's lower() (ADR 0151).
         rows = self._ws.graph.query(
-            "MATCH (e:Entity) WHERE e.group_id = $g AND lower(e.name) IN $keys RETURN e.uuid",
+            "MATCH (e:Entity) WHERE e.group_id = $g AND e.name_key IN $keys RETURN e.uuid",
             {"g": self._group, "keys": keys},
         )
         return [r[0] for r in rows]
@@ -356,7 +358,7 @@ class GroupLookup:
         todo = [n for n in dict.fromkeys(names) if (name_key(n), use_vectors) not in self._memo]
         if not todo:
             return
-        exact = self._by_lower_name(todo)
+        exact = self._by_key(todo)
         hits: dict[str, list[str]] = {}
         cosines: dict[str, dict[str, float]] = {}
         for n in todo:

@@ -24,13 +24,14 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Final
 
 import msgspec
 from msgspec import Meta
 from msgspec import inspect as mi
 
 from lcg.errors import InvalidParamsError
+from lcg.events.groups import nfc_group_ids
 
 __all__ = [
     "MAX_SAFE_INT",
@@ -301,6 +302,10 @@ def _invalid(cls: type[Params], f: mi.Field, value: Any) -> str:
     return f"{f.name} must be {describe_field(cls, f.name)} (got {_shown(value)})"
 
 
+#: The parameters that name groups (by name, in every method).
+_GROUP_PARAMS: Final = frozenset({"group_id", "group_ids", "source_group_id"})
+
+
 def parse(method: str, cls: type[Params], params: Mapping[str, Any]) -> Params:
     """``params`` checked against ``cls`` (raises ``InvalidParamsError`` saying what to fix)."""
     fields = _by_name(cls)
@@ -313,7 +318,8 @@ def parse(method: str, cls: type[Params], params: Mapping[str, Any]) -> Params:
             raise InvalidParamsError(_unknown(method, key, list(fields)))
         if value is None:
             continue  # null means absent, as in the reference's parsers
-        given[key] = value
+        # Every group id enters in NFC: NFC and NFD spellings name one group (ADR 0151).
+        given[key] = nfc_group_ids(value) if key in _GROUP_PARAMS else value
     for name, f in fields.items():
         if f.required and name not in given:
             raise InvalidParamsError(f"{_required_text(f)} (see `lcg methods {method}`)")

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 import pytest
 
 from lcg.errors import GroupNameError
-from lcg.events.groups import decode_group, encode_group, guard_case_collision, list_groups
+from lcg.events.groups import (
+    decode_group,
+    encode_group,
+    guard_case_collision,
+    list_groups,
+    nfc_group_ids,
+)
 from lcg.events.writer import StreamWriter
 
 
@@ -82,3 +89,30 @@ def test_case_collision_is_refused(wal_root: Path) -> None:
     with pytest.raises(GroupNameError, match="collide"):
         StreamWriter(wal_root, "ALPHA", fsync="off")
     assert not (wal_root / "ALPHA").exists()
+
+
+def test_a_group_differing_only_by_normalisation_or_unicode_case_is_refused(
+    wal_root: Path,
+) -> None:
+    # ADR 0151: "grüppe" as NFC and as NFD print alike; "GRÜPPE" differs only by case (its
+    # encoded name differs by more than ASCII case: %C3%9C against %C3%BC).
+    composed = unicodedata.normalize("NFC", "grüppe")
+    decomposed = unicodedata.normalize("NFD", "grüppe")
+    (wal_root / encode_group(composed)).mkdir()
+    guard_case_collision(wal_root, encode_group(composed))  # itself
+    guard_case_collision(wal_root, encode_group("gruppe"))  # another name
+    for other in (decomposed, "GRÜPPE"):
+        with pytest.raises(GroupNameError, match="differ only by case or Unicode normalisation"):
+            guard_case_collision(wal_root, encode_group(other))
+        with pytest.raises(GroupNameError, match="collide with existing group"):
+            StreamWriter(wal_root, other, fsync="off")
+        assert not (wal_root / encode_group(other)).exists()
+    assert list_groups(wal_root) == [composed]
+
+
+def test_group_ids_enter_in_nfc() -> None:
+    decomposed = unicodedata.normalize("NFD", "grüppe")
+    composed = unicodedata.normalize("NFC", "grüppe")
+    assert nfc_group_ids(decomposed) == composed
+    assert nfc_group_ids([decomposed, 3, "plain"]) == [composed, 3, "plain"]
+    assert nfc_group_ids(7) == 7

@@ -109,12 +109,13 @@ def test_a_workspace_with_a_version_1_graph_replays_into_the_new_schema(tmp_path
         assert rows == [["Ada", "WORKED_WITH", "Babbage"]]
 
 
-#: The version-2 schema as it was written out by hand before the table spec generated it:
-#: the spec must produce exactly these statements (a change is a new SCHEMA_VERSION).
-V2_DDL_TEXT = (
+#: The version-2 schema as it was written out by hand before the table spec generated it, with
+#: version 3's ``Entity.name_key`` (ADR 0151): the spec must produce exactly these statements
+#: (a change is a new SCHEMA_VERSION).
+V3_DDL_TEXT = (
     "CREATE NODE TABLE IF NOT EXISTS Entity(uuid STRING PRIMARY KEY, name STRING, "
     "group_id STRING, labels STRING[], created_at TIMESTAMP, summary STRING, "
-    "attributes STRING)",
+    "attributes STRING, name_key STRING)",
     "CREATE NODE TABLE IF NOT EXISTS Episodic(uuid STRING PRIMARY KEY, name STRING, "
     "group_id STRING, created_at TIMESTAMP, source STRING, source_description STRING, "
     "content STRING, valid_at TIMESTAMP, entity_edges STRING[], content_hash STRING, "
@@ -145,8 +146,9 @@ V2_DDL_TEXT = (
 )
 
 
-def test_the_table_spec_generates_the_version_2_ddl() -> None:
-    assert DDL == V2_DDL_TEXT
+def test_the_table_spec_generates_the_version_3_ddl() -> None:
+    assert SCHEMA_VERSION == 3
+    assert DDL == V3_DDL_TEXT
 
 
 def test_a_database_holds_the_spec_and_bulk_loads_follow_it(tmp_path: Path) -> None:
@@ -191,5 +193,5 @@ def test_write_statements_are_generated_from_the_spec() -> None:
     assert assignments("Entity", "e", "r.") == (
         "e.name = r.name, e.group_id = r.group_id, e.labels = CAST(r.labels AS STRING[]), "
         "e.created_at = CAST(r.created_at AS TIMESTAMP), e.summary = r.summary, "
-        "e.attributes = r.attributes"
+        "e.attributes = r.attributes, e.name_key = r.name_key"
     )

@@ -14,6 +14,7 @@ import yaml
 from lcg import timestamps
 from lcg.errors import ConfigError
 from lcg.events.files import atomic_write
+from lcg.events.keys import lookup_key
 from lcg.events.model import CorrectionsApplied, EdgeInvalidation, EntityRecord, MergeOutcome
 from lcg.ingest.merge import plan_merge
 from lcg.projections.graph import reads as graph_reads
@@ -110,9 +111,9 @@ def _alias_cycles(entries: list[tuple[str, str, list[str]]]) -> list[str]:
     """Cycles in the canonical → alias name graph of the unapplied same_as entries."""
     graph: dict[str, set[str]] = {}
     for _id, canonical, aliases in entries:
-        key = canonical.strip().lower()
+        key = lookup_key(canonical)
         for a in aliases:
-            graph.setdefault(key, set()).add(a.strip().lower())
+            graph.setdefault(key, set()).add(lookup_key(a))
     issues: list[str] = []
     reported: set[frozenset[str]] = set()
 
@@ -174,9 +175,7 @@ def validate_corrections(ws: Workspace, workspace_root: Path | None) -> Validate
                     issues.append(f"correction {cid}: canonical_uuid '{cuuid}' does not exist")
                 elif canonical and not cuuid and _entity_anywhere(ws, str(canonical)) is None:
                     warnings.append(f"correction {cid}: canonical '{canonical}' matches no entity")
-                if canonical and any(
-                    a.strip().lower() == str(canonical).strip().lower() for a in aliases
-                ):
+                if canonical and any(lookup_key(a) == lookup_key(str(canonical)) for a in aliases):
                     issues.append(f"correction {cid}: '{canonical}' is its own alias")
                 if not raw.get("applied_at") and canonical:
                     same_as.append((cid, str(canonical), aliases))

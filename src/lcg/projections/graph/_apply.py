@@ -34,6 +34,7 @@ from typing import Any, Final
 import kuzu
 import msgspec
 
+from lcg.events.keys import lookup_key
 from lcg.events.model import (
     CorrectionsApplied,
     CrossGroupEdgeAdded,
@@ -379,6 +380,8 @@ class _Segment:
         for u in sorted(self.ent_dirty):
             ent = self.ents[u]
             row = msgspec.structs.asdict(ent)
+            # Derived from the name at every write, so it can never disagree with it.
+            row["name_key"] = lookup_key(ent.name)
             exists = u in self.ent_db or index.has_entity(u)
             (changed_ents if exists else new_ents).append(row)
             index.put_entity(u, ent.group_id)

@@ -12,8 +12,10 @@ Entity→Entity pair and its columns so queries naming them bind; nothing writes
 Our additions beside them: ``RelatesToNode_.source_node_uuid``/``target_node_uuid`` (an edge
 keeps its endpoints while one of them is absent: an unbound cross-group pointer or a foreign
 endpoint purged away; such an edge has no hops, so reads do not see it, but counts and digests
-do), ``Episodic.content_hash``/``extracted``, ``WalPosition`` (the reference's name, the
-applied position of each group) and ``GraphSchema`` (the version below). A database of
+do), ``Episodic.content_hash``/``extracted``, ``Entity.name_key`` (the name's lookup key,
+computed in Python when the row is written: ``lcg.events.keys``, ADR 0151), ``WalPosition``
+(the reference's name, the applied position of each group) and ``GraphSchema`` (the version
+below). A database of
 another version is a stale projection: it is discarded at open and rebuilt from the streams.
 """
 
@@ -45,7 +47,8 @@ DB_FILE: Final = "graph.kuzu"
 
 #: 1: relationships as Kuzu rels with properties, ``UnboundEdge``, ``Position`` (ADR 0014).
 #: 2: the reference's schema (ADR 0086).
-SCHEMA_VERSION: Final = 2
+#: 3: ``Entity.name_key``, names are found by a key folded in Python (ADR 0151).
+SCHEMA_VERSION: Final = 3
 
 _S, _TS, _SL, _B, _I = "STRING", "TIMESTAMP", "STRING[]", "BOOLEAN", "INT64"
 
@@ -68,7 +71,7 @@ class Table(NamedTuple):
 TABLES: Final[tuple[Table, ...]] = (
     Table("Entity", (
         ("uuid", _S), ("name", _S), ("group_id", _S), ("labels", _SL), ("created_at", _TS),
-        ("summary", _S), ("attributes", _S),
+        ("summary", _S), ("attributes", _S), ("name_key", _S),
     )),
     Table("Episodic", (
         ("uuid", _S), ("name", _S), ("group_id", _S), ("created_at", _TS), ("source", _S),

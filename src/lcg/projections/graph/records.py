@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from lcg import timestamps
+from lcg.events.keys import lookup_key
 from lcg.events.model import EdgeRecord, EntityRecord
 from lcg.projections.graph._schema import select
 from lcg.projections.graph._statements import EDGE_FIELDS
@@ -113,22 +114,21 @@ def entity_record(graph: GraphProjection, uuid: str) -> tuple[str, EntityRecord]
 
 
 def entities_by_name(graph: GraphProjection, group_id: str, name: str) -> list[EntityRecord]:
-    """Entities of the group whose trimmed lowercase name equals ``name``'s; oldest first."""
-    key = name.strip().lower()
+    """Entities of the group whose name has ``name``'s lookup key (trimmed, NFC, case-folded:
+    ``lookup_key``); oldest first (``created_at``, then uuid: the first is the one a name
+    resolves to, also where an older lcg made several)."""
+    key = lookup_key(name)
     if not key:
         return []
-    # Kuzu 0.11.3's trim() corrupts strings longer than 12 bytes that start with spaces
-    # ("  ada lovelace " comes back as garbage and lower() then fails on invalid UTF-8), so the
-    # engine only narrows the candidates (``lower(name) CONTAINS key`` holds for every exact
-    # match) and the trimmed comparison is made here.
+    # The key column is folded in Python when the row is written; Kuzu's lower() folds
+    # differently (final sigma, dotted I) and not at all across NFC/NFD (ADR 0151).
     rows = _rows(
         graph,
-        f"MATCH (e:Entity) WHERE e.group_id = $g AND lower(e.name) CONTAINS $n "
+        f"MATCH (e:Entity) WHERE e.group_id = $g AND e.name_key = $k "
         f"RETURN {_ENTITY_COLS} ORDER BY e.created_at, e.uuid",
-        {"g": group_id, "n": key},
+        {"g": group_id, "k": key},
     )
-    records = [_entity(r)[1] for r in rows]
-    return [r for r in records if r.name.strip().lower() == key]
+    return [_entity(r)[1] for r in rows]
 
 
 def merged_into(record: EntityRecord) -> str | None:
