@@ -76,7 +76,8 @@ class Watcher:
         while self._client is None:
             client = Client(self.socket_path, timeout=None)
             try:
-                client.wait_ready(timeout=600, starting=True)
+                # Short waits, so that a stop request is seen while no service answers.
+                client.wait_ready(timeout=2.0, starting=True)
                 self._client = client
             except (TransportError, LcgError) as exc:
                 client.close()
@@ -179,6 +180,7 @@ def _watch_through(config: Config, roots: list[Path], group_id: str) -> int:
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+    _say("stopped")
     return 0
 
 
@@ -210,6 +212,7 @@ def _watch_hosting(config: Config, roots: list[Path], group_id: str) -> int:
         stop.set()
         if thread.is_alive():
             thread.join(timeout=30)
+    _say("stopped")
     return 0
 
 
