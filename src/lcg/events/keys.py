@@ -4,8 +4,8 @@ A key is computed in Python, never by Kuzu: Kuzu's ``lower()`` and Python's disa
 sigma: ``ΟΔΥΣΣΕΥΣ``; dotted capital I: ``İstanbul``), and neither folds Unicode
 normalisation (``Zoë`` as one code point or as ``o`` plus a combining diaeresis). The key is
 NFC, full case folding (``str.casefold``: ``ß`` → ``ss``, every sigma → ``σ``), then NFC
-again (folding can leave a decomposed sequence: ``ǰ`` folds to ``j`` + U+030C). Names are
-stored as given; only their keys are folded.
+again, so that a key is itself NFC (folding can decompose: ``ǰ`` folds to ``j`` + U+030C).
+Names are stored as given; only their keys are folded.
 """
 
 from __future__ import annotations
