@@ -120,7 +120,9 @@ def atomic_file(path: Path, *, durable: bool = True, sync_dir: bool = True) -> I
         fsync_dir(path.parent)
 
 
-def atomic_write(path: Path, data: bytes, *, durable: bool = True, sync_dir: bool = True) -> None:
+def atomic_write(
+    path: Path, data: bytes | bytearray, *, durable: bool = True, sync_dir: bool = True
+) -> None:
     """Replace ``path`` with ``data``: write a temp file (0600), fsync it, rename it into
     place, fsync the directory (``durable``; ``sync_dir=False`` leaves that to the caller)."""
     tmp = _temp_beside(path)

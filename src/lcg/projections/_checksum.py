@@ -29,11 +29,14 @@ import zlib
 from pathlib import Path
 from typing import Final
 
+import msgspec
+
 __all__ = [
     "MAGIC",
     "ChecksumError",
     "DamagedFile",
     "describe_failure",
+    "encode_sealed",
     "file_crc",
     "seal",
     "unseal",
@@ -73,6 +76,17 @@ def describe_failure(exc: BaseException) -> str:
 def seal(payload: bytes) -> bytes:
     """``payload`` behind the header that lets ``unseal`` check it."""
     return MAGIC + _HEAD.pack(zlib.crc32(payload), len(payload)) + payload
+
+
+def encode_sealed(encoder: msgspec.msgpack.Encoder, obj: object) -> bytearray:
+    """``seal(encoder.encode(obj))``, encoded straight after the header (no second copy)."""
+    buf = bytearray(_HEADER_BYTES)
+    encoder.encode_into(obj, buf, _HEADER_BYTES)
+    with memoryview(buf) as view:
+        crc = zlib.crc32(view[_HEADER_BYTES:])
+    buf[: len(MAGIC)] = MAGIC
+    _HEAD.pack_into(buf, len(MAGIC), crc, len(buf) - _HEADER_BYTES)
+    return buf
 
 
 def unseal(data: bytes) -> tuple[memoryview, bool]:

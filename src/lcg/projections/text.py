@@ -45,7 +45,7 @@ from lcg.events.groups import decode_group, encode_group
 from lcg.events.layout import TEMP_SUFFIX, TEXT_SNAPSHOT_SUFFIX
 from lcg.projections._analyzer import ANALYZER_VERSION, query_terms, term_counts
 from lcg.projections._bm25 import Bm25Index, IndexSnapshot
-from lcg.projections._checksum import DamagedFile, describe_failure, seal, unseal
+from lcg.projections._checksum import DamagedFile, describe_failure, encode_sealed, unseal
 from lcg.projections.ops import (
     KEYS_PART,
     SOURCE_PART,
@@ -402,7 +402,7 @@ class TextProjection:
             self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
             for group_id, group in dirty:
                 path = self._path(group_id)
-                data = seal(_ENCODER.encode(group.snapshot(group_id)))
+                data = encode_sealed(_ENCODER, group.snapshot(group_id))
                 try:
                     # One directory fsync below covers every group's rename.
                     atomic_write(path, data, sync_dir=False)

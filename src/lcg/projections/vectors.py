@@ -42,7 +42,7 @@ from lcg.errors import ProjectionError
 from lcg.events.files import atomic_write, fsync_dir, remove_tree
 from lcg.events.groups import decode_group, encode_group
 from lcg.events.layout import VECTORS_META_FILE
-from lcg.projections._checksum import DamagedFile, describe_failure, seal, unseal
+from lcg.projections._checksum import DamagedFile, describe_failure, encode_sealed, unseal
 from lcg.projections._hnsw import EXACT_BELOW, FieldIndex, FieldMeta
 from lcg.projections.ops import VECTOR_FIELDS, ClearGroup, Delete, Op, Upsert
 
@@ -480,7 +480,7 @@ class VectorProjection:
             version=version,
             fields=metas,
         )
-        atomic_write(directory / META_FILE, seal(_ENCODER.encode(meta)))
+        atomic_write(directory / META_FILE, encode_sealed(_ENCODER, meta))
         if created:
             fsync_dir(self.root)
         _sweep(directory, metas)
