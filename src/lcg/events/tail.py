@@ -205,7 +205,7 @@ class VerifiedTail:
         max_size = self.limits.max_segment_bytes
         fh.seek(mark.consumed)
         offset = mark.consumed
-        buf = bytearray()
+        pending = b""
         while True:
             chunk = fh.read(_CHUNK)
             if not chunk:
@@ -218,39 +218,35 @@ class VerifiedTail:
                     f"{max_size:,} bytes a segment may hold while it was read; this group "
                     "stops (the others go on)"
                 )
-            buf += chunk
+            data = pending + chunk if pending else chunk
+            end = data.rfind(b"\n") + 1
             pos = 0
-            while True:
-                nl = buf.find(b"\n", pos)
-                if nl == -1:
-                    break
+            while pos < end:
+                nl = data.index(b"\n", pos)
                 if nl + 1 - pos > max_line:
                     raise self._long_line(path, mark, max_line)
-                line = bytes(buf[pos : nl + 1])
+                line = data[pos : nl + 1]
                 pos = nl + 1
-                event = self._take(path, mark, line)
-                if event is not None and yield_after is not None and event.seq > yield_after:
-                    yield event
-            del buf[:pos]
-            if len(buf) > max_line:
+                mark.lines += 1
+                if line.strip():
+                    event = self._check(f"{path.name}:{mark.lines}", line[:-1])
+                    self.next_seq = event.seq + 1
+                    self.last_ts = event.ts
+                    mark.hasher.update(line)
+                    mark.consumed += len(line)
+                    if yield_after is not None and event.seq > yield_after:
+                        yield event
+                else:
+                    mark.hasher.update(line)
+                    mark.consumed += len(line)
+            pending = data[end:]
+            if len(pending) > max_line:
                 raise self._long_line(path, mark, max_line)
-        if buf and not is_last:
+        if pending and not is_last:
             raise TailDefect(
                 f"segment {path.name} of group {self.group_id!r} ends in a partial line but is "
                 "not the last segment (a copy or pull in progress?); waiting for the whole file"
             )
-
-    def _take(self, path: Path, mark: FileMark, line: bytes) -> Event | None:
-        """Verify one complete line and count it consumed; its event (``None`` if blank)."""
-        mark.lines += 1
-        event: Event | None = None
-        if line.strip():
-            event = self._check(f"{path.name}:{mark.lines}", line[:-1])
-            self.next_seq = event.seq + 1
-            self.last_ts = event.ts
-        mark.hasher.update(line)
-        mark.consumed += len(line)
-        return event
 
     def _long_line(self, path: Path, mark: FileMark, max_line: int) -> TailDefect:
         return TailDefect(
