@@ -3,16 +3,21 @@
 Parsing is deliberately hand-checked rather than a typed msgspec decode: every way a value
 can fail to be a request has its own -32600 text, and the id must be echoed whenever it is
 readable. Responses are msgspec Structs, so results (Structs or mappings) encode in one pass.
+
+A line that does not decode is still answered (``undecodable``): JSON whose only fault is a
+lone UTF-16 surrogate escape (``"\\ud800"``: no UTF-8 text holds one) gets -32602 with the
+request's own id and where the string is; anything else -32700 with ``id: null``.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
-from lcg.rpc.errors import WireError, invalid_request
+from lcg.rpc.errors import INVALID_PARAMS, WireError, invalid_request, parse_error
 
 __all__ = [
     "NO_ID",
@@ -24,8 +29,10 @@ __all__ = [
     "decode_line",
     "encode_error",
     "failure",
+    "lone_surrogate_at",
     "parse_request",
     "success",
+    "undecodable",
 ]
 
 #: Marker for "the request had no ``id`` member" (a notification), unlike ``id: null``.
@@ -89,6 +96,59 @@ _encoder = msgspec.json.Encoder()
 def decode_line(line: bytes) -> Any:
     """Decode one line of JSON; raises ``msgspec.DecodeError``."""
     return _decoder.decode(line)
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    # Decoded JSON holds a surrogate code point only where an escape stood alone; a pair
+    # decodes to one astral character.
+    return any("\ud800" <= ch <= "\udfff" for ch in text)
+
+
+def lone_surrogate_at(value: Any, path: str = "") -> str | None:
+    """Where in a decoded value a string (or key) holds a lone surrogate, as ``a.b[2]``;
+    ``None`` if none does."""
+    if isinstance(value, str):
+        return path or "the value" if _has_lone_surrogate(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if _has_lone_surrogate(str(key)):
+                return ascii(where)[1:-1] + " (a key)"
+            found = lone_surrogate_at(item, where)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = lone_surrogate_at(item, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
+def undecodable(line: bytes | str, exc: Exception) -> tuple[Id, WireError]:
+    """The id and error that answer a line msgspec could not decode (raising ``exc``).
+
+    msgspec refuses a lone surrogate escape, with a misleading "truncated"; Python's own
+    parser reads it, so the request's id can be echoed and the string named. A line that is
+    not JSON for any other reason is -32700 with ``id: null``.
+    """
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None, parse_error(str(exc))
+    where = lone_surrogate_at(value)
+    if where is None:  # JSON only to Python's parser (NaN, Infinity): not JSON
+        return None, parse_error(str(exc))
+    rid = value.get("id") if isinstance(value, dict) else None
+    return (
+        rid if _valid_id(rid) else None,
+        WireError(
+            INVALID_PARAMS,
+            f"Invalid params: {where} holds a lone UTF-16 surrogate escape (\\ud800-\\udfff "
+            "without its pair), which is not Unicode text; escape a character outside the "
+            "BMP as a pair, or send it as UTF-8",
+        ),
+    )
 
 
 def _valid_id(value: Any) -> bool:

@@ -30,7 +30,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import msgspec
 
@@ -390,7 +390,12 @@ def _version() -> str:
 async def _serve_stdio(server: MCPLowLevelServer[Any]) -> None:
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read, write):
+    from lcg.rpc._mcp_stdio import AnsweringStdin
+
+    # The SDK drops a line it cannot validate unanswered (a lone surrogate): answer it here.
+    stdin = AnsweringStdin()
+    async with stdio_server(stdin=cast(Any, stdin)) as (read, write):
+        stdin.answer_on(write)
         await server.run(read, write, server.create_initialization_options())
 
 

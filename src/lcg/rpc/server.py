@@ -346,8 +346,9 @@ class Server:
         try:
             value = J.decode_line(line)
         except (msgspec.DecodeError, UnicodeDecodeError) as exc:
-            # msgspec reports invalid UTF-8 inside a string as UnicodeDecodeError.
-            return J.encode_error(None, parse_error(str(exc)))
+            # msgspec reports invalid UTF-8 inside a string as UnicodeDecodeError; a lone
+            # surrogate escape is answered -32602 with the request's id.
+            return J.encode_error(*J.undecodable(line, exc))
         except RecursionError:
             # msgspec decodes nested arrays/objects recursively; ~1,000 levels exhaust it.
             return J.encode_error(
