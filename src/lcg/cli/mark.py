@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import msgspec
 
@@ -20,7 +21,9 @@ from lcg.cli._service import live_client
 from lcg.errors import LcgError, MarkError
 from lcg.events.bounds import read_bounds
 from lcg.events.generation import effective_generation
-from lcg.events.marks import create_mark, delete_mark, list_marks
+from lcg.events.layout import LCG_DIR
+from lcg.events.marks import MarkRecord, create_mark, delete_mark, list_marks
+from lcg.workspace.lock import writing_offline
 
 __all__ = ["CreatedMark", "register"]
 
@@ -38,6 +41,27 @@ class CreatedMark(msgspec.Struct, kw_only=True):
 def _in_cli_words(exc: MarkError) -> MarkError:
     """The stream layer's "checkpoint" (the reference's word) is this command's "mark"."""
     return MarkError(str(exc).replace("checkpoint ", "mark ", 1))
+
+
+def _create_offline(
+    gdir: Path, args: argparse.Namespace
+) -> tuple[MarkRecord, int | None, str | None]:
+    """Mark the stream's last seq (what a service applies on opening), or ``--seq``."""
+    bounds = read_bounds(gdir)
+    seq: int | None = args.seq
+    if seq is None:
+        seq = bounds.max_seq
+    elif bounds.max_seq is None or seq > bounds.max_seq:
+        raise MarkError(
+            f"--seq {seq} is past the end of the stream of group {args.group!r} "
+            f"(max seq {bounds.max_seq})"
+        )
+    generation = effective_generation(gdir)
+    try:
+        record = create_mark(gdir, args.name, seq, generation)
+    except MarkError as exc:
+        raise _in_cli_words(exc) from exc
+    return record, seq, generation
 
 
 def _create(args: argparse.Namespace) -> int:
@@ -62,21 +86,10 @@ def _create(args: argparse.Namespace) -> int:
                 raise _in_cli_words(MarkError(str(exc))) from exc
         created = msgspec.convert(answer, CreatedMark)
     else:
-        # No service: the stream's last seq, which is what a service applies on opening.
-        bounds = read_bounds(gdir)
-        seq: int | None = args.seq
-        if seq is None:
-            seq = bounds.max_seq
-        elif bounds.max_seq is None or seq > bounds.max_seq:
-            raise MarkError(
-                f"--seq {seq} is past the end of the stream of group {args.group!r} "
-                f"(max seq {bounds.max_seq})"
-            )
-        generation = effective_generation(gdir)
-        try:
-            record = create_mark(gdir, args.name, seq, generation)
-        except MarkError as exc:
-            raise _in_cli_words(exc) from exc
+        # No service answers; one may still hold the workspace (its socket file unlinked):
+        # then this refuses, naming it, rather than write beside it (ADR 0156).
+        with writing_offline(config.workspace / LCG_DIR):
+            record, seq, generation = _create_offline(gdir, args)
         created = CreatedMark(
             success=True, name=record.name, group_id=args.group, seq=seq, generation=generation
         )
@@ -117,7 +130,8 @@ def _delete(args: argparse.Namespace) -> int:
                     "knowledge_wal_mark_delete", {"name": args.name, "group_id": args.group}
                 )
         else:
-            delete_mark(gdir, args.name)
+            with writing_offline(config.workspace / LCG_DIR):
+                delete_mark(gdir, args.name)
     except LcgError as exc:
         raise _in_cli_words(MarkError(str(exc))) from exc
     if args.json:

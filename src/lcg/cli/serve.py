@@ -13,6 +13,7 @@ from lcg import telemetry
 from lcg.cli._service import attach_extractor_flags, config_of, with_embedder_flags
 from lcg.config import Config
 from lcg.errors import LcgError
+from lcg.events.layout import LCG_DIR
 
 if TYPE_CHECKING:
     from lcg.rpc.app import ServiceApp
@@ -72,6 +73,7 @@ def serve_workspace(
     """Serve the workspace ``config`` names until stopped; the exit status (1 on an error)."""
     from lcg.rpc.app import build_app
     from lcg.rpc.server import Limits, limit_malloc_arenas, serve
+    from lcg.workspace.lock import hold_for_process
 
     # A person watching a foreground service on a terminal reads its states, not a JSON line
     # per request; a log file (or LCG_TELEMETRY=on) gets every record.
@@ -79,6 +81,9 @@ def serve_workspace(
     telemetry.set_sink(None, enabled=config.telemetry, calls=calls)
     limit_malloc_arenas(config.malloc_arena_max)
     try:
+        # Before the socket, for the life of the process: a second service refuses here,
+        # naming the first, instead of taking its socket path (ADR 0156).
+        hold_for_process(config.workspace / LCG_DIR)
         app = build_app(config)
         attach_extractor_flags(app, config, http=extractor_http, uds=extractor_uds)
         started = announce_when_ready(app, lambda: ready_line(app, config))
