@@ -27,8 +27,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from _service_fixtures import spawn_serve, stop_serve, temp_workspace, wait_healthy
 from lcg.extract.embedders import HashEmbedder
 
@@ -293,11 +291,8 @@ def test_a_connection_with_a_request_in_flight_is_not_given_up() -> None:
                 s.close()
 
 
-@pytest.mark.parametrize("idle_ms", ["1500"])
-def test_an_idle_connection_is_closed_past_its_deadline_and_a_used_one_lives(
-    idle_ms: str,
-) -> None:
-    with service({"LCG_RPC_IDLE_TIMEOUT_MS": idle_ms}) as path:
+def test_an_idle_connection_is_closed_past_its_deadline_and_a_used_one_lives() -> None:
+    with service({"LCG_RPC_IDLE_TIMEOUT_MS": "1500"}) as path:
         idle = _connect(path)
         used = _connect(path)
         # Calls spaced under the deadline keep a connection open for longer than it.

@@ -238,6 +238,24 @@ def test_an_idle_connection_is_closed_at_its_deadline_unless_used() -> None:
         used.close()
 
 
+def test_a_client_that_does_not_take_its_answer_is_cut_off_at_the_idle_deadline() -> None:
+    with running(Limits(idle_timeout_ms=300)) as (srv, path):
+        s = _connect(path)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        text = "a" * (6 * 1024 * 1024)  # an answer far larger than the socket buffers
+        line = {"jsonrpc": "2.0", "id": 1, "method": "knowledge_echo", "params": {"text": text}}
+        s.sendall(json.dumps(line).encode() + b"\n")
+        deadline = time.monotonic() + 10
+        while not any(c.phase == "writing" for c in srv.server.admission):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        while len(srv.server.admission):  # it never reads: its slot is taken back
+            assert time.monotonic() < deadline, [c.phase for c in srv.server.admission]
+            time.sleep(0.05)
+        assert _healthy(path)
+        s.close()
+
+
 def test_the_client_library_redials_a_connection_the_service_closed() -> None:
     from lcg.rpc.client import AsyncClient, Client
 

@@ -4,7 +4,9 @@
   deadlines: a connection waiting for its client (for the next request, or for the client to
   read its answer) longer than ``idle_timeout_ms`` is closed; a request line must end within
   ``read_timeout_ms`` of its first byte. A request being served has no deadline here, so a
-  long call or a streaming one is never cut off by them.
+  long call or a streaming one is never cut off by them. One watcher task checks every
+  connection a few times per deadline (``Admission.watch``): a timer per request cost more
+  than the rest of a small call's overhead together.
 * **Admission** (``Admission``, ``accept_loop``): below the limit a pending connection is
   accepted at once. At the limit the longest-idle connection with no request in flight is
   given up for it (once it has been idle ``EVICT_GRACE_S``, so that a client that has just
@@ -30,10 +32,8 @@ __all__ = [
     "EVICT_GRACE_S",
     "Admission",
     "Connection",
-    "IdleTimeout",
     "LineTooLong",
     "Limits",
-    "ReadTimeout",
     "accept_loop",
     "read_request",
 ]
@@ -93,23 +93,19 @@ class LineTooLong(Exception):
     """A request line grew past ``Limits.max_request_bytes`` before its newline."""
 
 
-class IdleTimeout(Exception):
-    """The client sent nothing for ``Limits.idle_timeout_ms``."""
-
-
-class ReadTimeout(Exception):
-    """A request line did not end within ``Limits.read_timeout_ms`` of its first byte."""
-
-
 #: ``idle``: waiting for the next request; ``reading``: a request line has begun;
 #: ``handling``: a request is being served; ``writing``: its answer is being delivered.
 Phase = Literal["idle", "reading", "handling", "writing"]
+#: Why the service ended a connection: given up for a newcomer at the limit, idle past the
+#: idle deadline, a request line past the read deadline, an answer not taken within the idle
+#: deadline.
+Ending = Literal["given_up", "idle", "read_timeout", "write_timeout"]
 
 
 class Connection:
     """One accepted connection: its task, what it is doing, and since when it is idle."""
 
-    __slots__ = ("given_up", "phase", "since", "task")
+    __slots__ = ("ended", "phase", "since", "started", "task")
 
     def __init__(self, since: float) -> None:
         self.task: asyncio.Task[None] | None = None
@@ -118,8 +114,10 @@ class Connection:
         #: request line that has begun but not ended does not move it, so a client that
         #: trickles bytes is as idle as one that sends none.
         self.since = since
-        #: Set when the admission gave this connection up for a newcomer.
-        self.given_up = False
+        #: Loop time the current phase began (a line's first byte, an answer's first write).
+        self.started = since
+        #: Set when the service ends the connection (its task is cancelled): why.
+        self.ended: Ending | None = None
 
     @property
     def busy(self) -> bool:
@@ -136,6 +134,9 @@ class Admission:
         self._changed = asyncio.Event()
         #: How many connections were given up for newcomers (tests and telemetry read it).
         self.given_up = 0
+        #: How often ``watch`` looks: a tenth of the shorter deadline, within 50 ms .. 1 s.
+        deadlines = [t for t in (limits.idle_timeout_s, limits.read_timeout_s) if t is not None]
+        self.tick_s = min(1.0, max(0.05, min(deadlines, default=1.0) / 10))
 
     def __len__(self) -> int:
         return len(self._conns)
@@ -155,15 +156,31 @@ class Admission:
     def enter(self, conn: Connection, phase: Phase) -> None:
         """``conn`` moves to ``phase``; waiting for its client again restarts its idle time."""
         conn.phase = phase
+        if phase == "handling":
+            return  # no deadline runs while a request is served
+        now = asyncio.get_running_loop().time()
+        conn.started = now
         if phase == "idle":
-            conn.since = asyncio.get_running_loop().time()
+            conn.since = now
             self._changed.set()
+
+    async def watch(self) -> None:
+        """End the connections past a deadline, every ``tick_s``; runs until cancelled."""
+        loop = asyncio.get_running_loop()
+        idle_s, read_s = self.limits.idle_timeout_s, self.limits.read_timeout_s
+        while True:
+            await asyncio.sleep(self.tick_s)
+            now = loop.time()
+            for conn in list(self._conns):
+                ending = _overdue(conn, now, idle_s, read_s)
+                if ending is not None:
+                    self._end(conn, ending)
 
     def _victim(self, now: float) -> tuple[Connection | None, float | None]:
         """The connection to give up now, or else when the first one may be given up."""
         oldest: Connection | None = None
         for conn in self._conns:
-            if conn.busy or conn.task is None or conn.given_up:
+            if conn.busy or conn.task is None or conn.ended is not None:
                 continue
             if oldest is None or conn.since < oldest.since:
                 oldest = conn
@@ -188,13 +205,31 @@ class Admission:
                 await asyncio.wait_for(self._changed.wait(), wait)
 
     def _give_up(self, conn: Connection) -> None:
+        self.given_up += 1
+        self._end(conn, "given_up")
+
+    def _end(self, conn: Connection, ending: Ending) -> None:
         # Its slot is free from now on; its task closes it (saying why when a request line
         # had begun) as it unwinds.
-        conn.given_up = True
+        if conn.task is None or conn.ended is not None:
+            return
+        conn.ended = ending
         self._conns.discard(conn)
-        self.given_up += 1
-        assert conn.task is not None
+        self._changed.set()
         conn.task.cancel()
+
+
+def _overdue(
+    conn: Connection, now: float, idle_s: float | None, read_s: float | None
+) -> Ending | None:
+    """Which deadline ``conn`` has passed, if any."""
+    if conn.phase == "idle":
+        return "idle" if idle_s is not None and now - conn.since > idle_s else None
+    if conn.phase == "reading":
+        return "read_timeout" if read_s is not None and now - conn.started > read_s else None
+    if conn.phase == "writing":
+        return "write_timeout" if idle_s is not None and now - conn.started > idle_s else None
+    return None
 
 
 async def accept_loop(
@@ -208,6 +243,20 @@ async def accept_loop(
     counted from its accept, so a burst cannot pass the limit before its tasks have run.
     """
     loop = asyncio.get_running_loop()
+    watcher = asyncio.create_task(admission.watch(), name="lcg-rpc-deadlines")
+    try:
+        await _accept_forever(loop, listener, admission, connected)
+    finally:
+        watcher.cancel()
+        await asyncio.gather(watcher, return_exceptions=True)
+
+
+async def _accept_forever(
+    loop: asyncio.AbstractEventLoop,
+    listener: socket.socket,
+    admission: Admission,
+    connected: Callable[[socket.socket, Connection], Awaitable[None]],
+) -> None:
     while True:
         if len(admission) >= admission.limits.max_connections:
             # Make room only for a client that is really waiting, never in advance.
@@ -268,26 +317,17 @@ async def _readable(loop: asyncio.AbstractEventLoop, sock: socket.socket) -> Non
 async def read_request(
     reader: asyncio.StreamReader, conn: Connection, admission: Admission
 ) -> bytes:
-    """The next line (newline included; ``b""`` at end of stream), within the deadlines.
+    """The next line (newline included; ``b""`` at end of stream); raises ``LineTooLong``.
 
     Read in chunks of at most ``READ_CHUNK`` so only a line being received is held, never
-    what follows it. Raises ``IdleTimeout`` when nothing comes within the idle deadline,
-    ``ReadTimeout`` when a begun line does not end within the read deadline, ``LineTooLong``.
+    what follows it. The first byte is read alone so that the line's read deadline starts
+    there (``watch`` ends a connection past it).
     """
-    limits = admission.limits
-    try:
-        async with asyncio.timeout(limits.idle_timeout_s):
-            first = await reader.read(1)
-    except TimeoutError:
-        raise IdleTimeout from None
+    first = await reader.read(1)
     if not first or first == b"\n":
         return first
     admission.enter(conn, "reading")
-    try:
-        async with asyncio.timeout(limits.read_timeout_s):
-            return await _rest_of_line(reader, first, limits.max_request_bytes)
-    except TimeoutError:
-        raise ReadTimeout from None
+    return await _rest_of_line(reader, first, admission.limits.max_request_bytes)
 
 
 async def _rest_of_line(reader: asyncio.StreamReader, first: bytes, limit: int) -> bytes:

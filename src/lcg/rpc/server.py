@@ -51,10 +51,8 @@ from lcg.rpc.connections import (
     READ_CHUNK,
     Admission,
     Connection,
-    IdleTimeout,
     Limits,
     LineTooLong,
-    ReadTimeout,
     accept_loop,
     read_request,
 )
@@ -283,14 +281,17 @@ class Server:
         conn.task = asyncio.current_task()
         try:
             await self._serve_connection(conn, reader, writer)
-        except (ConnectionError, ClientGone, IdleTimeout):
+        except (ConnectionError, ClientGone):
             pass
         except asyncio.CancelledError:
-            if conn.given_up and conn.phase == "reading":
-                # Given up for a newcomer with a request line begun: say why, then hang up.
+            # Ended by the service (a deadline, or given up at the limit) or shut down. A
+            # client whose request line had begun is told why; nothing was begun otherwise.
+            if conn.ended == "read_timeout":
+                _say(writer, _read_timeout_error(self.limits.read_timeout_ms))
+            elif conn.ended == "given_up" and conn.phase == "reading":
                 _say(writer, _given_up_error(self.limits.max_connections))
-        except ReadTimeout:
-            _say(writer, _read_timeout_error(self.limits.read_timeout_ms))
+            elif conn.ended == "write_timeout":
+                writer.transport.abort()  # it does not read: what is left for it goes
         finally:
             self.admission.discard(conn)
             await _hang_up(writer)
@@ -299,7 +300,6 @@ class Server:
         self, conn: Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         sink = _sink_for(writer)
-        idle_s = self.limits.idle_timeout_s
         while not self._closing:
             self.admission.enter(conn, "idle")
             try:
@@ -331,15 +331,10 @@ class Server:
                 # A bug in the envelope code must cost one answer, never the connection.
                 out = J.encode_error(None, to_wire(exc))
             if out is not None:
+                # A client that does not take its answer within the idle deadline is ended.
                 self.admission.enter(conn, "writing")
                 writer.write(out)
-                try:
-                    # A client that does not take its answer for the idle deadline is gone.
-                    async with asyncio.timeout(idle_s):
-                        await writer.drain()
-                except TimeoutError:
-                    writer.transport.abort()
-                    return
+                await writer.drain()
 
     async def handle_line(self, line: bytes, sink: ProgressSink | None) -> bytes | None:
         """The answer to one request line (newline included), or ``None`` for no answer."""
