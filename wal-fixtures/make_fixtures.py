@@ -36,6 +36,41 @@ V1_EPISODE_ADDED = (
     b'"created_at":"2024-05-01T12:00:00.000000Z","valid_at":null,"body":"Episode number 0."}\n'
 )
 
+#: Golden lines as lcg wrote them before ADR 0150, kept literal (their checksums are computed
+#: by ``seal``, as that lcg did): ``strftime("%Y")`` wrote years below 1000 unpadded, so a
+#: relationship valid from year 1 and a chunk of year 999 carry ``1-…`` and ``999-…``.
+UNPADDED_YEARS = [
+    b'{"type":"EntityAsserted","seq":0,"ts":"2024-05-01T12:00:00.000000Z",'
+    b'"gen":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","v":1,"group_id":"liminis","entity":{"uuid":"e1",'
+    b'"name":"Ada","labels":["Entity"],"summary":"","attributes":"{}",'
+    b'"created_at":"2024-05-01T12:00:00.000000Z"},"created":true}',
+    b'{"type":"EntityAsserted","seq":1,"ts":"2024-05-01T12:00:00.000000Z",'
+    b'"gen":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","v":1,"group_id":"liminis","entity":{"uuid":"e2",'
+    b'"name":"Bob","labels":["Entity"],"summary":"","attributes":"{}",'
+    b'"created_at":"2024-05-01T12:00:00.000000Z"},"created":true}',
+    b'{"type":"RelationshipAsserted","seq":2,"ts":"2024-05-01T12:00:00.000000Z",'
+    b'"gen":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","v":1,"group_id":"liminis","edge":{"uuid":"r1",'
+    b'"name":"KNOWS","source_uuid":"e1","target_uuid":"e2","fact":"Ada KNOWS Bob",'
+    b'"relation_type":null,"valid_at":"1-01-01T00:00:00.000000Z","invalid_at":null,'
+    b'"expired_at":null,"episodes":[],"attributes":"{}",'
+    b'"created_at":"2024-05-01T12:00:00.000000Z"},"created":true}',
+    b'{"type":"EpisodeAdded","seq":3,"ts":"2024-05-01T12:00:00.000000Z",'
+    b'"gen":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","v":2,"group_id":"liminis","uuid":"ep3",'
+    b'"name":"old-chunk","source":"text","source_description":"annals.txt:old-chunk",'
+    b'"content":"The annals of the year 999.","created_at":"999-01-01T00:00:00.000000Z",'
+    b'"valid_at":"999-01-01T00:00:00.000000Z","content_hash":""}',
+]
+
+#: A golden line no projection can apply, as lcg wrote it before ADR 0150 (which took a
+#: cross-group edge's ``valid_at`` unparsed): seq 1's ``valid_at`` is not a time.
+UNAPPLIABLE_TIME = (
+    b'{"type":"CrossGroupEdgeAdded","seq":1,"ts":"2024-05-01T12:00:00.000000Z",'
+    b'"gen":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","v":1,"group_id":"liminis","edge":{"uuid":"x1",'
+    b'"name":"KNOWS","source_uuid":"e1","target_uuid":"","fact":"Ada KNOWS someone",'
+    b'"relation_type":null,"valid_at":"soon","invalid_at":null,"expired_at":null,'
+    b'"episodes":[],"attributes":"{}","created_at":"2024-05-01T12:00:00.000000Z"}}'
+)
+
 
 class Expected(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """What a reader must report for one fixture (``expected.json``)."""
@@ -314,6 +349,40 @@ def checksum_dropped(root: Path) -> None:
     )
 
 
+def unpadded_years(root: Path) -> None:
+    data = b"".join(seal(line) for line in UNPADDED_YEARS)
+    Builder(root, "unpadded-years").generation().segment(0, data).expect(
+        summary="golden lines with the unpadded years written before ADR 0150 ('1-01-01T…', "
+        "'999-01-01T…') are upcast to four digits: 4 events, no bad line",
+        generation=GEN_A,
+        seqs=[0, 1, 2, 3],
+        files=1,
+        next_seq=4,
+    )
+
+
+def unappliable_time(root: Path) -> None:
+    entity = EntityAsserted(
+        group_id="liminis",
+        seq=0,
+        ts=TS,
+        gen=GEN_A,
+        created=True,
+        entity=EntityRecord(uuid="e1", name="Ada", labels=["Entity"], created_at=TS),
+    )
+    data = lines([entity]) + seal(UNAPPLIABLE_TIME) + lines([episode(2)])
+    Builder(root, "unappliable-time").generation().segment(0, data).expect(
+        summary="seq 1 (written before ADR 0150) has valid_at 'soon', which no projection can "
+        "store: 2 events, failed_lines 1, seq 1 skipped",
+        generation=GEN_A,
+        seqs=[0, 2],
+        failed_lines=1,
+        skipped_seqs=[[1, 1]],
+        files=1,
+        next_seq=3,
+    )
+
+
 FIXTURES: list[Callable[[Path], None]] = [
     torn_tail,
     seq_gap,
@@ -328,6 +397,8 @@ FIXTURES: list[Callable[[Path], None]] = [
     v1_episode_added,
     corrupt_line,
     checksum_dropped,
+    unpadded_years,
+    unappliable_time,
 ]
 
 

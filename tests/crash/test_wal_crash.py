@@ -23,6 +23,8 @@ from lcg.events.reader import ReadReport, StreamReader
 from lcg.events.writer import StreamWriter
 
 KILLS = 50
+#: A recorded time (events carry only times in this form, ADR 0150).
+TS = "2024-05-01T12:00:00.000000Z"
 
 CHILD = r"""
 import os, random, sys, threading
@@ -42,7 +44,7 @@ def run(k):
     while True:
         size = 300_000 if rng.random() < 0.05 else rng.randint(10, 2000)
         chunk = [EpisodeAdded(group_id="g", uuid=f"{seed}-{k}-{i}", name="n",
-                              content="x" * size, created_at="t")
+                              content="x" * size, created_at="2024-05-01T12:00:00.000000Z")
                  for i in range(rng.randint(1, 3))]
         stamped = writer.append(chunk)
         # One write per ack, under PIPE_BUF: lines from the threads never interleave.
@@ -101,7 +103,7 @@ def test_sigkill_never_loses_an_acknowledged_event(tmp_path: Path) -> None:
         with StreamWriter(root, "g", fsync="always") as writer:
             assert writer.next_seq == count
             (e,) = writer.append(
-                [EpisodeAdded(group_id="g", uuid=f"p{kill}", name="n", content="c", created_at="t")]
+                [EpisodeAdded(group_id="g", uuid=f"p{kill}", name="n", content="c", created_at=TS)]
             )
             assert e.seq == count
         acked.add(count)

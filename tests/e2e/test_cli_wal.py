@@ -18,6 +18,9 @@ import lcg.cli.main as cli_main
 from lcg.events.model import EpisodeAdded
 from lcg.events.store import WalStore
 
+#: A recorded time (events carry only times in this form, ADR 0150).
+TS = "2024-05-01T12:00:00.000000Z"
+
 REPO = Path(__file__).resolve().parents[2]
 LCG = Path(sys.executable).with_name("lcg")
 FIXTURES = REPO / "wal-fixtures"
@@ -61,7 +64,7 @@ def inproc(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) 
 
 
 def _episode(group: str, i: int) -> EpisodeAdded:
-    return EpisodeAdded(group_id=group, uuid=f"u{i}", name="n", content=f"c{i}", created_at="t")
+    return EpisodeAdded(group_id=group, uuid=f"u{i}", name="n", content=f"c{i}", created_at=TS)
 
 
 @pytest.fixture

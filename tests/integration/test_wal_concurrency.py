@@ -18,6 +18,8 @@ from lcg.events.writer import FsyncPolicy, StreamWriter
 
 THREADS = 8
 APPENDS = 40
+#: A recorded time (events carry only times in this form, ADR 0150).
+TS = "2024-05-01T12:00:00.000000Z"
 
 
 @pytest.mark.parametrize("policy", ["always", "batch", "off"])
@@ -38,7 +40,7 @@ def test_eight_threads_get_contiguous_seqs_and_whole_lines(
                     chunk = [
                         EpisodeAdded(
                             group_id="g", uuid=f"{k}-{i}-{j}", name="n", content="y" * (k * 50),
-                            created_at="t",
+                            created_at="2024-05-01T12:00:00.000000Z",
                         )
                         for j in range(1 + (i + k) % 3)
                     ]  # fmt: skip
@@ -95,7 +97,7 @@ def _second_process(wal_root: Path) -> subprocess.CompletedProcess[str]:
 
 def test_a_second_process_gets_a_clear_error(wal_root: Path) -> None:
     with StreamWriter(wal_root, "g", fsync="off") as writer:
-        writer.append([EpisodeAdded(group_id="g", uuid="u", name="n", content="c", created_at="t")])
+        writer.append([EpisodeAdded(group_id="g", uuid="u", name="n", content="c", created_at=TS)])
         done = _second_process(wal_root)
         assert done.returncode == 3, done.stderr
         assert "locked: group 'g' already has a writer" in done.stdout

@@ -15,9 +15,12 @@ from lcg.events.bounds import read_bounds
 from lcg.events.generation import effective_generation, read_generation
 from lcg.events.groups import encode_group, list_groups
 from lcg.events.layout import QUARANTINE_DIR
-from lcg.events.model import EpisodeAdded
+from lcg.events.model import EpisodeAdded, RelationshipAsserted
 from lcg.events.reader import ReadReport, StreamReader
 from lcg.events.writer import StreamWriter
+
+#: A recorded time (events carry only times in this form, ADR 0150).
+TS = "2024-05-01T12:00:00.000000Z"
 
 FIXTURES = Path(__file__).resolve().parents[2] / "wal-fixtures"
 
@@ -105,7 +108,7 @@ def test_writer_opens_the_fixture_as_it_says(name: str, tmp_path: Path) -> None:
     with StreamWriter(wal, group_id, fsync="off") as writer:
         assert writer.next_seq == exp.next_seq  # type: ignore[attr-defined]
         assert writer.generation == exp.generation  # type: ignore[attr-defined]
-        new = EpisodeAdded(group_id=group_id, uuid="new", name="n", content="c", created_at="t")
+        new = EpisodeAdded(group_id=group_id, uuid="new", name="n", content="c", created_at=TS)
         (stamped,) = writer.append([new])
     gdir = wal / encode_group(group_id)
     assert stamped.seq == exp.next_seq  # type: ignore[attr-defined]
@@ -127,3 +130,28 @@ def test_v1_golden_line_is_upcast() -> None:
     assert first.v == 2
     assert first.content == "Episode number 0."
     assert first.content_hash == ""
+
+
+def test_unpadded_years_are_upcast_to_four_digits() -> None:
+    # ADR 0150: lines written while strftime("%Y") left years below 1000 unpadded replay.
+    gdir = FIXTURES / "unpadded-years" / "wal" / "liminis"
+    raw = (gdir / "000000000000.jsonl").read_bytes()
+    assert b'"valid_at":"1-01-01T' in raw and b'"created_at":"999-01-01T' in raw
+    report = ReadReport()
+    events = {e.seq: e for e in StreamReader(gdir).events(report=report)}
+    assert report.failed_lines == 0 and sorted(events) == [0, 1, 2, 3]
+    edge = events[2]
+    assert isinstance(edge, RelationshipAsserted)
+    assert edge.edge.valid_at == "0001-01-01T00:00:00.000000Z"
+    episode = events[3]
+    assert isinstance(episode, EpisodeAdded)
+    assert episode.created_at == episode.valid_at == "0999-01-01T00:00:00.000000Z"
+
+
+def test_a_time_no_projection_can_store_is_a_failed_line() -> None:
+    gdir = FIXTURES / "unappliable-time" / "wal" / "liminis"
+    report = ReadReport()
+    assert [e.seq for e in StreamReader(gdir).events(report=report)] == [0, 2]
+    (sample,) = report.samples
+    assert (sample.problem, sample.seq, sample.line_no) == ("failed", 1, 2)
+    assert "$.edge.valid_at" in sample.detail and "0001-9999" in sample.detail

@@ -8,6 +8,7 @@ them back between random bounds.
 from __future__ import annotations
 
 import tempfile
+from datetime import datetime
 from pathlib import Path
 
 import msgspec
@@ -46,11 +47,18 @@ from lcg.events.model import (
 from lcg.events.reader import ReadReport, StreamReader
 from lcg.events.segments import list_segments
 from lcg.events.writer import StreamWriter
+from lcg.timestamps import to_text
+
+#: A recorded time (events carry only times in this form, ADR 0150).
+TS = "2024-05-01T12:00:00.000000Z"
 
 GROUP = "g"
 text = st.text(max_size=12)
 ids = st.text(alphabet="0123456789abcdef-", min_size=1, max_size=8)
 maybe = st.none() | text
+#: Payload times: only the recorded form decodes (ADR 0150), every year 0001-9999.
+times = st.datetimes(min_value=datetime(1, 1, 1)).map(to_text)
+maybe_time = st.none() | times
 small = st.integers(min_value=0, max_value=10**6)
 
 
@@ -60,16 +68,16 @@ def few(s: st.SearchStrategy[object]) -> st.SearchStrategy[list[object]]:
 
 entity = st.builds(
     EntityRecord, uuid=ids, name=text, labels=few(text), summary=text, attributes=text,
-    created_at=text,
+    created_at=times,
 )  # fmt: skip
 edge = st.builds(
     EdgeRecord, uuid=ids, name=text, source_uuid=ids, target_uuid=ids | st.just(""), fact=text,
-    relation_type=maybe, valid_at=maybe, invalid_at=maybe, expired_at=maybe,
-    episodes=few(ids), attributes=text, created_at=text,
+    relation_type=maybe, valid_at=maybe_time, invalid_at=maybe_time, expired_at=maybe_time,
+    episodes=few(ids), attributes=text, created_at=times,
 )  # fmt: skip
-invalidation = st.builds(EdgeInvalidation, uuid=ids, invalid_at=text, reason=text)
+invalidation = st.builds(EdgeInvalidation, uuid=ids, invalid_at=times, reason=text)
 merge = st.builds(
-    MergeOutcome, canonical_uuid=ids, canonical_created_at=text, canonical_summary=maybe,
+    MergeOutcome, canonical_uuid=ids, canonical_created_at=times, canonical_summary=maybe,
     aliases=few(st.builds(MergedAlias, uuid=ids, labels=few(text), attributes=text)),
     edges_created=few(edge), edges_invalidated=few(invalidation),
 )  # fmt: skip
@@ -78,7 +86,7 @@ EVENT_STRATEGIES: dict[str, st.SearchStrategy[Event]] = {
     "EpisodeAdded": st.builds(
         EpisodeAdded, group_id=st.just(GROUP), uuid=ids, name=text,
         source=st.sampled_from(["text", "json", "message"]), source_description=text,
-        content=st.text(max_size=200), created_at=text, valid_at=maybe, content_hash=text,
+        content=st.text(max_size=200), created_at=times, valid_at=maybe_time, content_hash=text,
     ),
     "EpisodeExtracted": st.builds(
         EpisodeExtracted, group_id=st.just(GROUP), episode_uuid=ids,
@@ -130,7 +138,7 @@ EVENT_STRATEGIES: dict[str, st.SearchStrategy[Event]] = {
         PointersRebound, group_id=st.just(GROUP), source_group_id=text,
         rebinds=few(st.builds(
             PointerRebind, uuid=ids, source_uuid=ids, target_uuid=ids | st.just(""),
-            attributes=text, invalid_at=maybe,
+            attributes=text, invalid_at=maybe_time,
         )),
     ),
 }  # fmt: skip
@@ -252,7 +260,7 @@ def test_bounds_cache_never_changes_an_answer(ops: list[str], max_events: int) -
     from lcg.events.layout import BOUNDS_FILE
 
     def episode(i: int) -> EpisodeAdded:
-        return EpisodeAdded(group_id=GROUP, uuid=str(i), name="n", content="c", created_at="t")
+        return EpisodeAdded(group_id=GROUP, uuid=str(i), name="n", content="c", created_at=TS)
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

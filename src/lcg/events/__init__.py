@@ -9,6 +9,7 @@ from __future__ import annotations
 from lcg.events.bounds import Bounds, read_bounds
 from lcg.events.codec import (
     Decoded,
+    admit,
     decode_line,
     encode_event,
     encode_events,
@@ -52,6 +53,7 @@ from lcg.events.model import (
     RelationRetyped,
     RelationshipAsserted,
     RelationTypesChanged,
+    Timestamp,
 )
 from lcg.events.position import Position
 from lcg.events.reader import ReadReport, StreamReader
@@ -97,8 +99,10 @@ __all__ = [
     "StreamReader",
     "StreamWriter",
     "TailDefect",
+    "Timestamp",
     "VerifiedTail",
     "WalStore",
+    "admit",
     "create_mark",
     "decode_group",
     "decode_line",

@@ -15,29 +15,43 @@ A line without the field was written before checksums existed and is accepted as
 (``Decoded.checksummed`` is False); the reader decides whether that is suspicious.
 
 An older version is upcast by a pure function ``raw dict → raw dict`` before the typed
-decode; lines on disk are never rewritten.
+decode; lines on disk are never rewritten. Payload times in an older spelling (the unpadded
+year lcg wrote for years below 1000 before ADR 0150, an offset, no microseconds) are upcast
+the same way, whatever the version (``upcast_timestamp_spelling``).
+
+Only what decodes is appended (ADR 0150): ``admit`` encodes events, decodes each line back
+through ``decode_line`` and refuses (``InvalidParamsError``, -32602) an event whose line would
+not decode; the events it returns are the decoded ones, so what a writer applies live is what
+a replay of its lines applies.
 """
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import msgspec
+import msgspec.inspect as mi
 
+from lcg import timestamps
+from lcg.errors import InvalidParamsError
 from lcg.events.model import CURRENT_VERSIONS, Event
 
 __all__ = [
     "CHECKSUM_FIELD",
+    "TIMESTAMP_FIELDS",
     "UPCASTERS",
     "Decoded",
     "Problem",
+    "admit",
     "decode_line",
     "encode_event",
     "encode_events",
     "seal",
     "upcast_EpisodeAdded_v1_v2",
+    "upcast_timestamp_spelling",
     "verify_checksum",
 ]
 
@@ -75,6 +89,66 @@ def upcast_EpisodeAdded_v1_v2(raw: dict[str, Any]) -> dict[str, Any]:  # noqa: N
         out["content"] = out.pop("body")
     out.setdefault("content_hash", "")
     out["v"] = 2
+    return out
+
+
+def _is_timestamp(t: mi.Type) -> bool:
+    if isinstance(t, mi.UnionType):
+        return any(_is_timestamp(u) for u in t.types)
+    return isinstance(t, mi.Metadata) and bool((t.extra or {}).get("lcg_timestamp"))
+
+
+def _timestamp_fields(t: mi.Type, seen: set[type], out: set[str]) -> set[str]:
+    if isinstance(t, mi.UnionType):
+        for u in t.types:
+            _timestamp_fields(u, seen, out)
+    elif isinstance(t, mi.Metadata):
+        _timestamp_fields(t.type, seen, out)
+    elif isinstance(t, (mi.ListType, mi.SetType, mi.FrozenSetType, mi.VarTupleType)):
+        _timestamp_fields(t.item_type, seen, out)
+    elif isinstance(t, mi.StructType) and t.cls not in seen:
+        seen.add(t.cls)
+        for f in t.fields:
+            if _is_timestamp(f.type):
+                out.add(f.encode_name)
+            _timestamp_fields(f.type, seen, out)
+    return out
+
+
+#: The payload fields typed ``Timestamp``, read from the model (a unit test checks that no
+#: field of another type shares one of these names).
+TIMESTAMP_FIELDS: Final = frozenset(_timestamp_fields(mi.type_info(Event), set(), set()))
+
+
+def _respell(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_respell(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for key, v in value.items():
+        if key in TIMESTAMP_FIELDS and isinstance(v, str) and not timestamps.is_recorded(v):
+            if v == "":
+                # Read as "no time" by every projection before ADR 0150: the optional ones
+                # decode as such; a required one fails as it should.
+                v = None
+            else:
+                try:
+                    v = timestamps.normalize(v)
+                except ValueError:
+                    pass  # not a time at all: the typed decode reports the line as failed
+        out[key] = _respell(v)
+    return out
+
+
+def upcast_timestamp_spelling(raw: dict[str, Any]) -> dict[str, Any]:
+    """Payload times in an older spelling rewritten in the recorded one (ADR 0150).
+
+    Before ADR 0150, ``strftime("%Y")`` wrote years below 1000 unpadded (``1-01-01T…``), and
+    earlier lines may carry an offset or no microseconds; each is read as the time it names.
+    Text that names no time is left as it is, for the typed decode to refuse.
+    """
+    out: dict[str, Any] = _respell(raw)
     return out
 
 
@@ -209,7 +283,59 @@ def _decode_slow(line: bytes, checksummed: bool) -> Decoded:
         raw = upcaster(raw)
         version += 1
     try:
-        event = msgspec.convert(raw, Event)
+        event = msgspec.convert(upcast_timestamp_spelling(raw), Event)
     except msgspec.ValidationError as exc:
-        return Decoded(problem="failed", detail=f"{kind}: {exc}", seq=seq, checksummed=checksummed)
+        return Decoded(
+            problem="failed", detail=f"{kind}: {_explain(exc)}", seq=seq, checksummed=checksummed
+        )
     return Decoded(event=event, seq=seq, checksummed=checksummed)
+
+
+# msgspec names the pattern a string failed; the recorded time's pattern is long and says
+# less than its description.
+_PATTERN_FAILURE: Final = re.compile(r"Expected `str` matching regex '.*?' - ")
+_RECORDED_TIME: Final = (
+    "expected a time (RFC 3339 UTC with microseconds, years 0001-9999, "
+    "'2024-05-01T12:00:00.000000Z') - "
+)
+
+
+def _explain(exc: msgspec.ValidationError) -> str:
+    return _PATTERN_FAILURE.sub(_RECORDED_TIME, str(exc), count=1)
+
+
+def _refuse(event: Event, why: str) -> InvalidParamsError:
+    kind = event.__struct_config__.tag
+    return InvalidParamsError(
+        f"{kind} cannot be recorded: {why} (the stream takes only what every projection "
+        "applies; see ADR 0150)"
+    )
+
+
+def admit(events: list[Event]) -> tuple[bytes, list[Event]]:
+    """The events as lines, and the events those lines decode to (what replay applies).
+
+    Each line is decoded back before anything is written: an event whose line would not
+    decode (a time outside the recorded form, a string that is not Unicode) raises
+    ``InvalidParamsError`` naming the event type and field, and nothing is returned. An
+    event in an older spelling is returned, and written, as it decodes.
+    """
+    buf = bytearray()
+    out: list[Event] = []
+    for event in events:
+        start = len(buf)
+        try:
+            _encoder.encode_into(event, buf, -1)
+        except (TypeError, ValueError) as exc:  # UnicodeEncodeError: a lone surrogate
+            raise _refuse(event, str(exc)) from None
+        _seal(buf, start)
+        decoded = decode_line(bytes(buf[start:]))
+        if decoded.event is None:
+            raise _refuse(event, decoded.detail.partition(": ")[2] or decoded.detail)
+        if decoded.event != event:
+            # Upcast on the way back (an older spelling): the line holds what is applied.
+            del buf[start:]
+            _encoder.encode_into(decoded.event, buf, -1)
+            _seal(buf, start)
+        out.append(decoded.event)
+    return bytes(buf), out

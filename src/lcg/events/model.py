@@ -10,15 +10,19 @@ Every event shares the envelope ``seq, ts, gen, type, v``:
 
 Payloads hold decided outcomes: uuids, timestamps, resolved endpoints, chosen types and the
 text they describe. They never hold vectors: the projector derives embeddings from the text.
-Timestamps in payloads are RFC 3339 UTC strings (``2024-05-01T12:00:00.000000Z``).
+Timestamps in payloads are RFC 3339 UTC strings (``2024-05-01T12:00:00.000000Z``), typed
+``Timestamp``: a line whose payload holds any other text is not decoded (ADR 0150), so every
+event the codec accepts is one each projection can store; older spellings are upcast first.
 See ``docs/events.md`` for the full catalogue.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
+
+from lcg.timestamps import RECORDED_PATTERN
 
 __all__ = [
     "CURRENT_VERSIONS",
@@ -47,7 +51,11 @@ __all__ = [
     "RelationRetyped",
     "RelationTypesChanged",
     "RelationshipAsserted",
+    "Timestamp",
 ]
+
+#: A payload time in the one recorded form, years 0001-9999 (``lcg.timestamps.to_text``).
+Timestamp = Annotated[str, msgspec.Meta(pattern=RECORDED_PATTERN, extra={"lcg_timestamp": True})]
 
 
 class EventBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -72,7 +80,7 @@ class EntityRecord(msgspec.Struct, frozen=True, kw_only=True):
     summary: str = ""
     #: The entity's attributes as a JSON object text (the reference's row shape).
     attributes: str = "{}"
-    created_at: str
+    created_at: Timestamp
 
 
 class EdgeRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -84,12 +92,12 @@ class EdgeRecord(msgspec.Struct, frozen=True, kw_only=True):
     target_uuid: str
     fact: str
     relation_type: str | None = None
-    valid_at: str | None = None
-    invalid_at: str | None = None
-    expired_at: str | None = None
+    valid_at: Timestamp | None = None
+    invalid_at: Timestamp | None = None
+    expired_at: Timestamp | None = None
     episodes: list[str] = []
     attributes: str = "{}"
-    created_at: str
+    created_at: Timestamp
 
 
 class EntitySummaryUpdate(msgspec.Struct, frozen=True, kw_only=True):
@@ -103,7 +111,7 @@ class EdgeInvalidation(msgspec.Struct, frozen=True, kw_only=True):
     """An edge stops being current at ``invalid_at`` (never deleted)."""
 
     uuid: str
-    invalid_at: str
+    invalid_at: Timestamp
     reason: str = ""
 
 
@@ -137,7 +145,7 @@ class MergeOutcome(msgspec.Struct, frozen=True, kw_only=True):
     """Everything one merge decided: tombstones, rewritten and invalidated edges."""
 
     canonical_uuid: str
-    canonical_created_at: str
+    canonical_created_at: Timestamp
     canonical_summary: str | None = None
     aliases: list[MergedAlias] = []
     edges_created: list[EdgeRecord] = []
@@ -165,7 +173,7 @@ class PointerRebind(msgspec.Struct, frozen=True, kw_only=True):
     source_uuid: str
     target_uuid: str
     attributes: str
-    invalid_at: str | None = None
+    invalid_at: Timestamp | None = None
 
 
 # ---- the events -------------------------------------------------------------------------
@@ -180,8 +188,8 @@ class EpisodeAdded(EventBase, frozen=True, kw_only=True, tag="EpisodeAdded"):
     source: Literal["text", "json", "message"] = "text"
     source_description: str = ""
     content: str
-    created_at: str
-    valid_at: str | None = None
+    created_at: Timestamp
+    valid_at: Timestamp | None = None
     #: SHA-256 of ``content``: lets a resend of the same chunk be recognised.
     content_hash: str = ""
 

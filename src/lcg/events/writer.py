@@ -33,7 +33,7 @@ import msgspec
 
 from lcg import telemetry
 from lcg.errors import GenerationError, StreamError, StreamLockedError
-from lcg.events.codec import decode_line, encode_events
+from lcg.events.codec import admit, decode_line
 from lcg.events.files import (
     DIR_MODE,
     FILE_MODE,
@@ -274,8 +274,9 @@ class StreamWriter:
         with self._lock:
             self._check_usable()
             first = self.next_seq
-            stamped = self._stamp(events)
-            data = encode_events(stamped)
+            # Only lines that decode are written, and the events returned are those lines
+            # decoded: a replay applies exactly what the live apply did (ADR 0150).
+            data, stamped = admit(self._stamp(events))
             if self.fsync_policy != "always":
                 with self._io_lock:
                     self._write_chunk(first, len(stamped), data)
