@@ -30,6 +30,7 @@ from pathlib import Path
 from lcg.errors import ProjectionError
 from lcg.projections.sandbox.protocol import (
     Answer,
+    CatchingUp,
     Hello,
     Open,
     Opened,
@@ -57,7 +58,7 @@ class SandboxLimits:
     #: Address space a query may add to the worker (``RLIMIT_AS``).
     memory_mb: int = 2048
     #: Kuzu's query threads.
-    threads: int = 2
+    threads: int = 1
     #: Kuzu's buffer pool (pages of the read model and query state).
     buffer_pool_mb: int = 512
     #: Past its timeout, a query may still wait this long for a worker being replaced (a
@@ -349,9 +350,10 @@ class CypherSandbox:
         except _Dead:
             self._dirty |= dirty
             raise self._died(proc, timeout_ms) from None
-        self._owed = (rid, deadline, False)
         if query is None:
+            self._owed = (rid, deadline, False)
             return []  # a catch-up: its answer is drained by the next query
+        self._owed = (rid, start + timeout_ms / 1000 + self.limits.kill_grace_s, True)
         try:
             kill_at = start + timeout_ms / 1000 + self.limits.kill_grace_s
             answer = self._await(proc, rid, deadline, kill_at, timeout_ms)
@@ -378,21 +380,24 @@ class CypherSandbox:
     ) -> Answer | None:
         """The answer to ``rid``; ``None`` if the deadline passed while it caught up (it is
         then still owed); a query still running at ``kill_at`` gets its worker killed."""
-        running = False
+        # A request runs its query at once unless the worker says it catches up first.
+        running = True
         while True:
             until = kill_at if running else deadline
             reply = proc.recv(until)
             if reply is None:
                 if not running:
+                    self._owed = (rid, deadline, False)
                     return None
                 self._kill(proc, "timeout")
                 raise ProjectionError(
                     f"graph query failed: it ran past {timeout_ms} ms and was stopped "
                     "(LCG_CYPHER_TIMEOUT_MS); narrow it (WHERE, LIMIT) or raise the limit"
                 )
-            if isinstance(reply, Running) and reply.id == rid:
+            if isinstance(reply, CatchingUp) and reply.id == rid:
+                running = False
+            elif isinstance(reply, Running) and reply.id == rid:
                 running = True
-                self._owed = (rid, kill_at, True)
             elif isinstance(reply, Answer) and reply.id == rid:
                 self._owed = None
                 return reply
@@ -421,7 +426,9 @@ class CypherSandbox:
                     f"graph query failed: the Cypher read model was still catching up with the "
                     f"streams after {timeout_ms} ms; retry shortly (it goes on catching up)"
                 )
-            if isinstance(reply, Running) and reply.id == rid:
+            if isinstance(reply, CatchingUp) and reply.id == rid:
+                self._owed = (rid, owed_until, False)
+            elif isinstance(reply, Running) and reply.id == rid:
                 self._owed = (rid, owed_until, True)
             elif isinstance(reply, Answer) and reply.id == rid:
                 self._owed = None

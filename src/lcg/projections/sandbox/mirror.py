@@ -45,6 +45,12 @@ class Mirror:
         #: unreadable lines at its end stays below its target seq, and is not re-read.
         self._synced: dict[str, tuple[str, int]] = {}
 
+    def pending(self, targets: dict[str, Target], dirty: list[str]) -> bool:
+        """Whether ``sync`` has anything to do (the common case, from memory: no)."""
+        if dirty or len(self._synced) != len(targets):
+            return True
+        return any(self._synced.get(g) != (label_of(t), t.seq) for g, t in targets.items())
+
     def sync(self, targets: dict[str, Target], dirty: list[str]) -> None:
         """Make every group equal to its target; purge the groups not in ``targets``."""
         held = self.graph.committed_positions()
@@ -58,6 +64,8 @@ class Mirror:
         held = self.graph.committed_positions()
         for group_id, target in targets.items():
             self._sync_group(group_id, target, held.get(group_id))
+        for group_id in set(self._synced) - set(targets):
+            del self._synced[group_id]
 
     def _sync_group(self, group_id: str, target: Target, held: tuple[int, str] | None) -> None:
         label = label_of(target)

@@ -1,6 +1,8 @@
 """The messages between the service and its Cypher worker: one msgpack message per
 ``send_bytes`` on their pipe. The worker says ``Hello`` once it has started, then waits for
-``Open``; each ``Request`` is answered by ``Running`` (when its query starts) and ``Answer``.
+``Open``; each ``Request`` is answered by ``Answer``, after ``CatchingUp`` and ``Running``
+when the read model had to apply events first (a query already caught up costs one message
+each way).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import msgspec
 
 __all__ = [
     "Answer",
+    "CatchingUp",
     "Hello",
     "Open",
     "Opened",
@@ -70,6 +73,12 @@ class Opened(msgspec.Struct, tag=True):
     error: str | None = None
 
 
+class CatchingUp(msgspec.Struct, tag=True):
+    """Request ``id`` has to apply events (or rebuild groups) before its query runs."""
+
+    id: int
+
+
 class Running(msgspec.Struct, tag=True):
     """The catch-up of request ``id`` is done and its query runs now."""
 
@@ -86,7 +95,7 @@ class Answer(msgspec.Struct, tag=True):
     rss_kb: int = 0
 
 
-Reply = Hello | Opened | Running | Answer
+Reply = Hello | Opened | CatchingUp | Running | Answer
 
 _encoder = msgspec.msgpack.Encoder()
 _reply_decoder = msgspec.msgpack.Decoder(Reply)

@@ -27,9 +27,11 @@ from lcg.projections.graph import records as gr
 from lcg.projections.sandbox.mirror import Mirror
 from lcg.projections.sandbox.protocol import (
     Answer,
+    CatchingUp,
     Hello,
     Open,
     Opened,
+    Reply,
     Request,
     Running,
     decode_request,
@@ -41,6 +43,9 @@ __all__ = ["serve"]
 #: Kuzu's message when another process holds the database (an orphan that is exiting).
 _LOCKED = "Could not set lock"
 _LIBC = ctypes.CDLL(None)
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+#: A query that left more than this resident gives the freed part back (``malloc_trim``).
+_TRIM_BYTES = 8 << 20
 _M_ARENA_MAX = -8
 _MEMORY_WORDS = ("bad_alloc", "allocate", "Mmap", "out of memory", "MemoryError")
 
@@ -59,7 +64,7 @@ class _Channel:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
-    def send(self, message: Hello | Opened | Running | Answer) -> None:
+    def send(self, message: Reply) -> None:
         self.conn.send_bytes(encode(message))
 
     def recv(self) -> Open | Request | None:
@@ -98,16 +103,27 @@ def _open(spec: Open) -> GraphProjection:
             )
 
 
+def _statm() -> tuple[int, int]:
+    """``(address space, resident)`` in bytes, from one small read."""
+    with open("/proc/self/statm", "rb") as fh:
+        size, resident = fh.read().split()[:2]
+    return int(size) * _PAGE, int(resident) * _PAGE
+
+
 def _run(chan: _Channel, mirror: Mirror, req: Request, memory_mb: int) -> Answer:
-    mirror.sync(req.targets, req.dirty)
+    if mirror.pending(req.targets, req.dirty):
+        # The service waits for a catch-up up to the deadline, and kills only a query.
+        chan.send(CatchingUp(id=req.id))
+        mirror.sync(req.targets, req.dirty)
+        if req.query is not None:
+            chan.send(Running(id=req.id))
     left_ms = int((req.deadline - time.monotonic()) * 1000)
     if req.query is None:
         return Answer(id=req.id, rows=[])
     if left_ms <= 0:
         return Answer(id=req.id, expired=True)
-    chan.send(Running(id=req.id))
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    resource.setrlimit(resource.RLIMIT_AS, ((_status_kb("VmSize") << 10) + (memory_mb << 20), hard))
+    resource.setrlimit(resource.RLIMIT_AS, (_statm()[0] + (memory_mb << 20), hard))
     try:
         rows = gr.query_cypher(mirror.graph, req.query, min(req.timeout_ms, left_ms), req.max_rows)
     except (ProjectionError, MemoryError) as exc:
@@ -150,12 +166,16 @@ def serve(conn: Connection) -> None:
             break
         if not isinstance(req, Request):
             continue
+        resident = _statm()[1]
         try:
             answer = _run(chan, mirror, req, spec.memory_mb)
         except Exception as exc:  # noqa: BLE001 - a failed catch-up is the request's answer
             answer = Answer(id=req.id, error=f"the Cypher read model failed to catch up: {exc}")
-        # What the query freed goes back to the system, so that RSS says what is still held.
-        _LIBC.malloc_trim(0)
-        answer.rss_kb = _status_kb("VmRSS")
+        after = _statm()[1]
+        if after - resident > _TRIM_BYTES:
+            # What the query freed goes back to the system, so that RSS says what is held.
+            _LIBC.malloc_trim(0)
+            after = _statm()[1]
+        answer.rss_kb = after >> 10
         chan.send(answer)
     graph.close()
