@@ -31,6 +31,7 @@ from lcg.events.codec import decode_line
 from lcg.events.files import atomic_write, remove_tree, sweep_removals
 from lcg.events.generation import effective_generation, read_generation, write_generation
 from lcg.events.groups import encode_group, guard_case_collision
+from lcg.events.guarded import DEFAULT_MAX_SIDECAR_BYTES, UnsafeFileError, read_small
 from lcg.events.layout import CHECKPOINTS_DIR, EMBEDDING_MODEL_FILE, ONTOLOGY_SIDECAR_FILE
 from lcg.events.linecheck import LineCheck
 from lcg.events.segments import list_segments, read_tail
@@ -55,6 +56,18 @@ class PublishResult(msgspec.Struct, kw_only=True):
     max_seq: int | None = None
     committed: bool = False
     commit: str | None = None
+
+
+def _repo_copy(path: Path) -> bytes | None:
+    """The repository's copy of a sidecar; ``None`` if missing or not a small regular file.
+
+    The repository is someone else's too (ADR 0154): a link or a FIFO there is replaced by
+    the publish, never read through.
+    """
+    try:
+        return read_small(path, DEFAULT_MAX_SIDECAR_BYTES)
+    except UnsafeFileError:
+        return None
 
 
 def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -179,7 +192,7 @@ def publish_group(
     for name in (ONTOLOGY_SIDECAR_FILE, EMBEDDING_MODEL_FILE):
         if (src / name).is_file():
             data = (src / name).read_bytes()
-            if not (dest / name).is_file() or (dest / name).read_bytes() != data:
+            if _repo_copy(dest / name) != data:
                 atomic_write(dest / name, data)
     if with_marks and (src / CHECKPOINTS_DIR).is_dir():
         shutil.copytree(src / CHECKPOINTS_DIR, dest / CHECKPOINTS_DIR, dirs_exist_ok=True)
