@@ -13,8 +13,10 @@ __all__ = ["register"]
 
 _HELP = """Prove the projections are exact functions of the streams: replay every group (or
 one) into temporary projections and compare the graph, text and vector digests with the live
-ones. Exits 1 on any difference, and on damage: a degraded group, or a replay that skipped
-seqs (a gap, a corrupt line).
+ones, each projection at the seq it stands at. Exits 1 on any difference; on damage: a
+degraded group, or a replay that skipped seqs (a gap, a corrupt line); and when a group's
+projections are behind its stream (BEHIND, as `lcg status` says after a crash, with the
+remedy): what they hold matches the stream, but not all of it is applied yet.
 
 Example:
   lcg verify
@@ -53,13 +55,29 @@ def _run(args: argparse.Namespace) -> int:
             verdict = "ok" if g["equal"] else "DIFFERENT: " + ", ".join(g["differing"])
             if g.get("problems") and g["equal"]:
                 verdict = "DAMAGED"
+            elif g.get("behind") and g["equal"]:
+                verdict = "BEHIND"
             print(f"{g['group_id']:<24} applied seq {g['applied_seq']}: {verdict}")
+            if g.get("behind"):
+                print(f"  {_behind(g)}")
             if g["group_id"] in foreign:
                 print(foreign[g["group_id"]])
             for problem in g.get("problems", []):
                 print(f"  {problem}")
         print("verify: ok" if report["ok"] else "verify: FAILED")
     return 0 if report["ok"] else 1
+
+
+def _behind(g: dict[str, Any]) -> str:
+    """The lag of a group whose projections stand behind its stream, and the remedy (the
+    words of ``lcg status``)."""
+    applied = "-" if g["applied_seq"] is None else g["applied_seq"]
+    return (
+        f"behind: group {g['group_id']!r} is applied to seq {applied} of {g['max_seq']} "
+        f"(each projection matches its stream where it stands: {g['seqs']}); `lcg serve` "
+        f"applies the rest when it starts, or `lcg replay --group {g['group_id']} "
+        "--force-clear` rebuilds the group"
+    )
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

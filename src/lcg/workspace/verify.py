@@ -1,9 +1,16 @@
 """``lcg verify``: replay the streams into scratch projections and compare digests.
 
-For each group, the live projections' digests are taken at their applied seq; the stream is
-then replayed up to that seq into a temporary graph, text and vector projection with the same
-embedder (through the same cache), and the three digests must be equal. The projections are
-held for reading while this runs, so nothing is applied in between.
+For each group, the live projections' digests are taken at their applied seqs; the stream is
+then replayed into a temporary graph, text and vector projection with the same embedder
+(through the same cache), stopping at each seq a live projection stands at, and each live
+digest must equal the replay's at that projection's own seq. The projections are held for
+reading while this runs, so nothing is applied in between.
+
+After a crash the projections can stand at different seqs (the graph commits every apply,
+the text and vector snapshots are saved later) and behind their stream: that is a lag, not a
+divergence. Such a group is ``behind`` (what ``lcg status`` calls ``wal_ahead``), named with
+its remedy and not ok; ``differing`` is kept for projections that disagree with their
+stream at their own seq.
 
 Equal digests are not enough (ADR 0076): a group is not ok either when it is degraded (its
 stream lost events, or disagrees with its generation sidecar) or when the replay skipped seqs
@@ -14,6 +21,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 
@@ -39,10 +47,17 @@ class GroupVerdict(msgspec.Struct, kw_only=True):
     note: str | None = None
     #: Damage found besides the digests (a degraded group, seqs the replay skipped).
     problems: list[str] = []
+    #: Each projection's applied seq (``None``: nothing applied), each compared at its own.
+    seqs: dict[str, int | None] = {}
+    #: The stream's last seq; past ``applied_seq`` the group is ``behind``.
+    max_seq: int | None = None
+    #: The projections lag the stream (a service died before applying): not ok, not damage.
+    behind: bool = False
 
 
 class VerifyReport(msgspec.Struct, kw_only=True):
-    """The verdict of ``lcg verify``: ``ok`` when every group is equal and undamaged."""
+    """The verdict of ``lcg verify``: ``ok`` when every group is equal, undamaged and caught
+    up with its stream."""
 
     ok: bool
     groups: list[GroupVerdict]
@@ -57,6 +72,7 @@ def verify_workspace(ws: Workspace, groups: list[str] | None = None) -> VerifyRe
         graph = GraphProjection(root / "db")
         text = TextProjection(root / "text")
         vectors = VectorProjection(root / "vectors", ws.embedder.dim, ws.embedder.model_id)
+        scratch: dict[str, _Digestible] = {"graph": graph, "text": text, "vectors": vectors}
         projector = Projector(
             ws.store,
             graph,
@@ -67,54 +83,75 @@ def verify_workspace(ws: Workspace, groups: list[str] | None = None) -> VerifyRe
         )
         try:
             for group_id in chosen:
-                positions = ws.projector.positions(group_id)
-                seqs = {name: pos[0] for name, pos in positions.items()}
-                applied = ws.projector.applied_seq(group_id)
-                live = {
-                    "graph": ws.graph.digest(group_id),
-                    "text": ws.text.digest(group_id),
-                    "vectors": ws.vectors.digest(group_id),
-                }
-                note = None
-                if len(set(seqs.values())) > 1:
-                    note = f"projections stand at different seqs {seqs}; compared at each"
-                replayed: dict[str, str] = {}
-                problems: list[str] = []
-                degraded = ws.projector.degraded_reason(group_id)
-                if degraded is not None:
-                    problems.append(f"degraded: {degraded}")
-                if applied is not None:
-                    try:
-                        result = projector.rebuild(group_id, to_seq=applied)
-                    except GenerationError as exc:
-                        problems.append(f"not replayed: {exc}")
-                    else:
-                        if not result.success:
-                            problems.append(
-                                f"the replay skipped {result.seqs_skipped} seq(s) "
-                                f"{[list(r) for r in result.skipped_seqs[:10]]} "
-                                f"(bad lines: {result.lines_skipped})"
-                            )
-                replayed = {
-                    "graph": graph.digest(group_id),
-                    "text": text.digest(group_id),
-                    "vectors": vectors.digest(group_id),
-                }
-                differing = [k for k in live if live[k] != replayed[k]]
-                verdicts.append(
-                    GroupVerdict(
-                        group_id=group_id,
-                        applied_seq=applied,
-                        live=live,
-                        replayed=replayed,
-                        equal=not differing,
-                        differing=differing,
-                        note=note,
-                        problems=problems,
-                    )
-                )
+                verdicts.append(_verdict(ws, projector, scratch, group_id))
         finally:
             graph.close()
             text.close()
             vectors.close()
-    return VerifyReport(ok=all(v.equal and not v.problems for v in verdicts), groups=verdicts)
+    return VerifyReport(
+        ok=all(v.equal and not v.problems and not v.behind for v in verdicts), groups=verdicts
+    )
+
+
+class _Digestible(Protocol):
+    def digest(self, group_id: str) -> str: ...
+
+
+def _verdict(
+    ws: Workspace, projector: Projector, scratch: dict[str, _Digestible], group_id: str
+) -> GroupVerdict:
+    """Replay ``group_id`` into the scratch projections, comparing each live projection at
+    the seq it stands at."""
+    seqs = {name: pos[0] for name, pos in ws.projector.positions(group_id).items()}
+    applied = ws.projector.applied_seq(group_id)
+    live = {
+        "graph": ws.graph.digest(group_id),
+        "text": ws.text.digest(group_id),
+        "vectors": ws.vectors.digest(group_id),
+    }
+    note = None
+    if len(set(seqs.values())) > 1:
+        note = f"projections stand at different seqs {seqs}; compared at each"
+    problems: list[str] = []
+    degraded = ws.projector.degraded_reason(group_id)
+    if degraded is not None:
+        problems.append(f"degraded: {degraded}")
+    # A projection that applied nothing is compared with the replay of nothing.
+    replayed = {name: scratch[name].digest(group_id) for name, seq in seqs.items() if seq is None}
+    done: int | None = None
+    for stop in sorted({seq for seq in seqs.values() if seq is not None}):
+        try:
+            result = projector.rebuild(
+                group_id, from_seq=0 if done is None else done + 1, to_seq=stop
+            )
+        except GenerationError as exc:
+            problems.append(f"not replayed: {exc}")
+            break
+        if not result.success:
+            problems.append(
+                f"the replay skipped {result.seqs_skipped} seq(s) "
+                f"{[list(r) for r in result.skipped_seqs[:10]]} "
+                f"(bad lines: {result.lines_skipped})"
+            )
+        done = stop
+        replayed.update(
+            {name: scratch[name].digest(group_id) for name, seq in seqs.items() if seq == stop}
+        )
+    for name in live:
+        replayed.setdefault(name, scratch[name].digest(group_id))  # not replayed: its failure
+    differing = [k for k in live if live[k] != replayed[k]]
+    max_seq = ws.store.bounds(group_id).max_seq
+    behind = max_seq is not None and (applied is None or applied < max_seq)
+    return GroupVerdict(
+        group_id=group_id,
+        applied_seq=applied,
+        live=live,
+        replayed=replayed,
+        equal=not differing,
+        differing=differing,
+        note=note,
+        problems=problems,
+        seqs=seqs,
+        max_seq=max_seq,
+        behind=behind,
+    )
