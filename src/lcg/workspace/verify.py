@@ -141,7 +141,9 @@ def _verdict(
         replayed.setdefault(name, scratch[name].digest(group_id))  # not replayed: its failure
     differing = [k for k in live if live[k] != replayed[k]]
     max_seq = ws.store.bounds(group_id).max_seq
-    behind = max_seq is not None and (applied is None or applied < max_seq)
+    # Events up to a clear_all floor are left unapplied on purpose (ADR 0100): no lag.
+    floors = [s for s in (applied, ws.projector.cleared_through(group_id)) if s is not None]
+    behind = max_seq is not None and (not floors or max(floors) < max_seq)
     return GroupVerdict(
         group_id=group_id,
         applied_seq=applied,
