@@ -72,3 +72,29 @@ def test_projection_snapshots_are_private(tmp_path: Path) -> None:
     written = _files(tmp_path)
     assert {p.suffix for p in written} >= {".npy", ".hnsw"}  # the hnswlib index too
     assert {p.name: _mode(p) for p in written} == {p.name: FILE_MODE for p in written}
+
+
+def test_remove_trees_renames_then_deletes_and_sweep_finishes_what_a_crash_left(
+    tmp_path: Path,
+) -> None:
+    """ADR 0156: a directory goes in one step (a rename) before its files are deleted."""
+    from lcg.events.files import remove_tree, remove_trees, sweep_removals
+    from lcg.events.layout import REMOVING_SUFFIX
+
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "000000000000.jsonl").write_bytes(b"{}\n")
+    (tmp_path / "c.bm25").write_bytes(b"x")
+    removed = remove_trees([tmp_path / "a", tmp_path / "c.bm25", tmp_path / "missing"])
+    assert removed == [tmp_path / "a", tmp_path / "c.bm25"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]
+    assert remove_tree(tmp_path / "a") is False
+
+    # What a kill between the rename and the delete leaves: swept by name, and only ours.
+    (tmp_path / f".db.1234abcd{REMOVING_SUFFIX}").mkdir()
+    (tmp_path / f".db.1234abcd{REMOVING_SUFFIX}" / "f").write_bytes(b"x")
+    (tmp_path / f".text.1234abcd{REMOVING_SUFFIX}").write_bytes(b"x")
+    (tmp_path / "user.removing").mkdir()
+    assert sweep_removals(tmp_path, of="db") == 1
+    assert sweep_removals(tmp_path) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b", "user.removing"]
