@@ -14,8 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lcg.events.files import FILE_MODE, atomic_file, atomic_write
-from lcg.events.layout import TEMP_SUFFIX
+from lcg.events.files import (
+    FILE_MODE,
+    atomic_file,
+    atomic_write,
+    remove_tree,
+    remove_trees,
+    sweep_removals,
+)
+from lcg.events.layout import REMOVING_SUFFIX, TEMP_SUFFIX
 from lcg.projections.ops import Upsert
 from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection
@@ -78,9 +85,6 @@ def test_remove_trees_renames_then_deletes_and_sweep_finishes_what_a_crash_left(
     tmp_path: Path,
 ) -> None:
     """ADR 0156: a directory goes in one step (a rename) before its files are deleted."""
-    from lcg.events.files import remove_tree, remove_trees, sweep_removals
-    from lcg.events.layout import REMOVING_SUFFIX
-
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "000000000000.jsonl").write_bytes(b"{}\n")
