@@ -19,6 +19,7 @@ from lcg import telemetry
 from lcg.cli._common import add_command, config_from
 from lcg.errors import LcgError
 from lcg.events.guarded import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_SEGMENT_BYTES, ReadLimits
+from lcg.events.layout import LCG_DIR
 from lcg.replication.service import GitPuller, replica_config
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ def _run(args: argparse.Namespace) -> int:
     from lcg.cli.serve import announce_when_ready
     from lcg.rpc.replica import ReplicaApp
     from lcg.rpc.server import Limits, serve
+    from lcg.workspace.lock import hold_for_process
 
     source = Path(args.source)
     workspace = config_from(args).workspace
@@ -55,6 +57,9 @@ def _run(args: argparse.Namespace) -> int:
     limits = ReadLimits(
         max_segment_bytes=args.max_segment_bytes, max_line_bytes=args.max_line_bytes
     )
+    # Before the socket, for the life of the process: a second replica or service in this
+    # workspace refuses at start, naming this one, instead of taking its socket (ADR 0156).
+    hold_for_process(config.workspace / LCG_DIR)
     app = ReplicaApp(config, source_label=str(source.resolve()), groups=args.group, limits=limits)
     puller: GitPuller | None = None
     if args.pull_every:
