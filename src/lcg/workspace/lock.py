@@ -45,7 +45,16 @@ def holder_pid(lcg_dir: Path) -> int | None:
     except OSError:
         return None
     text = text.strip()
-    return int(text) if text.isdigit() else None
+    if not text.isdigit():
+        return None
+    pid = int(text)
+    try:
+        os.kill(pid, 0)  # a holder that has just taken the lock may not have named itself yet
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass  # alive, another user's
+    return pid
 
 
 def _locked_error(lcg_dir: Path, what: str) -> StreamLockedError:
