@@ -1,0 +1,274 @@
+"""``lcg import-reference``: bring a reference workspace's groups into this workspace.
+
+1. Find the reference's group streams (``layout``) and refuse, before any work, a group this
+   workspace already has a stream for, unless ``force``.
+2. Replay every chosen group's lines into one scratch Kuzu in the reference's schema
+   (``scratch``; one database, so a cross-group hop finds its endpoint), then read each
+   group's rows back as our events (``rows``), as ``lcg dump`` would write them.
+3. If anything could not be mapped and the loss is not accepted, stop there: nothing is
+   written, the report says what and where.
+4. Write each group's events as a new stream with a fresh generation into a temporary root
+   beside the workspace's streams (the way ``dump`` writes), then, holding the workspace
+   lock, put each group's directory in place (a replaced group's old stream is removed).
+5. Open the workspace: the catch-up applies the new streams (a replaced group's projections
+   see a new generation: a reset, purged and replayed in full), embedding the text again.
+
+It runs without a service (the caller refuses while one answers): the service holds the
+workspace, and a stream replaced under it would be a reset it must notice (issue 19 item 7).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from lcg.config import Config
+from lcg.errors import LcgError
+from lcg.events.files import fsync_dir, private_dir, remove_tree
+from lcg.events.groups import encode_group, list_groups
+from lcg.events.layout import LCG_DIR
+from lcg.events.model import Event
+from lcg.events.store import WalStore
+from lcg.ingest.reference import layout
+from lcg.ingest.reference.rows import events_of_group, rows_of_no_group
+from lcg.ingest.reference.scratch import LineReport, ScratchGraph
+from lcg.projections.projector import ProgressFn
+from lcg.workspace import lock as workspace_lock
+
+__all__ = ["GroupImport", "ImportResult", "Skipped", "import_reference"]
+
+_PAGE = 500
+
+
+class Skipped(msgspec.Struct, kw_only=True):
+    """A sample of something not mapped: why, where, and the detail."""
+
+    reason: str
+    where: str
+    detail: str
+
+
+class GroupImport(msgspec.Struct, kw_only=True):
+    """What the import did with one reference group."""
+
+    group_id: str
+    files: int
+    lines: int
+    lines_replayed: int
+    entities: int = 0
+    edges: int = 0
+    episodes: int = 0
+    mentions: int = 0
+    events_written: int = 0
+    replaced: bool = False
+    generation: str | None = None
+    #: Things not mapped, by reason (lines and rows); ``samples`` shows a few of each.
+    unmapped: dict[str, int] = {}
+    samples: list[Skipped] = []
+    #: Read and not carried on purpose (vectors are recomputed, index statements, the
+    #: direct Entity->Entity copy of each edge, deletes that found nothing, seq regressions).
+    not_carried: dict[str, int] = {}
+
+
+class ImportResult(msgspec.Struct, kw_only=True):
+    """The outcome of ``lcg import-reference``."""
+
+    success: bool
+    written: bool
+    source: str
+    layout: str
+    groups: list[GroupImport]
+    unmapped_total: int = 0
+    loss_accepted: bool = False
+    duration_ms: int = 0
+    message: str = ""
+
+
+LinesFn = Callable[[int, int, str], None]
+
+
+def _chosen(streams: layout.ReferenceStreams, groups: list[str] | None) -> list[str]:
+    if not groups:
+        return sorted(streams.groups)
+    missing = [g for g in groups if g not in streams.groups]
+    if missing:
+        found = ", ".join(sorted(streams.groups)) or "none"
+        raise LcgError(
+            f"no reference group {', '.join(missing)} under {streams.root} (found: {found})"
+        )
+    return list(dict.fromkeys(groups))
+
+
+def _existing(config: Config, groups: list[str]) -> list[str]:
+    present = set(list_groups(config.wal_dir))
+    return [g for g in groups if g in present]
+
+
+def _refuse_existing(config: Config, groups: list[str]) -> None:
+    existing = _existing(config, groups)
+    if existing:
+        names = ", ".join(repr(g) for g in existing)
+        raise LcgError(
+            f"group {names} already exists in the workspace {config.workspace}; pass --force to "
+            "replace its stream with the imported one (its current stream and marks are removed)"
+        )
+
+
+def _group_result(group_id: str, files: int, report: LineReport) -> GroupImport:
+    return GroupImport(
+        group_id=group_id,
+        files=files,
+        lines=report.lines,
+        lines_replayed=report.replayed,
+        unmapped=dict(sorted(report.unmapped.items())),
+        samples=[Skipped(reason=s.reason, where=s.where, detail=s.detail) for s in report.samples],
+        not_carried=dict(sorted(report.notes.items())),
+    )
+
+
+def _translate(
+    streams: layout.ReferenceStreams, chosen: list[str], on_lines: LinesFn | None
+) -> tuple[dict[str, list[Event]], list[GroupImport]]:
+    scratch = ScratchGraph()
+    reports: dict[str, LineReport] = {}
+    total = sum(layout.count_lines(streams.groups[g]) for g in chosen)
+    done = 0
+    for group_id in chosen:
+        report = reports[group_id] = LineReport()
+
+        def tick(n: int, group_id: str = group_id) -> None:
+            nonlocal done
+            done += n
+            if on_lines is not None:
+                on_lines(done, total, group_id)
+
+        scratch.replay(list(layout.read_lines(streams.groups[group_id])), report, tick)
+    events: dict[str, list[Event]] = {}
+    results: list[GroupImport] = []
+    orphans = LineReport()
+    rows_of_no_group(scratch, chosen, orphans)
+    for group_id in chosen:
+        report = reports[group_id]
+        if group_id == chosen[0]:  # rows no group owns are reported once, with the first
+            for s in orphans.samples:
+                report.samples.append(s)
+            for reason, n in orphans.unmapped.items():
+                report.unmapped[reason] = report.unmapped.get(reason, 0) + n
+        group_events, counts = events_of_group(scratch, group_id, report)
+        events[group_id] = group_events
+        result = _group_result(group_id, len(streams.groups[group_id]), report)
+        result.entities, result.edges = counts.entities, counts.edges
+        result.episodes, result.mentions = counts.episodes, counts.mentions
+        result.events_written = len(group_events)
+        results.append(result)
+    return events, results
+
+
+def _write_streams(config: Config, events: dict[str, list[Event]], tmp: Path) -> dict[str, str]:
+    """Each group's events as a new stream (fresh generation) under ``tmp``; generations."""
+    store = WalStore(
+        tmp, fsync="batch", max_events_per_file=config.wal_max_events_per_file, max_bytes_per_file=0
+    )
+    generations: dict[str, str] = {}
+    try:
+        for group_id, group_events in events.items():
+            for start in range(0, len(group_events), _PAGE):
+                store.append(group_id, group_events[start : start + _PAGE])
+            writer = store.writer(group_id)  # an empty group still gets a stream
+            writer.sync()
+            generations[group_id] = writer.generation
+    finally:
+        store.close()
+    for gdir in tmp.iterdir():
+        fsync_dir(gdir)
+    return generations
+
+
+def _put_in_place(config: Config, groups: list[str], tmp: Path, force: bool) -> list[str]:
+    """Move each group's new stream from ``tmp`` into the workspace; the groups replaced."""
+    lcg_dir = config.workspace / LCG_DIR
+    private_dir(lcg_dir)
+    replaced: list[str] = []
+    with workspace_lock.writing_offline(lcg_dir):
+        if not force:
+            _refuse_existing(config, groups)  # again, now that no one else can write
+        private_dir(config.wal_dir)
+        for group_id in groups:
+            name = encode_group(group_id)
+            dest = config.wal_dir / name
+            if dest.exists():
+                remove_tree(dest)
+                replaced.append(group_id)
+            os.rename(tmp / name, dest)
+        fsync_dir(config.wal_dir)
+    return replaced
+
+
+def import_reference(
+    config: Config,
+    source: Path,
+    *,
+    groups: list[str] | None = None,
+    force: bool = False,
+    accept_loss: bool = False,
+    on_lines: LinesFn | None = None,
+    progress: ProgressFn | None = None,
+) -> ImportResult:
+    """Import the reference streams under ``source`` into ``config``'s workspace."""
+    from lcg.workspace import Workspace
+
+    started = time.monotonic()
+    streams = layout.find_streams(source)
+    chosen = _chosen(streams, groups)
+    if not force:
+        _refuse_existing(config, chosen)
+    events, results = _translate(streams, chosen, on_lines)
+    lost = sum(sum(r.unmapped.values()) for r in results)
+    result = ImportResult(
+        success=lost == 0 or accept_loss,
+        written=False,
+        source=str(streams.root),
+        layout=streams.layout,
+        groups=results,
+        unmapped_total=lost,
+        loss_accepted=bool(lost) and accept_loss,
+    )
+    if lost and not accept_loss:
+        result.message = (
+            f"{lost} line(s) or row(s) could not be mapped; nothing was written. Rerun with "
+            "--accept-loss to import the rest"
+        )
+        result.duration_ms = int((time.monotonic() - started) * 1000)
+        return result
+    tmp = config.wal_dir.parent / f".{config.wal_dir.name}.import-{os.getpid()}.tmp"
+    config.wal_dir.parent.mkdir(parents=True, exist_ok=True)
+    remove_tree(tmp, durable=False)
+    tmp.mkdir(mode=0o700)
+    try:
+        generations = _write_streams(config, events, tmp)
+        replaced = _put_in_place(config, chosen, tmp, force)
+    finally:
+        with contextlib.suppress(OSError):  # the failure being raised is the one to report
+            remove_tree(tmp, durable=False)
+    for r in results:
+        r.generation = generations.get(r.group_id)
+        r.replaced = r.group_id in replaced
+    result.written = True
+    with Workspace.open(config, catch_up=False) as ws:
+        applied = ws.catch_up(progress)
+    failed = [
+        g for g in chosen if g not in applied or not applied[g].success or applied[g].failed_lines
+    ]
+    if failed:
+        result.success = False
+        result.message = (
+            f"the imported stream of {', '.join(failed)} did not apply cleanly; inspect it with "
+            "`lcg wal verify`"
+        )
+    result.duration_ms = int((time.monotonic() - started) * 1000)
+    return result
