@@ -21,7 +21,7 @@ from lcg.ingest.sources.readers import Document
 __all__ = ["DEFAULT_MAX_CHARS", "HEADING_SEPARATOR", "Chunk", "chunk_document", "heading_of"]
 
 #: A chunk's longest text, heading line included (ADR 0161).
-DEFAULT_MAX_CHARS = 1000
+DEFAULT_MAX_CHARS = 500
 #: Between the titles of a heading path.
 HEADING_SEPARATOR = " › "
 #: The shortest budget a body is given, however long its heading path.
