@@ -29,6 +29,7 @@ COMMAND_MODULES: list[str] = [
     "lcg.cli.status",
     "lcg.cli.replay",
     "lcg.cli.dump",
+    "lcg.cli.import_reference",
     "lcg.cli.verify",
     "lcg.cli.wal",
     "lcg.cli.mark",
