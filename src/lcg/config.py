@@ -119,7 +119,9 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
     embedder: EmbedderKind = "local"
     embedder_url: str | None = None
     embedder_uds: str | None = None
-    embedding_model: str = "all-MiniLM-L6-v2-int8"
+    #: ``None``: the embedder kind's default (the embedded model, or the reference's
+    #: ``bge-base-en-v1.5`` asked of an http/uds server).
+    embedding_model: str | None = None
     embedding_dim: int | None = None
     shutdown_timeout_ms: int = 5000
     attached_call_timeout_ms: int = 30_000
@@ -215,7 +217,7 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
             embedder=embedder,  # type: ignore[arg-type]
             embedder_url=url,
             embedder_uds=uds,
-            embedding_model=e.get("LCG_EMBEDDING_MODEL", "all-MiniLM-L6-v2-int8"),
+            embedding_model=e.get("LCG_EMBEDDING_MODEL") or None,
             embedding_dim=int(dim_raw) if dim_raw and dim_raw.isdigit() else None,
             shutdown_timeout_ms=_int(e, "LCG_SHUTDOWN_TIMEOUT_MS", 5000, 0, 10**7),
             attached_call_timeout_ms=_int(e, "LCG_ATTACHED_CALL_TIMEOUT_MS", 30_000, 1, 10**8),

@@ -1,27 +1,25 @@
 """One contract, every embedder: hash (test double), local (the real model), http and uds.
 
-The http and uds embedders talk over real sockets to ``FakeEmbeddingsServer``, a small
-OpenAI-compatible ``/v1/embeddings`` server started here (a FAKE at the embedder boundary:
-it serves scaled HashEmbedder vectors). Its ``mode`` switches on the failures tested below.
+The http and uds embedders talk over real sockets to ``FakeEmbeddingsServer``
+(``tests/fake_embeddings.py``), a small OpenAI-compatible ``/v1/embeddings`` server (a FAKE at
+the embedder boundary: it serves scaled HashEmbedder vectors). Its ``mode`` switches on the
+failures tested below.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import socket
-import socketserver
 import tempfile
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
+from fake_embeddings import FAKE_DIM, FAKE_MODEL, FakeEmbeddingsServer
 from lcg.errors import EmbedderError
 from lcg.extract.embedders import (
     Embedder,
@@ -31,98 +29,6 @@ from lcg.extract.embedders import (
     UdsEmbedder,
     make_embedder,
 )
-
-FAKE_MODEL = "fake-embed-v0"
-FAKE_DIM = 48
-
-
-class _FakeState:
-    """What the fake server serves, and what it was asked."""
-
-    def __init__(self) -> None:
-        self.mode = "ok"
-        self.requests: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
-        self.hasher = HashEmbedder(FAKE_DIM)
-
-    def reset(self) -> None:
-        with self.lock:
-            self.mode = "ok"
-            self.requests.clear()
-
-    def answer(self, body: dict[str, Any]) -> tuple[int, bytes]:
-        with self.lock:
-            self.requests.append(body)
-            texts: list[str] = body["input"]
-            mode = self.mode
-        if mode == "http500":
-            return 500, b'{"error": "model exploded"}'
-        if mode == "garbage":
-            return 200, b"<html>not json"
-        # Scaled, so the client's normalisation is exercised.
-        vectors = (self.hasher.embed(texts) * 2.5).tolist()
-        if mode == "short":
-            vectors = [
-                v[:-1] if "BADSHAPE" in t else v for t, v in zip(texts, vectors, strict=True)
-            ]
-        if mode == "zero":
-            vectors = [[0.0] * FAKE_DIM for _ in texts]
-        data = [{"object": "embedding", "embedding": v, "index": i} for i, v in enumerate(vectors)]
-        if mode == "count":
-            data = data[:-1]
-        if mode == "shuffle":
-            data = data[::-1]
-        if mode == "noindex":
-            data = [{"embedding": d["embedding"]} for d in data]
-        payload = {"object": "list", "data": data, "model": FAKE_MODEL}
-        return 200, json.dumps(payload).encode()
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    state: _FakeState
-
-    def do_POST(self) -> None:  # noqa: N802 - the http.server naming
-        length = int(self.headers["Content-Length"])
-        body = json.loads(self.rfile.read(length))
-        status, payload = self.state.answer(body) if self.path == "/v1/embeddings" else (404, b"{}")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        pass
-
-
-class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
-
-
-class FakeEmbeddingsServer:
-    """A FAKE OpenAI-compatible embeddings server on 127.0.0.1 or a Unix socket."""
-
-    def __init__(self, uds: str | None = None) -> None:
-        self.state = _FakeState()
-        handler = type("Handler", (_Handler,), {"state": self.state})
-        self.server: socketserver.BaseServer
-        if uds is None:
-            tcp = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-            tcp.daemon_threads = True
-            self.url = f"http://127.0.0.1:{tcp.server_address[1]}"
-            self.server = tcp
-        else:
-            self.server = _UnixHTTPServer(uds, handler)
-            self.url = uds
-        # The socket listens from here on: clients may connect before the loop runs.
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self._thread.join()
 
 
 @pytest.fixture(scope="module")
@@ -290,7 +196,8 @@ def remote(request: pytest.FixtureRequest) -> Iterator[tuple[HttpEmbedder, FakeE
 def test_probe_learns_dim_and_model(remote: tuple[HttpEmbedder, FakeEmbeddingsServer]) -> None:
     client, server = remote
     assert client.probe() == (FAKE_MODEL, FAKE_DIM)
-    assert server.state.requests == [{"input": ["probe"], "model": FAKE_MODEL}]
+    # The reference's probe body, exactly (lcg-api.md §6.1, §7.3): one string.
+    assert server.state.requests == [{"input": "probe", "model": FAKE_MODEL}]
     client.probe()
     assert len(server.state.requests) == 1  # learnt once
 
@@ -427,3 +334,68 @@ def test_local_model_reads_only_a_prefix_of_a_huge_text(
     monkeypatch.setattr(_minilm, "_CHARS_PER_TOKEN", 10**9)
     whole = local_embedder.embed([prose, marks, "short"])
     assert np.array_equal(cut, whole)
+
+
+# -- the reference's request body (lcg-api.md §7.3, §9; issue 19 item 3, ADR 0171) ---------
+
+
+def test_one_text_is_sent_as_the_reference_sends_it(
+    remote: tuple[HttpEmbedder, FakeEmbeddingsServer],
+) -> None:
+    # §7.3: `{"input":"<one string>","model":…}` — a string, not a list of one.
+    client, server = remote
+    client.embed(["Ada Lovelace"])
+    assert server.state.requests[-1] == {"input": "Ada Lovelace", "model": FAKE_MODEL}
+
+
+def test_a_server_taking_only_strings_is_sent_one_string_per_request(
+    remote: tuple[HttpEmbedder, FakeEmbeddingsServer],
+) -> None:
+    # A sidecar written for the reference may refuse a list; the texts still embed, each
+    # the way the reference sends it, and the refusal is remembered.
+    client, server = remote
+    client.probe()
+    server.state.mode = "strings_only"
+    texts = ["alpha beta", "gamma delta", "epsilon"]
+    out = client.embed(texts)
+    np.testing.assert_allclose(out, HashEmbedder(FAKE_DIM).embed(texts), atol=1e-6)
+    assert [r["input"] for r in server.state.requests[-3:]] == texts
+    before = len(server.state.requests)
+    client.embed(["zeta", "eta"])
+    assert [r["input"] for r in server.state.requests[before:]] == ["zeta", "eta"]
+
+
+def test_default_model_is_the_references_unless_configured(
+    http_server: FakeEmbeddingsServer, tmp_path: Path
+) -> None:
+    from lcg.config import Config
+    from lcg.workspace.factory import embedder_from_config
+
+    http_server.state.reset()
+    # §9: LCG_EMBEDDING_MODEL defaults to bge-base-en-v1.5.
+    default = embedder_from_config(
+        Config.from_env(tmp_path, env={"LCG_EMBEDDING_URL": http_server.url})
+    )
+    named = embedder_from_config(
+        Config.from_env(
+            tmp_path,
+            env={"LCG_EMBEDDING_URL": http_server.url, "LCG_EMBEDDING_MODEL": "my-model"},
+        )
+    )
+    try:
+        default.embed(["one"])
+        named.embed(["two"])
+    finally:
+        default.close()
+        named.close()
+    assert [r["model"] for r in http_server.state.requests] == [
+        "bge-base-en-v1.5",
+        "bge-base-en-v1.5",
+        "my-model",
+        "my-model",
+    ]
+    # With no endpoint the embedded model stays the default, under its own id.
+    local = embedder_from_config(Config.from_env(tmp_path, env={}))
+    assert isinstance(local, LocalEmbedder)
+    assert local.model_id == "all-MiniLM-L6-v2-int8"
+    local.close()

@@ -1,7 +1,10 @@
 """An OpenAI-compatible ``POST /v1/embeddings`` client over HTTP or a Unix socket (httpx).
 
-This is the reference's ``--embedder-http`` / ``--embedder-uds``, batched: one request
-carries up to ``batch_size`` texts (the reference sent one text per request).
+This is the reference's ``--embedder-http`` / ``--embedder-uds``. A request for one text (the
+probe, a query) is the reference's own body, ``{"input": "<text>", "model": …}``. Several texts
+go in one request as a list (``batch_size`` at most; OpenAI-compatible servers take either
+shape), and a server that refuses a list (HTTP 400/422, or one vector for several texts) is
+sent one string per request from then on, as the reference always did (ADR 0171).
 """
 
 from __future__ import annotations
@@ -20,17 +23,23 @@ import numpy.typing as npt
 
 from lcg.errors import EmbedderError
 
-__all__ = ["HttpEmbedder", "UdsEmbedder", "embeddings_endpoint"]
+__all__ = ["REFERENCE_MODEL", "HttpEmbedder", "UdsEmbedder", "embeddings_endpoint"]
 
 _PATH: Final = "/v1/embeddings"
 #: The text the startup probe embeds (as the reference).
 PROBE_TEXT: Final = "probe"
 
 
-class _EmbeddingRequest(msgspec.Struct, frozen=True):
-    """The request body of ``POST /v1/embeddings``."""
+#: The model asked for when none is configured (the reference's default, lcg-api.md §9).
+REFERENCE_MODEL: Final = "bge-base-en-v1.5"
+# The answers that mean "this server takes no list as ``input``".
+_LIST_REFUSED: Final = frozenset({400, 422})
 
-    input: list[str]
+
+class _EmbeddingRequest(msgspec.Struct, frozen=True):
+    """The request body of ``POST /v1/embeddings``: one string, or a list for a batch."""
+
+    input: str | list[str]
     model: str
 
 
@@ -46,6 +55,10 @@ class _EmbeddingResponse(msgspec.Struct, frozen=True):
 
     data: list[_EmbeddingItem]
     model: str | None = None
+
+
+class _ListRefused(Exception):
+    """The server refused (or misread) a list as ``input``: send one string per request."""
 
 
 _encode = msgspec.json.Encoder().encode
@@ -92,6 +105,18 @@ class HttpEmbedder:
         self._lock = threading.Lock()
         self._probed: tuple[str, int] | None = None
         self._closed = False
+        #: The server refused a list as ``input``: one string per request from now on.
+        self.one_per_request = False
+
+    @property
+    def where(self) -> str:
+        """The endpoint, as errors name it (a URL, or ``unix:<path>``)."""
+        return self._where
+
+    @property
+    def requested_model(self) -> str:
+        """The ``model`` every request asks for (the server may report another name)."""
+        return self._model
 
     @property
     def model_id(self) -> str:
@@ -110,17 +135,34 @@ class HttpEmbedder:
             return probed
         with self._lock:
             if self._probed is None:
-                vectors, model = self._request([PROBE_TEXT], self._configured_dim)
-                self._probed = (model or self._model, int(vectors.shape[1]))
+                self._probed = self._probe_once()
             return self._probed
+
+    def reprobe(self) -> tuple[str, int]:
+        """Probe again now (the server may have come back, or changed); the new identity."""
+        with self._lock:
+            self._probed = self._probe_once()
+            return self._probed
+
+    def _probe_once(self) -> tuple[str, int]:
+        vectors, model = self._request([PROBE_TEXT], self._configured_dim)
+        return (model or self._model, int(vectors.shape[1]))
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embed ``texts`` in requests of at most ``batch_size``; unit rows in input order."""
         _, dim = self.probe()
         out = np.zeros((len(texts), dim), dtype=np.float32)
-        for start in range(0, len(texts), self._batch_size):
-            chunk = list(texts[start : start + self._batch_size])
-            out[start : start + len(chunk)] = self._request(chunk, dim)[0]
+        size = 1 if self.one_per_request else self._batch_size
+        start = 0
+        while start < len(texts):
+            chunk = list(texts[start : start + size])
+            try:
+                out[start : start + len(chunk)] = self._request(chunk, dim)[0]
+            except _ListRefused:
+                self.one_per_request = True
+                size = 1
+                continue
+            start += len(chunk)
         return out
 
     def _request(
@@ -128,7 +170,8 @@ class HttpEmbedder:
     ) -> tuple[npt.NDArray[np.float32], str | None]:
         if self._closed:
             raise EmbedderError(f"embedder at {self._where} is closed")
-        body = _encode(_EmbeddingRequest(input=texts, model=self._model))
+        batch = len(texts) > 1
+        body = _encode(_EmbeddingRequest(input=texts if batch else texts[0], model=self._model))
         try:
             response = self._client.post(
                 self._url, content=body, headers={"content-type": "application/json"}
@@ -139,6 +182,8 @@ class HttpEmbedder:
             raise EmbedderError(f"embedder at {self._where} is unreachable: {exc}") from exc
         except (httpx.HTTPError, RuntimeError) as exc:  # RuntimeError: client closed
             raise EmbedderError(f"embedder at {self._where} failed: {exc}") from exc
+        if batch and response.status_code in _LIST_REFUSED:
+            raise _ListRefused
         if response.status_code != 200:
             snippet = response.text[:200].strip()
             raise EmbedderError(
@@ -150,6 +195,8 @@ class HttpEmbedder:
             raise EmbedderError(
                 f"embedder at {self._where} sent an unreadable response: {exc}"
             ) from exc
+        if batch and len(parsed.data) == 1:
+            raise _ListRefused  # it embedded the list as one text, or only its first
         return self._vectors(parsed, len(texts), dim), parsed.model
 
     def _vectors(

@@ -6,6 +6,7 @@ and raises only ``EmbedderError``. Implementations:
 
 * ``LocalEmbedder`` — the embedded default (all-MiniLM-L6-v2 int8, offline, CPU);
 * ``HttpEmbedder`` / ``UdsEmbedder`` — an OpenAI-compatible ``/v1/embeddings`` server;
+* ``StandbyEmbedder`` — such a server that may be away (the workspace wraps one in it);
 * ``HashEmbedder`` — a deterministic hashing **test double** (tests and fast CI runs).
 
 ``make_embedder`` picks one by kind (``LCG_EMBEDDER=local|hash|http|uds``).
@@ -26,16 +27,20 @@ import numpy.typing as npt
 
 from lcg.errors import ConfigError, EmbedderError
 from lcg.extract._minilm import LOCAL_DIM, LOCAL_MODEL_ID, LocalEmbedder
-from lcg.extract._openai_embed import HttpEmbedder, UdsEmbedder
+from lcg.extract._openai_embed import REFERENCE_MODEL, HttpEmbedder, UdsEmbedder
+from lcg.extract._standby import REPROBE_S, StandbyEmbedder
 
 __all__ = [
     "HASH_MODEL_ID",
     "LOCAL_DIM",
     "LOCAL_MODEL_ID",
+    "REFERENCE_MODEL",
+    "REPROBE_S",
     "Embedder",
     "HashEmbedder",
     "HttpEmbedder",
     "LocalEmbedder",
+    "StandbyEmbedder",
     "UdsEmbedder",
     "make_embedder",
 ]
@@ -217,10 +222,13 @@ def make_embedder(
     *,
     url: str | None = None,
     uds: str | None = None,
-    model: str = LOCAL_MODEL_ID,
+    model: str | None = None,
     dim: int | None = None,
 ) -> Embedder:
     """Build the embedder of ``kind`` (local, hash, http or uds); ``ConfigError`` on bad input.
+
+    ``model`` ``None``: the kind's default — the embedded model for ``local``, the reference's
+    ``bge-base-en-v1.5`` for an ``http`` or ``uds`` server.
 
     Nothing is loaded or contacted here: the local model loads on first use, and a remote
     embedder is contacted by its ``probe()`` (or first use).
@@ -234,7 +242,7 @@ def make_embedder(
     if kind in ("local", "hash") and (url is not None or uds is not None):
         raise ConfigError(f"the {kind} embedder takes no URL or socket")
     if kind == "local":
-        if model != LOCAL_MODEL_ID:
+        if model not in (None, LOCAL_MODEL_ID):
             raise ConfigError(
                 f"embedding model {model!r} is not the embedded model {LOCAL_MODEL_ID!r}; "
                 "use an http or uds embedder to serve another model"
@@ -244,6 +252,8 @@ def make_embedder(
         return LocalEmbedder()
     if kind == "hash":
         return HashEmbedder(dim if dim is not None else LOCAL_DIM)
+    if model is None:
+        model = REFERENCE_MODEL
     if kind == "http":
         if url is None:
             raise ConfigError("the http embedder needs a URL (LCG_EMBEDDING_URL)")
@@ -261,6 +271,10 @@ def make_embedder(
 if TYPE_CHECKING:
     # Static proof (mypy) that every implementation satisfies the protocol.
     def _conforms(
-        local: LocalEmbedder, hashed: HashEmbedder, http: HttpEmbedder, uds: UdsEmbedder
+        local: LocalEmbedder,
+        hashed: HashEmbedder,
+        http: HttpEmbedder,
+        uds: UdsEmbedder,
+        standby: StandbyEmbedder,
     ) -> list[Embedder]:
-        return [local, hashed, http, uds]
+        return [local, hashed, http, uds, standby]
