@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from lcg.events.guarded import ReadLimits
-from lcg.events.layout import GENERATION_FILE, segment_name
+from lcg.events.layout import GENERATION_FILE, REMOVING_SUFFIX, segment_name
 from lcg.extract.embedders import HashEmbedder
 from lcg.replication import Follower, replica_config
 from lcg.workspace import Workspace
@@ -171,3 +171,17 @@ def test_the_watcher_never_watches_through_a_link(pub: Workspace, tmp_path: Path
         watched = f.watched()
         real = root.resolve()
         assert set(watched) == {real, real / GOOD}
+
+
+def test_a_tombstone_named_entry_in_a_publication_is_never_removed(
+    pub: Workspace, tmp_path: Path
+) -> None:
+    """A replica finishes only its own interrupted removals (ADR 0156): an entry of the
+    publication named like a tombstone is the publisher's, and opening the replica leaves it
+    (and the groups beside it) as they are."""
+    root = _publication(pub, tmp_path / "pubdir")
+    planted = root / f".{GOOD}.0123abcd{REMOVING_SUFFIX}"
+    shutil.copytree(root / GOOD, planted)
+    with follower(tmp_path / "rws", root) as f:
+        assert f.sync()[GOOD].state == "following"
+    assert planted.is_dir() and sorted(os.listdir(planted)) == sorted(os.listdir(root / GOOD))

@@ -119,7 +119,9 @@ class Workspace:
         self._lock = workspace_lock.acquire(lcg_dir)
         try:
             if not inspect:
-                self._sweep_removals(config)
+                # A replica's streams are the publication's: a tombstone-named entry there is
+                # the publisher's (or an attacker's), never a removal of ours to finish.
+                self._sweep_removals(config, streams=publication is None)
                 if publication is None:
                     check_streams(config.wal_dir)
             self.store = WalStore(
@@ -172,10 +174,12 @@ class Workspace:
         self._apply_faults: dict[str, str] = {}
 
     @staticmethod
-    def _sweep_removals(config: Config) -> None:
-        """Finish the removals a crash interrupted: streams (``wipe``), projections
-        (``recover``), group vectors and Kuzu side files (ADR 0156)."""
-        for directory in (config.wal_dir, config.db_dir, config.vectors_dir):
+    def _sweep_removals(config: Config, *, streams: bool) -> None:
+        """Finish the removals a crash interrupted: streams (``wipe``; only when they are
+        this workspace's own), projections (``recover``), group vectors and Kuzu side files
+        (ADR 0156)."""
+        own_streams = (config.wal_dir,) if streams else ()
+        for directory in (*own_streams, config.db_dir, config.vectors_dir):
             sweep_removals(directory)
         for own in (config.db_dir, config.text_dir, config.vectors_dir):
             sweep_removals(own.parent, of=own.name)  # a parent LCG_*_DIR may share
