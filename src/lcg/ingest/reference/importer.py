@@ -113,9 +113,14 @@ def _refuse_existing(config: Config, groups: list[str]) -> None:
     existing = _existing(config, groups)
     if existing:
         names = ", ".join(repr(g) for g in existing)
+        which = (
+            f"group {names} already exists"
+            if len(existing) == 1
+            else (f"groups {names} already exist")
+        )
         raise LcgError(
-            f"group {names} already exists in the workspace {config.workspace}; pass --force to "
-            "replace its stream with the imported one (its current stream and marks are removed)"
+            f"{which} in the workspace {config.workspace}; pass --force to replace its stream "
+            "with the imported one (the current stream and its marks are removed)"
         )
 
 
