@@ -7,6 +7,9 @@ made once more over the groups that answered, so their results are exactly what 
 have been without the broken group. Once failed, a group takes no further part in the same
 read. Only when every group asked failed is the error the read's own (``raise_if_all``): an
 empty answer would then read as "no match" to a client that does not look at the failures.
+
+A read also records a *leg* that could not run at all (the vector legs while the embedder is
+away, ADR 0171): the read answers from the other legs and says which one is missing.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import TypeVar
 
 import msgspec
 
-__all__ = ["GroupFailure", "GroupFailures"]
+__all__ = ["GroupFailure", "GroupFailures", "MissingLeg"]
 
 R = TypeVar("R")
 
@@ -26,6 +29,13 @@ class GroupFailure(msgspec.Struct, frozen=True, kw_only=True):
     """A group left out of a read's answer because its part of the read failed."""
 
     group_id: str
+    reason: str
+
+
+class MissingLeg(msgspec.Struct, frozen=True, kw_only=True):
+    """A leg of a search that did not run (``vector``: no query vector could be made)."""
+
+    leg: str
     reason: str
 
 
@@ -45,6 +55,15 @@ class GroupFailures:
     def __init__(self) -> None:
         self._failed: dict[str, str] = {}
         self._errors: dict[str, Exception] = {}
+        self._legs: dict[str, str] = {}
+
+    def skip_leg(self, leg: str, exc: Exception) -> None:
+        """Record that the read's ``leg`` did not run, and why (the first reason is kept)."""
+        self._legs.setdefault(leg, str(exc) or type(exc).__name__)
+
+    def missing_legs(self) -> list[MissingLeg]:
+        """The legs that did not run, sorted by name."""
+        return [MissingLeg(leg=k, reason=r) for k, r in sorted(self._legs.items())]
 
     def __contains__(self, group_id: object) -> bool:
         return group_id in self._failed

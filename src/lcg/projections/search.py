@@ -40,6 +40,7 @@ from typing import Final, Literal, TypeVar
 import msgspec
 import numpy as np
 
+from lcg.errors import EmbedderError
 from lcg.projections._when import (
     Window,
     parse_time,
@@ -154,8 +155,18 @@ class Searcher:
             return group_ids
         return sorted({*self.text.groups(), *self.vectors.groups()})
 
-    def _query_vector(self, query: str) -> np.ndarray:
-        return self.embedder.vectors([query])[query]
+    def _query_vector(
+        self, query: str, failures: GroupFailures, mode: SearchMode
+    ) -> np.ndarray | None:
+        """The query's vector; ``None`` (the leg recorded missing) when a hybrid search
+        cannot make one: its BM25 legs still answer while the embedder is away (ADR 0171)."""
+        try:
+            return self.embedder.vectors([query])[query]
+        except EmbedderError as exc:
+            if mode != "hybrid":
+                raise
+            failures.skip_leg("vector", exc)
+            return None
 
     def _text_hits(
         self, failures: GroupFailures, group_ids: list[str] | None, kind: str, query: str, k: int
@@ -197,8 +208,8 @@ class Searcher:
             hits = self._text_hits(failures, group_ids, kind, query, pool)
             legs.append([uuid for uuid, _score, _g in hits])
             group_of.update((uuid, g) for uuid, _score, g in hits)
-        if mode in ("hybrid", "vector"):
-            qvec = self._query_vector(query)
+        qvec = self._query_vector(query, failures, mode) if mode != "bm25" else None
+        if qvec is not None:
             for field in vector_fields:
                 vhits = self._vector_hits(failures, group_ids, field, qvec, pool)
                 legs.append([uuid for uuid, _sim, _g in vhits])
@@ -318,8 +329,8 @@ class Searcher:
         if bounds.active:
             times = self._times(f, _by_group(fused, group_of))
             fused = [u for u in fused if group_of[u] not in f and bounds.admits(times.get(u))]
-        if mode != "bm25":
-            qvec = self._query_vector(query)
+        qvec = self._query_vector(query, f, mode) if mode != "bm25" else None
+        if qvec is not None:
             for uuid in fused:
                 if uuid not in cosines:
                     cosines[uuid] = self._cosine_of(f, uuid, qvec, [group_of[uuid]])
@@ -377,7 +388,8 @@ class Searcher:
         qvec: np.ndarray | None = None
         floor = 0.0
         if dense:
-            qvec = self._query_vector(query)
+            qvec = self._query_vector(query, f, mode)
+        if qvec is not None:
             vhits = self._vector_hits(f, group_ids, "episode.content", qvec, pool)
             for uuid, sim, g in vhits:
                 cosines[uuid] = sim

@@ -46,7 +46,7 @@ from lcg.projections._checksum import DamagedFile, describe_failure, encode_seal
 from lcg.projections._hnsw import EXACT_BELOW, FieldIndex, FieldMeta
 from lcg.projections.ops import VECTOR_FIELDS, ClearGroup, Delete, Op, Upsert
 
-__all__ = ["FIELDS", "META_FILE", "VectorProjection"]
+__all__ = ["FIELDS", "META_FILE", "VectorProjection", "snapshot_identities"]
 
 #: The searchable fields, ``"<kind>.<part>"``, sorted.
 FIELDS: Final[tuple[str, ...]] = tuple(sorted(f"{k}.{p}" for k, p in VECTOR_FIELDS))
@@ -340,6 +340,16 @@ class VectorProjection:
                     group.dirty_fields.add(name)
                     self._dirty.add(group_id)
 
+    def reset_identity(self, model_id: str, dim: int) -> None:
+        """Forget every group and take ``(model_id, dim)``: another embedder's vectors are
+        not these (as on a load, ADR 0171); the projector rebuilds them from the streams."""
+        if dim <= 0:
+            raise ProjectionError(f"vector dimension must be positive, got {dim}")
+        with self._lock:
+            for group_id in list(self._groups):
+                self.purge_group(group_id)
+            self.model_id, self.dim = model_id, dim
+
     def purge_group(self, group_id: str) -> None:
         """Forget ``group_id`` entirely, in memory and on disk (its position included)."""
         with self._lock:
@@ -500,3 +510,18 @@ class VectorProjection:
     def _check_open(self) -> None:
         if self._closed:
             raise ProjectionError("the vector projection is closed")
+
+
+def snapshot_identities(root: Path) -> dict[tuple[str, int], int]:
+    """How many group snapshots under ``root`` each ``(model_id, dim)`` made (unreadable
+    metas are left out): the identity a workspace opens with while its embedder is away."""
+    found: dict[tuple[str, int], int] = {}
+    for entry in sorted(root.iterdir()) if root.is_dir() else ():
+        try:
+            data, _ = unseal((entry / META_FILE).read_bytes())
+            meta = _DECODER.decode(data)
+        except Exception:  # noqa: BLE001 - a damaged or absent meta names no identity
+            continue
+        key = (meta.model_id, meta.dim)
+        found[key] = found.get(key, 0) + 1
+    return found

@@ -23,7 +23,7 @@ from lcg import timestamps
 from lcg.config import Config
 from lcg.errors import DegradedError, LcgError, ProjectionError
 from lcg.events.files import remove_trees
-from lcg.extract.embedders import Embedder
+from lcg.extract.embedders import REPROBE_S, Embedder, StandbyEmbedder
 from lcg.ingest.extraction import ExtractionService
 from lcg.projections.projector import ReplayProgress, ReplayResult
 from lcg.projections.sandbox import CypherSandbox
@@ -85,6 +85,7 @@ class ServiceApp:
         #: Supplies the ontology status (set by the extraction layer when one is loaded).
         self.ontology_provider: Callable[[], OntologyStatus] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._embedder_watch: asyncio.Task[None] | None = None
         #: The extraction pipeline (its extractor is ``None`` in lite mode); set on open.
         self.extraction: ExtractionService | None = None
         #: Clients' Cypher runs in its worker process (ADR 0152); set on open.
@@ -113,6 +114,26 @@ class ServiceApp:
             self._degrade(str(exc))
         except Exception as exc:  # noqa: BLE001 - any failure to open degrades, never crashes
             self._degrade(f"{type(exc).__name__}: {exc}")
+        # An embedder that may be away is probed again while it is (ADR 0171).
+        self._embedder_watch = asyncio.get_running_loop().create_task(self._watch_embedder())
+
+    async def _watch_embedder(self) -> None:
+        """While the workspace's embedder is away or groups lack vectors, every few seconds:
+        probe it, and once it answers catch the vectors up (no restart, no client call)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(REPROBE_S)
+            ws = self._ws
+            if ws is None or not isinstance(ws.embedder, StandbyEmbedder):
+                continue
+            if ws.embedder_away is None and not ws.projector.embedder_failures:
+                continue
+            try:
+                await loop.run_in_executor(self._write_pool, ws.retry_embedder)
+            except RuntimeError:  # the pool is shut down: the service is closing
+                return
+            except LcgError:
+                continue  # still away, or a group's own damage: reported by health/status
 
     def _open_sync(self) -> None:
         if self.extraction is None:
@@ -152,6 +173,8 @@ class ServiceApp:
 
     async def close(self) -> None:
         """Save and close the workspace."""
+        if self._embedder_watch is not None:
+            self._embedder_watch.cancel()
         await asyncio.to_thread(self._close_cypher)
         ws, self._ws = self._ws, None
         if ws is not None:
@@ -183,6 +206,9 @@ class ServiceApp:
                 self._retry_io(ws)
             # A damaged group is degraded too (ADR 0076): its reads work, its writes wait.
             faults = [*io_faults, *(d.reason for d in ws.projector.damage.values())]
+            # So is an away embedder (ADR 0171): reads work, vectors wait for it.
+            if (embedder := ws.embedder_away) is not None:
+                faults.append(embedder)
             if faults:
                 return "degraded", "; ".join(faults)
         return state, reason

@@ -8,7 +8,7 @@ import msgspec
 from msgspec import Meta
 
 from lcg.errors import InvalidParamsError
-from lcg.projections.fanout import GroupFailure, GroupFailures
+from lcg.projections.fanout import GroupFailure, GroupFailures, MissingLeg
 from lcg.projections.graph import reads as graph_reads
 from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow
 from lcg.projections.search import DEFAULT_HALF_LIFE_DAYS, FUSIONS, PassageRow, parse_time
@@ -33,6 +33,9 @@ __all__ = ["READ_METHODS"]
 # ``failed_groups`` (ADR 0151) is lcg's addition to the three searches' results: present only
 # when a group's part of the search failed, so an answer without one reads as the reference's.
 _FAILED = "groups left out because their part of the search failed (only when one did)"
+# ``missing_legs`` (ADR 0171), the same kind of addition: present only when a leg did not run
+# (``vector`` while the embedder is away); the hits are then the other legs' alone.
+_MISSING = "search legs that did not run, and why (only when one did not)"
 
 
 class NodesResult(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -41,6 +44,7 @@ class NodesResult(msgspec.Struct, kw_only=True, omit_defaults=True):
     nodes: list[EntityRow]
     count: int
     failed_groups: Annotated[list[GroupFailure], Meta(description=_FAILED)] = []
+    missing_legs: Annotated[list[MissingLeg], Meta(description=_MISSING)] = []
 
 
 class FactsResult(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -49,6 +53,7 @@ class FactsResult(msgspec.Struct, kw_only=True, omit_defaults=True):
     facts: list[EdgeRow]
     count: int
     failed_groups: Annotated[list[GroupFailure], Meta(description=_FAILED)] = []
+    missing_legs: Annotated[list[MissingLeg], Meta(description=_MISSING)] = []
 
 
 class EdgesResult(msgspec.Struct, kw_only=True):
@@ -71,6 +76,7 @@ class PassagesResult(msgspec.Struct, kw_only=True, omit_defaults=True):
     passages: list[PassageRow]
     count: int
     failed_groups: Annotated[list[GroupFailure], Meta(description=_FAILED)] = []
+    missing_legs: Annotated[list[MissingLeg], Meta(description=_MISSING)] = []
 
 
 class NeighborsResult(msgspec.Struct, kw_only=True):
@@ -265,7 +271,12 @@ async def find_entities(app: ServiceApp, ctx: CallContext, p: FindEntitiesParams
     rows = await app.read(
         app.searcher.find_entities, p.query, groups, p.num_results, failures=failures
     )
-    return NodesResult(nodes=rows, count=len(rows), failed_groups=failures.listing())
+    return NodesResult(
+        nodes=rows,
+        count=len(rows),
+        failed_groups=failures.listing(),
+        missing_legs=failures.missing_legs(),
+    )
 
 
 async def find_relationships(
@@ -282,7 +293,12 @@ async def find_relationships(
         current_only=p.current_only,
         failures=failures,
     )
-    return FactsResult(facts=rows, count=len(rows), failed_groups=failures.listing())
+    return FactsResult(
+        facts=rows,
+        count=len(rows),
+        failed_groups=failures.listing(),
+        missing_legs=failures.missing_legs(),
+    )
 
 
 async def search_passages(
@@ -304,7 +320,12 @@ async def search_passages(
         recency_half_life_days=p.recency_half_life_days,
         failures=failures,
     )
-    return PassagesResult(passages=rows, count=len(rows), failed_groups=failures.listing())
+    return PassagesResult(
+        passages=rows,
+        count=len(rows),
+        failed_groups=failures.listing(),
+        missing_legs=failures.missing_legs(),
+    )
 
 
 async def get_episodes(app: ServiceApp, ctx: CallContext, p: GetEpisodesParams) -> EpisodesResult:

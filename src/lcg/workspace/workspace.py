@@ -43,7 +43,7 @@ from lcg.events.model import Event
 from lcg.events.sidecars import EmbeddingModelSidecar, write_embedding_model
 from lcg.events.store import WalStore
 from lcg.events.writer import utc_now
-from lcg.extract.embedders import Embedder
+from lcg.extract.embedders import Embedder, HttpEmbedder, StandbyEmbedder
 from lcg.projections import DB_FILE
 from lcg.projections.cache import EMBEDDINGS_DIR, EmbeddingCache, cache_dir_name
 from lcg.projections.embedding import CachedTextEmbedder
@@ -53,6 +53,7 @@ from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection
 from lcg.workspace import lock as workspace_lock
 from lcg.workspace._rwlock import RWLock
+from lcg.workspace.embedder_standby import recover, standby_for
 from lcg.workspace.factory import embedder_from_config
 
 __all__ = ["Workspace"]
@@ -134,6 +135,10 @@ class Workspace:
             )
             self._owns_embedder = embedder is None
             self.embedder = embedder or embedder_from_config(config)
+            if isinstance(self.embedder, HttpEmbedder):
+                # A server that is away (or not asked: LCG_EMBEDDING_DIM) costs the vectors
+                # only; the workspace opens and serves the rest (ADR 0171).
+                self.embedder = standby_for(config, self.embedder)
             cache_dir = config.cache_dir
             model_cache = (
                 cache_dir
@@ -349,9 +354,21 @@ class Workspace:
         with self.rw.read():
             yield
 
+    @property
+    def embedder_away(self) -> str | None:
+        """Why no vector can be made now, with the remedy (``None``: the embedder answers)."""
+        return self.embedder.away if isinstance(self.embedder, StandbyEmbedder) else None
+
+    def retry_embedder(self) -> str | None:
+        """Probe an away embedder; once it answers, catch up the vectors the groups lack
+        (adopting what it reports); why it is still away, or ``None``."""
+        return recover(self)
+
     def record_embedding_model(self, group_id: str) -> None:
         """Write ``.wal-embedding-model.json`` for a group whose stream directory exists."""
         gdir = self.store.group_dir(group_id)
+        if isinstance(self.embedder, StandbyEmbedder) and not self.embedder.confirmed:
+            return  # a provisional identity is no record of what made the vectors
         if gdir.is_dir():
             try:
                 write_embedding_model(

@@ -129,6 +129,17 @@ class ExtractionService:
                 status="no_extractor",
                 error=episodes.NO_EXTRACTOR_REASON,
             )
+        away = ws.embedder_away
+        if away is not None:
+            # Resolving the extracted entities needs their vectors: no LLM call is spent on
+            # an outcome that could not be decided now (ADR 0171).
+            return EpisodeExtraction(
+                episode_uuid=episode_uuid,
+                group_id=ep.group_id,
+                status="failed",
+                error=away,
+                duration_seconds=round(time.monotonic() - started, 6),
+            )
         ontology = self.ontologies.for_group(ep.group_id)
         request = ExtractRequest(
             body=ep.content,
