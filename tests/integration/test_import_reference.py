@@ -280,3 +280,14 @@ def test_files_replay_in_first_seq_order_not_name_order() -> None:
     files = layout.find_streams(FIXTURES / "native-multi-group").groups["liminis"]
     names = [p.name for p in layout.ordered(files)]
     assert names == ["20240501_090000_bbbbbb_0000.jsonl", "20240430_080000_aaaaaa_0000.jsonl"]
+
+
+def test_a_running_service_is_named_and_nothing_is_written(lcg: Lcg) -> None:
+    import _service_fixtures as sf
+
+    with sf.in_process_service() as svc:
+        source = FIXTURES / "timestamps-in-params"
+        status, out, err = lcg(svc.workspace, "import-reference", str(source), "-s")
+        assert status == 1 and out == ""
+        assert "a service is running" in err and "stop it" in err
+        assert not (svc.config.wal_dir / "liminis").exists()
