@@ -165,6 +165,8 @@ def _replay(config: Config, args: argparse.Namespace) -> int:
                 on_progress=lambda frame: _show_frame(bar, frame),
             )
     else:
+        from lcg.ingest.cross_group import rebind_after_reset  # the service's path needs none
+
         with open_direct(config, catch_up=False) as ws:
             res = ws.projector.rebuild(
                 args.group,
@@ -175,6 +177,7 @@ def _replay(config: Config, args: argparse.Namespace) -> int:
                 accept_loss=args.accept_loss,
                 progress=lambda p: show_replay(bar, p),
             )
+            rebind_after_reset(ws, res)
             result = msgspec.to_builtins(res)
     bar.done()
     if args.json:

@@ -29,6 +29,7 @@ __all__ = [
     "QUARANTINE_DIR",
     "REMOVING_SUFFIX",
     "REPLICA_DIR",
+    "RESETS_FILE",
     "SEGMENT_DIGITS",
     "SEGMENT_SUFFIX",
     "SOCKET_FILE",
@@ -82,6 +83,8 @@ REMOVING_SUFFIX: Final = ".removing"
 DAMAGE_FILE: Final = "damaged-groups.json"
 #: Groups cleared by ``knowledge_clear_all`` with their streams kept, inside ``DB_DIR``.
 CLEARED_FILE: Final = "cleared.json"
+#: Groups reset by a catch-up whose reset no rebuild has reported yet, inside ``DB_DIR``.
+RESETS_FILE: Final = "resets.json"
 #: The exclusive lock of an open workspace, inside ``LCG_DIR``.
 WORKSPACE_LOCK_FILE: Final = "workspace.lock"
 #: The embedding cache, inside ``LCG_DIR/CACHE_DIR``; then ``<model>-<dim>/``.

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from lcg import timestamps
-from lcg.errors import InvalidParamsError, NotFoundError
+from lcg.errors import InvalidParamsError, LcgError, NotFoundError
 from lcg.events.groups import nfc_group_ids
 from lcg.events.model import (
     CrossGroupEdgeAdded,
@@ -27,6 +27,7 @@ from lcg.events.model import (
 )
 from lcg.ingest._common import commit, new_uuid, strip_control
 from lcg.ingest.assertion import follow_merged
+from lcg.projections._replay_report import ReplayResult
 from lcg.projections.graph import records as gr
 from lcg.projections.graph.pointers import (
     BindingState,
@@ -43,6 +44,7 @@ __all__ = [
     "Pointer",
     "RebindResult",
     "add_cross_group_edge",
+    "rebind_after_reset",
     "rebind_pointers",
     "resolve_pointer",
 ]
@@ -242,3 +244,25 @@ def rebind_pointers(ws: Workspace, source_group_id: str, *, forced: bool = False
         with ws.group_lock(owner):
             commit(ws, owner, events)
     return result
+
+
+def rebind_after_reset(ws: Workspace, result: ReplayResult) -> None:
+    """Rebind the pointers of other groups into a group a rebuild just reset (§3.9 step 6).
+
+    The counts go into ``result.cross_group_rebind``. The rebind is forced, not gated by
+    staleness as the reference's: a pointer's ``bound_at_seq`` counts seqs of the previous
+    generation, which say nothing of the new one (ADR 0173). The caller holds no lock: each
+    owning group's rebind is committed under that group's lock. An owner that refuses the
+    write (degraded) leaves the counts out and says why in ``warnings``.
+    """
+    if result.dry_run or not result.reset_detected:
+        return
+    try:
+        counts = rebind_pointers(ws, result.group_id, forced=True)
+    except LcgError as exc:
+        result.warnings.append(
+            f"the pointers of other groups into {result.group_id!r} were not rebound ({exc}); "
+            f"run knowledge_rebind_pointers with source_group_id {result.group_id!r}"
+        )
+        return
+    result.cross_group_rebind = msgspec.to_builtins(counts)

@@ -12,7 +12,9 @@ Rebuild semantics follow the reference (``knowledge_rebuild_from_wal``):
 
 1. a group with no stream files → ``No WAL files found at <dir>``;
 2. a recorded position and an unknown stream generation → refused (``GenerationError``);
-3. a recorded generation that differs from the stream's → reset: purge, replay in full;
+3. a recorded generation that differs from the stream's → reset: purge, replay in full; a
+   reset a catch-up already applied (at open, or to a stream replaced under the service) is
+   noted (``resets_file``) and the next rebuild reports it and replays in full (ADR 0173);
 4. ``from_seq == 0`` into a group that holds data → refused unless ``force_clear``;
 5. events failing to apply are isolated by bisection, counted and sampled; the rest apply.
 
@@ -61,6 +63,7 @@ from lcg.projections._group_records import (
     FileRepairs,
     GroupDamage,
 )
+from lcg.projections._pending_resets import PendingReset, PendingResets
 from lcg.projections._replay_report import (
     FailedSample,
     ProgressFn,
@@ -105,6 +108,7 @@ class Projector:
         bulk_load: bool = True,
         damage_file: Path | None = None,
         cleared_file: Path | None = None,
+        resets_file: Path | None = None,
     ) -> None:
         self.store = store
         self.graph = graph
@@ -127,6 +131,8 @@ class Projector:
         self._damage = DamageBook(damage_file)
         #: The floors of ``clear_projections`` (kept in ``cleared_file``).
         self._cleared = ClearedFloors(cleared_file)
+        #: The resets a catch-up applied that no rebuild has reported (kept in ``resets_file``).
+        self._resets = PendingResets(resets_file)
         #: Text and vector snapshots found damaged on open: rebuilt by the catch-up.
         self.file_repairs = FileRepairs(self._damage)
         self.file_repairs.note("text", text.damaged)
@@ -178,6 +184,16 @@ class Projector:
     def forget_cleared(self, group_id: str | None = None) -> None:
         """Drop the cleared floor of ``group_id`` (of every group if ``None``)."""
         self._cleared.forget(group_id)
+
+    # ---- resets a catch-up applied (ADR 0173) ----------------------------------------------
+
+    def pending_reset(self, group_id: str) -> PendingReset | None:
+        """The reset of ``group_id`` a catch-up applied and no rebuild has reported yet."""
+        return self._resets.get(group_id, effective_generation(self.store.group_dir(group_id)))
+
+    def forget_resets(self) -> None:
+        """Drop every unreported reset (the streams were deleted: ``clear_all``)."""
+        self._resets.forget()
 
     # ---- damage --------------------------------------------------------------------------
 
@@ -343,6 +359,9 @@ class Projector:
                 result.previous_generation = gen
                 proj.purge_group(group_id)
                 self._note_reset(name, group_id, gen, generation)
+        if result.previous_generation is not None:
+            # Kept for the next rebuild, which reports it as the reference's would (§3.9).
+            self._resets.note(group_id, result.previous_generation, generation)
         # A group cleared with its stream kept stays cleared: only later events apply.
         from_seq = 0
         floor = self._cleared.get(group_id)
@@ -438,12 +457,27 @@ class Projector:
             generation=generation,
         )
         recorded_gen = recorded[1]
+        pending = self._resets.groups.get(group_id)
         if recorded[0] is not None and recorded_gen != generation:
             result.reset_detected = True
-            result.previous_generation = recorded_gen
+            result.previous_generation = (
+                # A reset noted and not reported, then another: the reference's recorded
+                # generation would still be the first one.
+                pending.previous_generation
+                if pending is not None and pending.generation == recorded_gen
+                else recorded_gen
+            )
+        elif to_seq is None and (noted := self._resets.get(group_id, generation)) is not None:
+            # Re-hydrated by a catch-up already (ADR 0173): reported here, replayed in full.
+            # A bounded replay (a replica's, verify's) replays what it names and leaves the
+            # report to the next open-ended rebuild.
+            result.reset_detected = True
+            result.previous_generation = noted.previous_generation
+        if result.reset_detected:
             if dry_run:
                 result.warnings.append(
-                    f"generation changed from {recorded_gen} to {generation}: a real rebuild "
+                    f"generation changed from {result.previous_generation} to {generation}: a "
+                    "real rebuild "
                     "purges the group and replays it in full"
                 )
                 return self._dry_run(group_id, generation, 0, None, result, accept_loss)
@@ -475,6 +509,8 @@ class Projector:
         full = from_seq == 0 and to_seq is None and not self.group_has_data(group_id)
         replayed = self._replay(group_id, generation, from_seq, to_seq, result, progress)
         self.save()
+        if result.reset_detected or to_seq is None:
+            self._resets.forget(group_id)  # reported by this result, or replayed past it
         self._judge(group_id, replayed, full=full, accept_loss=accept_loss)
         self._assess(group_id, generation)
         self.settle_files(group_id)

@@ -28,6 +28,7 @@ from lcg.events.files import remove_tree
 from lcg.events.groups import encode_group
 from lcg.events.marks import MarkInfo, create_mark, delete_mark, list_marks
 from lcg.events.segments import list_segments
+from lcg.ingest.cross_group import rebind_after_reset
 from lcg.ingest.dump import DumpResult, dump_groups
 from lcg.projections.projector import ReplayProgress, ReplayResult
 from lcg.rpc._paths import export_target
@@ -380,7 +381,9 @@ async def rebuild(
             with ws.reading():
                 return replay(progress)
         with ws.group_lock(gid), ws.rw.write():
-            return replay(progress)
+            result = replay(progress)
+        rebind_after_reset(ws, result)  # takes each owning group's lock itself
+        return result
 
     if ctx.progress_enabled:
         loop = asyncio.get_running_loop()
@@ -395,11 +398,13 @@ async def rebuild(
     if dry_run:
         return _with_indices(await app.run(work, None))
 
-    await app.run(_preflight, ws, gid, from_seq, force_clear)
+    await app.run(_preflight, ws, gid, from_seq, to_seq, force_clear)
     return _start_job(app, gid, work)
 
 
-def _preflight(ws: Workspace, gid: str, from_seq: int, force_clear: bool) -> None:
+def _preflight(
+    ws: Workspace, gid: str, from_seq: int, to_seq: int | None, force_clear: bool
+) -> None:
     """Refuse a real rebuild before its job starts (reference §3.9 steps 2 and 4).
 
     So the caller gets the error rather than a job that fails at once.
@@ -414,7 +419,9 @@ def _preflight(ws: Workspace, gid: str, from_seq: int, force_clear: bool) -> Non
                 "projections hold a recorded position; restore the stream's "
                 ".wal-generation.json, or delete the group's projections and rebuild"
             )
-        reset = recorded_seq is not None and recorded_gen != generation
+        reset = (recorded_seq is not None and recorded_gen != generation) or (
+            to_seq is None and ws.projector.pending_reset(gid) is not None
+        )
         if from_seq == 0 and not force_clear and not reset and ws.projector.group_has_rows(gid):
             raise RebuildRefusedError(
                 f"group {gid!r} already holds data; pass force_clear=true to purge and "

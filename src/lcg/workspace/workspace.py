@@ -38,6 +38,7 @@ from lcg.events.layout import (
     DAMAGE_FILE,
     EMBEDDING_MODEL_FILE,
     LCG_DIR,
+    RESETS_FILE,
 )
 from lcg.events.model import Event
 from lcg.events.sidecars import EmbeddingModelSidecar, write_embedding_model
@@ -165,6 +166,7 @@ class Workspace:
                 fidelity_threshold=config.replay_fidelity_threshold,
                 damage_file=lcg_dir / DAMAGE_FILE,
                 cleared_file=config.db_dir / CLEARED_FILE,
+                resets_file=config.db_dir / RESETS_FILE,
             )
         except BaseException:
             self._lock.release()
@@ -400,6 +402,7 @@ class Workspace:
             # New streams start at seq 0 again: no floor of the old ones may hide them.
             self.projector.forget_cleared()
             self.projector.forget_damage()  # nothing is left that could be damaged
+            self.projector.forget_resets()  # nor a previous generation to report
             self.projector.save()
 
     def digests(self, group_id: str) -> dict[str, str]:

@@ -112,6 +112,37 @@ def test_generation_change_is_a_reset(tmp_path: Path) -> None:
         assert ws.store.generation("g") != old
 
 
+def test_a_reset_applied_at_open_is_reported_by_the_next_open_ended_rebuild(
+    tmp_path: Path,
+) -> None:
+    cfg = _cfg(tmp_path)
+    with Workspace.open(cfg, HashEmbedder()) as ws:
+        _fill(ws, 3)
+        old = ws.store.generation("g")
+    shutil.rmtree(cfg.wal_dir / "g")
+    with Workspace.open(cfg, HashEmbedder(), catch_up=False) as ws:
+        ws.store.append("g", [_entity(1), _entity(2)])  # the publisher's new generation
+        new = ws.store.generation("g")
+    with Workspace.open(cfg, HashEmbedder()) as ws:  # the catch-up at open applies the reset
+        assert ws.graph.counts("g").entities == 2
+        pending = ws.projector.pending_reset("g")
+        assert pending is not None and (pending.previous_generation, pending.generation) == (
+            old,
+            new,
+        )
+        # A bounded replay (a replica's, verify's) leaves the report to an open-ended one.
+        ws.projector.rebuild("g", from_seq=1, to_seq=1)
+        dry = ws.projector.rebuild("g", dry_run=True)
+        assert dry.reset_detected and dry.previous_generation == old
+    with Workspace.open(cfg, HashEmbedder()) as ws:
+        result = ws.projector.rebuild("g")  # no force_clear needed: a reset forces it
+        assert result.reset_detected and result.previous_generation == old
+        assert result.generation == new and result.mutations_replayed == 2
+        assert ws.projector.pending_reset("g") is None
+        with pytest.raises(RebuildRefusedError, match="force_clear"):
+            ws.projector.rebuild("g")
+
+
 def test_unknown_generation_with_a_recorded_position_is_refused(tmp_path: Path) -> None:
     cfg = _cfg(tmp_path)
     with Workspace.open(cfg, HashEmbedder()) as ws:
