@@ -4,7 +4,7 @@
   graph; ``VectorProjection`` save (the ``.npy``, the ``.hnsw``, the sealed meta) and open,
   against the same with the checksum calls replaced by no-ops (what lcg did before);
 * text: one group of ``N`` episodes; ``TextProjection`` save and open, against the same with
-  ``seal``/``unseal`` replaced by the identity.
+  the sealing and unsealing replaced by the bare encoding.
 
 Run by ``make bench``; each number is the median of ``REPEATS`` interleaved runs, the saves
 fsynced as always (the disk's own cost is in both columns).
@@ -18,10 +18,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 
-from lcg.projections import _hnsw, text, vectors
+from lcg.projections import _hnsw, _text_snapshot, vectors
 from lcg.projections.ops import Op, Upsert
 from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection
@@ -35,21 +36,36 @@ G = "bench"
 @contextmanager
 def _unchecked() -> Iterator[None]:
     """The checksum steps as no-ops: the save and load of the previous version."""
-    saved = (_hnsw.file_crc, vectors.seal, vectors.unseal, text.seal, text.unseal)
+    saved = (
+        _hnsw.file_crc,
+        vectors.encode_sealed,
+        vectors.unseal,
+        _text_snapshot.encode_sealed,
+        _text_snapshot.unseal,
+    )
 
     def no_crc(path: Path) -> tuple[int, int]:
         return 0, path.stat().st_size
+
+    def plain(encoder: msgspec.msgpack.Encoder, obj: object) -> bytes:
+        return encoder.encode(obj)
 
     def bare(data: bytes) -> tuple[memoryview, bool]:
         return memoryview(data), True
 
     _hnsw.file_crc = no_crc
-    vectors.seal = text.seal = lambda data: data  # type: ignore[assignment]
-    vectors.unseal = text.unseal = bare  # type: ignore[assignment]
+    vectors.encode_sealed = _text_snapshot.encode_sealed = plain  # type: ignore[assignment]
+    vectors.unseal = _text_snapshot.unseal = bare
     try:
         yield
     finally:
-        _hnsw.file_crc, vectors.seal, vectors.unseal, text.seal, text.unseal = saved
+        (
+            _hnsw.file_crc,
+            vectors.encode_sealed,
+            vectors.unseal,
+            _text_snapshot.encode_sealed,
+            _text_snapshot.unseal,
+        ) = saved
 
 
 def _timed(fn: Callable[[], object]) -> float:
@@ -112,7 +128,7 @@ def _text_costs(root: Path) -> list[float]:
     return _interleaved(save, lambda: TextProjection(root, read_only=True))
 
 
-@pytest.mark.benchmark
+@pytest.mark.bench
 def test_checksum_cost_of_projection_files(tmp_path: Path) -> None:
     rows = []
     for name, costs, root in (

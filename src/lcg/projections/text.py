@@ -44,8 +44,12 @@ from lcg.events.files import atomic_write, fsync_dir
 from lcg.events.groups import decode_group, encode_group
 from lcg.events.layout import TEMP_SUFFIX, TEXT_SNAPSHOT_SUFFIX
 from lcg.projections._analyzer import ANALYZER_VERSION, query_terms, term_counts
-from lcg.projections._bm25 import Bm25Index, IndexSnapshot
-from lcg.projections._checksum import DamagedFile, describe_failure, encode_sealed, unseal
+from lcg.projections._bm25 import Bm25Index
+from lcg.projections._checksum import DamagedFile, describe_failure
+from lcg.projections._text_snapshot import FORMAT as _FORMAT
+from lcg.projections._text_snapshot import GroupSnapshot as _GroupSnapshot
+from lcg.projections._text_snapshot import KindState as _KindState
+from lcg.projections._text_snapshot import encode_snapshot, read_snapshot
 from lcg.projections.ops import (
     KEYS_PART,
     SOURCE_PART,
@@ -62,8 +66,6 @@ __all__ = ["SNAPSHOT_SUFFIX", "TextProjection", "indexed_text"]
 #: Suffix of a group's snapshot file inside the projection root.
 # Belongs in lcg.events.layout with the other on-disk names (requested there).
 SNAPSHOT_SUFFIX: Final = TEXT_SNAPSHOT_SUFFIX
-#: 2: the analyzer stems, episodes keep their ``source`` part, the source index is saved.
-_FORMAT: Final = 2
 _KINDS: Final = tuple(TEXT_PARTS)
 #: The parts each kind indexes: its text parts, and an episode's extraction keys after them.
 _INDEXED: Final = {
@@ -74,42 +76,6 @@ _KEPT: Final = {
     k: (*parts, KEYS_PART, SOURCE_PART, TIME_PART) if k == "episode" else parts
     for k, parts in TEXT_PARTS.items()
 }
-
-
-class _KindState(msgspec.Struct, kw_only=True):
-    """The snapshot of one kind: each doc's parts and the index over them."""
-
-    parts: dict[str, dict[str, str]]
-    index: IndexSnapshot
-
-
-class _GroupSnapshot(msgspec.Struct, kw_only=True):
-    """The snapshot file of one group: its applied position and every kind's state."""
-
-    format: int
-    group_id: str
-    generation: str
-    seq: int
-    kinds: dict[str, _KindState]
-    #: ``ANALYZER_VERSION`` of the analyzer that made the terms (absent before format 2).
-    analyzer: str = ""
-    #: The source index: one document per source file, keyed by the source (format 2).
-    sources: IndexSnapshot | None = None
-    #: Sources whose document in ``sources`` is out of date (re-indexed on the next search).
-    stale_sources: list[str] = []
-
-
-class _Header(msgspec.Struct):
-    """The leading fields of a snapshot: enough to decide whether to read the rest."""
-
-    format: int
-    group_id: str
-    analyzer: str = ""
-
-
-_ENCODER: Final = msgspec.msgpack.Encoder()
-_DECODER: Final = msgspec.msgpack.Decoder(_GroupSnapshot)
-_HEADER: Final = msgspec.msgpack.Decoder(_Header)
 
 
 def indexed_text(kind: str, parts: dict[str, str]) -> str:
@@ -362,27 +328,12 @@ class TextProjection:
         ``DamagedFile`` when the file cannot be trusted; ``ProjectionError`` when a newer lcg
         wrote it (the whole workspace is then of that lcg).
         """
+        snap, verified = read_snapshot(path, group_id)
+        if snap is None:
+            return None
         try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise DamagedFile(f"text snapshot {path} is unreadable ({exc})", content=False) from exc
-        try:
-            data, verified = unseal(raw)
-            head = _HEADER.decode(data)
-            if head.format > _FORMAT:
-                raise ProjectionError(
-                    f"text snapshot {path} has format {head.format}, this lcg reads up to "
-                    f"{_FORMAT}: a newer lcg wrote it; run that lcg, or delete {self._root} "
-                    "and let this one rebuild it from the streams"
-                )
-            if head.group_id != group_id:
-                raise ValueError(f"it holds group {head.group_id!r}")
-            if head.format < _FORMAT or head.analyzer != ANALYZER_VERSION:
-                return None
-            group = _Group.from_snapshot(_DECODER.decode(data))
-        except ProjectionError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - whatever damaged bytes raise is damage
+            group = _Group.from_snapshot(snap)
+        except Exception as exc:  # noqa: BLE001 - inconsistent parts are damage too
             raise DamagedFile(f"text snapshot {path} is damaged ({describe_failure(exc)})") from exc
         # Written before checksums: accepted once, sealed by the next save.
         group.dirty = not verified and not self._read_only
@@ -402,7 +353,7 @@ class TextProjection:
             self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
             for group_id, group in dirty:
                 path = self._path(group_id)
-                data = encode_sealed(_ENCODER, group.snapshot(group_id))
+                data = encode_snapshot(group.snapshot(group_id))
                 try:
                     # One directory fsync below covers every group's rename.
                     atomic_write(path, data, sync_dir=False)
