@@ -158,6 +158,15 @@ class FileRepairs:
         for group_id, problem in damaged.items():
             self.pending.setdefault(group_id, {})[name] = problem
 
+    def forget(self, group_id: str | None = None) -> None:
+        """Drop what is known of ``group_id``'s files (of every group if ``None``): its
+        projections were emptied on purpose (``clear_all``), nothing is left to rebuild."""
+        for book in (self.pending, self.rebuilt):
+            if group_id is None:
+                book.clear()
+            else:
+                book.pop(group_id, None)
+
     def notes(self, group_id: str) -> list[str]:
         """What status says of ``group_id``'s damaged files: rebuilt, or waiting."""
         waiting = [

@@ -179,6 +179,7 @@ class Projector:
                 proj.purge_group(group_id)
             self._vectors_blocked.discard(group_id)
             self.embedder_failures.pop(group_id, None)
+            self.file_repairs.forget(group_id)
         self.save()
 
     def forget_cleared(self, group_id: str | None = None) -> None:
@@ -205,6 +206,7 @@ class Projector:
     def forget_damage(self) -> None:
         """Drop every group's damage (its streams and projections were deleted: ``clear_all``)."""
         self._damage.forget()
+        self.file_repairs.forget()
 
     def degraded_reason(self, group_id: str) -> str | None:
         """Why ``group_id`` is degraded, or ``None`` when it is not."""
