@@ -187,7 +187,7 @@ def test_errors_come_back_as_lcg_errors(sock: Path) -> None:
         await backend.close()
         server.close()
         await server.wait_closed()
-        with pytest.raises(TransportError, match="cannot connect"):
+        with pytest.raises(TransportError, match="is not running"):
             await AttachedBackend(sock.with_name("none.sock"), 100).call(ECHO, {}, None)
 
     asyncio.run(main())

@@ -12,7 +12,9 @@ frame (progress 1.0, 2.0, ..., the frame's ``message`` copied).
 Two backends:
 * standalone: hosts an ``App`` in-process behind the same ``Dispatcher`` as the socket
   server (same guard, same telemetry);
-* attached (``--connect SOCK``): forwards each call as JSON-RPC to a running service,
+* attached (``--connect SOCK``, or standalone started beside the workspace's running
+  service): forwards each call as JSON-RPC to the service, dialling it per call (a service
+  started after this server is reached; initialize and tools/list never need it),
   injecting ``_progress_token: true`` for streaming tools, with a per-line idle timeout
   (``LCG_ATTACHED_CALL_TIMEOUT_MS``, re-armed by progress lines), re-dialling a broken
   connection and retrying once only when the failure happened while writing the request.
@@ -35,19 +37,12 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import msgspec
 
 from lcg.errors import ConfigError, LcgError
-from lcg.rpc.errors import (
-    INVALID_PARAMS,
-    METHOD_NOT_FOUND,
-    RemoteError,
-    TransportError,
-    WireError,
-    from_wire,
-    to_wire,
-)
+from lcg.rpc.errors import INVALID_PARAMS, METHOD_NOT_FOUND, WireError, to_wire
+from lcg.rpc.mcp_attached import AttachedBackend, dial_once, not_running, running_service
 from lcg.rpc.progress import Frame, frame_fields
 from lcg.rpc.registry import MCP_SCOPES, MethodSpec, Registry, input_schema
 from lcg.rpc.schema import closest
-from lcg.rpc.server import LINE_LIMIT, App, Dispatcher
+from lcg.rpc.server import App, Dispatcher
 
 if TYPE_CHECKING:
     # The SDK is imported where it is used: it costs seconds to import, and a bad --scope
@@ -157,131 +152,6 @@ class StandaloneBackend:
 
 
 _encoder = msgspec.json.Encoder()
-_decoder = msgspec.json.Decoder()
-
-
-_Link = tuple[asyncio.StreamReader, asyncio.StreamWriter]
-
-
-async def _close_link(link: _Link) -> None:
-    link[1].close()
-    with contextlib.suppress(OSError, RuntimeError):
-        await link[1].wait_closed()
-
-
-class AttachedBackend:
-    """Forwards calls as JSON-RPC lines to a running service's socket.
-
-    Connections are pooled: a call takes an idle one (or dials), and gives it back only
-    after a complete answer, so concurrent tool calls run concurrently on the service and a
-    connection in an unknown state (timeout, cancellation, broken) is never reused.
-    """
-
-    def __init__(self, socket_path: str | os.PathLike[str], timeout_ms: int) -> None:
-        """Forward to ``socket_path``; ``timeout_ms`` is the idle limit for each line read."""
-        self.socket_path = Path(socket_path)
-        self.timeout_ms = timeout_ms
-        self._idle: list[_Link] = []
-        self._ids = itertools.count(1)
-        #: How many connections were opened (tests read it).
-        self.dials = 0
-
-    async def _checkout(self) -> _Link:
-        while self._idle:
-            link = self._idle.pop()
-            if not link[0].at_eof() and not link[1].is_closing():
-                return link
-            # The service hung up since the last call (restarted, or shut down).
-            await _close_link(link)
-        try:
-            link = await asyncio.open_unix_connection(str(self.socket_path), limit=LINE_LIMIT)
-        except OSError as exc:
-            raise TransportError(
-                f"cannot connect to the service at {self.socket_path}: {exc.strerror or exc}"
-            ) from exc
-        self.dials += 1
-        return link
-
-    async def close(self) -> None:
-        """Close every idle connection."""
-        while self._idle:
-            await _close_link(self._idle.pop())
-
-    async def call(
-        self,
-        spec: MethodSpec,
-        args: dict[str, Any],
-        progress: ProgressFn | None,
-        request_id: str | int | None = None,
-    ) -> Any:
-        """Forward one call and return the service's result (its error re-raised)."""
-        params = dict(args)
-        if spec.streaming:
-            params["_progress_token"] = True
-        rid = next(self._ids)
-        request = {"jsonrpc": "2.0", "id": rid, "method": spec.name, "params": params}
-        link = await self._send(_encoder.encode(request) + b"\n")
-        try:
-            result = await self._receive(link[0], rid, progress)
-        except RemoteError:
-            self._idle.append(link)  # a complete (error) answer: the link is in a known state
-            raise
-        except BaseException:
-            await _close_link(link)
-            raise
-        self._idle.append(link)
-        return result
-
-    async def _send(self, line: bytes) -> _Link:
-        # Retry once, and only here: a request that failed to be written cannot have run.
-        for attempt in (1, 2):
-            link = await self._checkout()
-            try:
-                link[1].write(line)
-                await link[1].drain()
-                return link
-            except (ConnectionError, OSError, RuntimeError) as exc:
-                await _close_link(link)
-                if attempt == 2:
-                    raise TransportError(
-                        f"cannot send the request to {self.socket_path}: {exc}"
-                    ) from exc
-        raise AssertionError("unreachable")
-
-    async def _receive(
-        self, reader: asyncio.StreamReader, rid: int, progress: ProgressFn | None
-    ) -> Any:
-        idle = self.timeout_ms / 1000
-        while True:
-            try:
-                raw = await asyncio.wait_for(reader.readline(), idle)
-            except TimeoutError:
-                raise TransportError(
-                    f"no answer from the service within {self.timeout_ms} ms "
-                    "(LCG_ATTACHED_CALL_TIMEOUT_MS)"
-                ) from None
-            except (ConnectionError, ValueError) as exc:
-                raise TransportError(f"the connection to the service broke: {exc}") from exc
-            if not raw:
-                raise TransportError("the service closed the connection before answering")
-            if not raw.strip():
-                continue
-            try:
-                msg = _decoder.decode(raw)
-            except msgspec.DecodeError as exc:
-                raise TransportError(f"unreadable line from the service: {exc}") from exc
-            if isinstance(msg, dict) and msg.get("type") == "progress" and "jsonrpc" not in msg:
-                if progress is not None:
-                    await progress(msg)
-                continue
-            if not isinstance(msg, dict) or msg.get("id") != rid:
-                raise TransportError(f"unexpected answer from the service: {msg!r:.200}")
-            err = msg.get("error")
-            if isinstance(err, dict):
-                raise from_wire(
-                    int(err.get("code", -32000)), str(err.get("message", "")), err.get("data")
-                )
-            return msg.get("result")
 
 
 def _text(obj: Any) -> list[mt.ContentBlock]:
@@ -512,20 +382,27 @@ def run(
 
         # stdout carries the protocol: telemetry stays on stderr, and only if enabled.
         telemetry.set_sink(None, enabled=config.telemetry)
-        if args.connect:
-            from lcg.rpc.client import probe_service
-
-            # Fail at startup, not on the client's first tool call, when nothing serves there.
-            probe_service(Path(args.connect))
+        connect: str | None = args.connect
+        allow_close = bool(args.allow_remote_close)
+        if connect:
+            # The tool list is static (ADR 0143): initialize and tools/list answer whether or
+            # not the service is up yet; each call dials it. Only a warning here.
+            missing = dial_once(Path(connect))
+            if missing is not None:
+                print(f"warning: {not_running(Path(connect), missing)}", file=sys.stderr)
+        elif running_service(config.socket_path):
+            # The workspace is held by its running service: a second opener would only
+            # degrade, so the tools go to that service (ADR 0172).
+            connect, allow_close = str(config.socket_path), False
+            print(
+                f"lcg mcp: the workspace's service is running; forwarding the tools to "
+                f"{connect} (as --connect; knowledge_close is not offered)",
+                file=sys.stderr,
+            )
+        if connect:
             reg = registry if registry is not None else default_registry()
             asyncio.run(
-                _attached(
-                    reg,
-                    scopes,
-                    args.connect,
-                    config.attached_call_timeout_ms,
-                    bool(args.allow_remote_close),
-                )
+                _attached(reg, scopes, connect, config.attached_call_timeout_ms, allow_close)
             )
         else:
             if args.allow_remote_close:
