@@ -29,6 +29,7 @@ from lcg.events.linecheck import CheckedLine, LineCheck
 from lcg.events.marks import MarkInfo, create_mark, delete_mark, list_marks
 from lcg.events.model import (
     CURRENT_VERSIONS,
+    EVENT_TYPES,
     CorrectionsApplied,
     CrossGroupEdgeAdded,
     DroppedEdge,
@@ -63,6 +64,7 @@ from lcg.events.writer import FsyncPolicy, StreamWriter, utc_now
 
 __all__ = [
     "CURRENT_VERSIONS",
+    "EVENT_TYPES",
     "Bounds",
     "CheckedLine",
     "CorrectionsApplied",

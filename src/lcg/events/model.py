@@ -18,7 +18,7 @@ See ``docs/events.md`` for the full catalogue.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal, get_args
 
 import msgspec
 
@@ -26,6 +26,7 @@ from lcg.timestamps import RECORDED_PATTERN
 
 __all__ = [
     "CURRENT_VERSIONS",
+    "EVENT_TYPES",
     "CorrectionsApplied",
     "CrossGroupEdgeAdded",
     "DroppedEdge",
@@ -300,18 +301,19 @@ Event = (
     | PointersRebound
 )
 
-#: The version each event type is written at today.
-CURRENT_VERSIONS: dict[str, int] = {
-    "EpisodeAdded": 2,
-    "EpisodeExtracted": 1,
-    "EntityAsserted": 1,
-    "RelationshipAsserted": 1,
-    "EntitiesMerged": 1,
-    "EpisodesDeleted": 1,
-    "GroupPurged": 1,
-    "RelationTypesChanged": 1,
-    "EntityTypesChanged": 1,
-    "CorrectionsApplied": 1,
-    "CrossGroupEdgeAdded": 1,
-    "PointersRebound": 1,
+#: Every event type, in the order of ``Event``.
+EVENT_TYPES: Final[tuple[type[Event], ...]] = get_args(Event)
+
+
+def _written_version(cls: type[Event]) -> int:
+    (default,) = (f.default for f in msgspec.structs.fields(cls) if f.name == "v")
+    if not isinstance(default, int):
+        raise TypeError(f"{cls.__name__}.v needs an integer default: the version it is written at")
+    return default
+
+
+#: The version each event type is written at today, by tag. Derived from the class default of
+#: ``v`` (the one place a version is written), so bumping it there is the whole change.
+CURRENT_VERSIONS: Final[dict[str, int]] = {
+    str(cls.__struct_config__.tag): _written_version(cls) for cls in EVENT_TYPES
 }

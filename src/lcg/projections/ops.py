@@ -20,7 +20,7 @@ episodes are removed. Invalidated edges stay searchable; reads filter them on re
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final, Literal, assert_never
 
 import msgspec
 
@@ -30,13 +30,16 @@ from lcg.events.model import (
     EdgeRecord,
     EntitiesMerged,
     EntityAsserted,
+    EntityTypesChanged,
     EpisodeAdded,
     EpisodeExtracted,
     EpisodesDeleted,
     Event,
     GroupPurged,
     MergeOutcome,
+    PointersRebound,
     RelationshipAsserted,
+    RelationTypesChanged,
 )
 
 __all__ = [
@@ -141,61 +144,73 @@ def source_of(name: str, source_description: str) -> str | None:
 
 
 def derive_ops(event: Event) -> list[Op]:
-    """The text/vector ops of one event (empty for events that change no searchable text)."""
+    """The text/vector ops of one event (empty for events that change no searchable text).
+
+    Every event type has its case (strict mypy fails on a missing one, ``assert_never``): a
+    new type must say what it means for search, even when that is nothing.
+    """
     g = event.group_id
-    if isinstance(event, EpisodeAdded):
-        parts = {"content": event.content, TIME_PART: event.valid_at or event.created_at}
-        source = source_of(event.name, event.source_description)
-        if source is not None:
-            parts[SOURCE_PART] = source
-        return [Upsert(kind="episode", group_id=g, uuid=event.uuid, parts=parts)]
-    if isinstance(event, EpisodeExtracted):
-        ops: list[Op] = [
-            Upsert(
-                kind="entity", group_id=g, uuid=e.uuid, parts={"name": e.name, "summary": e.summary}
-            )
-            for e in event.entities_created
-        ]
-        ops.extend(
-            Upsert(kind="entity", group_id=g, uuid=u.uuid, parts={"summary": u.summary})
-            for u in event.entities_updated
+    match event:
+        case EpisodeAdded():
+            parts = {"content": event.content, TIME_PART: event.valid_at or event.created_at}
+            source = source_of(event.name, event.source_description)
+            if source is not None:
+                parts[SOURCE_PART] = source
+            return [Upsert(kind="episode", group_id=g, uuid=event.uuid, parts=parts)]
+        case EpisodeExtracted():
+            return _extracted(event)
+        case EntityAsserted():
+            e = event.entity
+            if MERGED_LABEL in e.labels:
+                # A merge tombstone (e.g. restored by a dump) is not searchable.
+                return [Delete(kind="entity", group_id=g, uuid=e.uuid)]
+            return [
+                Upsert(
+                    kind="entity",
+                    group_id=g,
+                    uuid=e.uuid,
+                    parts={"name": e.name, "summary": e.summary},
+                )
+            ]
+        case RelationshipAsserted() | CrossGroupEdgeAdded():
+            return [_edge(g, event.edge)]
+        case EntitiesMerged():
+            return _merge(g, event.merge)
+        case CorrectionsApplied():
+            out: list[Op] = []
+            for merge in event.merges:
+                out.extend(_merge(g, merge))
+            return out
+        case EpisodesDeleted():
+            return [Delete(kind="episode", group_id=g, uuid=u) for u in event.episode_uuids]
+        case GroupPurged():
+            return [ClearGroup(group_id=g)]
+        # Relation types, labels and endpoints are not searchable text.
+        case RelationTypesChanged() | EntityTypesChanged() | PointersRebound():
+            return []
+        case _:
+            assert_never(event)
+
+
+def _extracted(event: EpisodeExtracted) -> list[Op]:
+    g = event.group_id
+    ops: list[Op] = [
+        Upsert(kind="entity", group_id=g, uuid=e.uuid, parts={"name": e.name, "summary": e.summary})
+        for e in event.entities_created
+    ]
+    ops.extend(
+        Upsert(kind="entity", group_id=g, uuid=u.uuid, parts={"summary": u.summary})
+        for u in event.entities_updated
+    )
+    ops.extend(_edge(g, e) for e in event.edges_created)
+    # Fact-augmented keys (issue 14): what extraction found in the episode also finds it.
+    keys = [e.name for e in event.entities_created] + [e.fact for e in event.edges_created]
+    ops.append(
+        Upsert(
+            kind="episode", group_id=g, uuid=event.episode_uuid, parts={KEYS_PART: "\n".join(keys)}
         )
-        ops.extend(_edge(g, e) for e in event.edges_created)
-        # Fact-augmented keys (issue 14): what extraction found in the episode also finds it.
-        keys = [e.name for e in event.entities_created] + [e.fact for e in event.edges_created]
-        ops.append(
-            Upsert(
-                kind="episode",
-                group_id=g,
-                uuid=event.episode_uuid,
-                parts={KEYS_PART: "\n".join(keys)},
-            )
-        )
-        return ops
-    if isinstance(event, EntityAsserted):
-        e = event.entity
-        if MERGED_LABEL in e.labels:
-            # A merge tombstone (e.g. restored by a dump) is not searchable.
-            return [Delete(kind="entity", group_id=g, uuid=e.uuid)]
-        return [
-            Upsert(
-                kind="entity", group_id=g, uuid=e.uuid, parts={"name": e.name, "summary": e.summary}
-            )
-        ]
-    if isinstance(event, RelationshipAsserted | CrossGroupEdgeAdded):
-        return [_edge(g, event.edge)]
-    if isinstance(event, EntitiesMerged):
-        return _merge(g, event.merge)
-    if isinstance(event, CorrectionsApplied):
-        out: list[Op] = []
-        for merge in event.merges:
-            out.extend(_merge(g, merge))
-        return out
-    if isinstance(event, EpisodesDeleted):
-        return [Delete(kind="episode", group_id=g, uuid=u) for u in event.episode_uuids]
-    if isinstance(event, GroupPurged):
-        return [ClearGroup(group_id=g)]
-    return []
+    )
+    return ops
 
 
 def texts_to_embed(ops: list[Op]) -> list[str]:

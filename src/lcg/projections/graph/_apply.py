@@ -28,8 +28,8 @@ statements cast them with ``CAST(… AS TIMESTAMP)``; every value is a plain Pyt
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Final, assert_never
 
 import kuzu
 import msgspec
@@ -95,6 +95,31 @@ __all__ = ["apply_events", "fold_events", "purge"]
 
 # ---- one segment ----------------------------------------------------------------------
 
+#: One planned event: applies it to the overlay once its rows are loaded.
+_Step = Callable[[], None]
+
+
+class _Keys:
+    """The uuids a segment's events touch whose current rows they need, in first-seen order."""
+
+    __slots__ = ("created_ents", "edges", "ents", "eps", "extracted_eps")
+
+    def __init__(self) -> None:
+        self.ents: dict[str, None] = {}
+        self.eps: dict[str, None] = {}
+        self.edges: dict[str, None] = {}
+        self.created_ents: dict[str, None] = {}
+        #: The episodes extracted by the events, one per event (their MENTIONS may be loaded).
+        self.extracted_eps: list[str] = []
+
+    def merge(self, m: MergeOutcome) -> None:
+        """The rows a merge reads: canonical, aliases, the edges it invalidates."""
+        self.ents[m.canonical_uuid] = None
+        for a in m.aliases:
+            self.ents[a.uuid] = None
+        for inv in m.edges_invalidated:
+            self.edges[inv.uuid] = None
+
 
 class _Segment:
     """The overlay of one segment: the rows it touches, before and after its events."""
@@ -128,23 +153,21 @@ class _Segment:
 
     # -- loading --------------------------------------------------------------------------
 
-    def load(self, events: list[Event]) -> None:
-        """Load the rows ``events`` touch that the overlay does not know yet.
+    def load(self, events: list[Event]) -> list[_Step]:
+        """Load the rows ``events`` touch that the overlay does not know yet; their steps.
 
         The locator says which keys exist, so a fresh uuid is never looked up, and an
         endpoint or a mention needs no row at all (only existence). Edges are taken by their
         primary key: the ones the events name, and the unbound ones waiting for an entity the
-        events create (they get their hops when written back).
+        events create (they get their hops when written back). The steps, run in order by
+        ``apply``, apply the events to the overlay once their rows are loaded.
         """
         index = self.index
         base = index.base
-        ent_keys: dict[str, None] = {}
-        ep_keys: dict[str, None] = {}
-        edge_keys: dict[str, None] = {}
-        created_ents: dict[str, None] = {}
-        for event in events:
-            _collect(event, ent_keys, ep_keys, edge_keys, created_ents)
-        for k in created_ents:
+        keys = _Keys()
+        steps = [self._plan(event, keys) for event in events]
+        ent_keys, ep_keys, edge_keys = keys.ents, keys.eps, keys.edges
+        for k in keys.created_ents:
             if k not in self.ents:
                 for u in index.waiting_on(k):
                     edge_keys.setdefault(u, None)
@@ -193,11 +216,9 @@ class _Segment:
                 self.ep_db_extracted.add(ep.uuid)
         # Only an episode extracted before can already hold MENTIONS worth de-duplicating.
         again = [
-            e.episode_uuid
-            for e in events
-            if isinstance(e, EpisodeExtracted)
-            and e.episode_uuid in self.ep_db_extracted
-            and e.episode_uuid not in self.mentions_loaded
+            u
+            for u in keys.extracted_eps
+            if u in self.ep_db_extracted and u not in self.mentions_loaded
         ]
         if again:
             self.mentions_loaded.update(again)
@@ -205,6 +226,7 @@ class _Segment:
                 self.conn, LOAD_MENTIONS, LOAD_MENTIONS_ONE, again, len(base.episodes), keys=True
             ):
                 self.mentions_db.setdefault(ep_uuid, set()).add(en_uuid)
+        return steps
 
     def has_entity(self, uuid: str) -> bool:
         """Whether entity ``uuid`` exists in the overlay or in the database."""
@@ -212,75 +234,131 @@ class _Segment:
 
     # -- applying -------------------------------------------------------------------------
 
-    def apply(self, events: list[Event]) -> None:
-        """Apply ``events`` to the overlay, in order."""
-        for event in events:
-            self._apply_one(event)
+    def apply(self, steps: list[_Step]) -> None:
+        """Apply the planned events to the overlay, in order (``load`` returns the steps)."""
+        for step in steps:
+            step()
 
-    def _apply_one(self, event: Event) -> None:
+    def _plan(self, event: Event, keys: _Keys) -> _Step:
+        """Note in ``keys`` the rows ``event`` needs; return the step that applies it.
+
+        One case per event type holds both halves, so what an event reads is collected where
+        what it does is written (they cannot disagree), and strict mypy fails on a type with
+        no case (``assert_never``). ``ents``: entities whose state the event reads (an
+        endpoint or a mention only needs to exist, which the locator answers); ``edges``:
+        edges that may already exist (``edges_created`` of extraction and merges carry fresh
+        uuids: not looked up); ``created_ents``: entities the event writes in full.
+        """
         g = event.group_id
-        if isinstance(event, EpisodeAdded):
-            if self.eps.get(event.uuid) is None:
-                self.eps[event.uuid] = EpisodeState(
-                    uuid=event.uuid,
-                    name=event.name,
-                    group_id=g,
-                    created_at=norm_ts(event.created_at),
-                    source=event.source,
-                    source_description=event.source_description,
-                    content=event.content,
-                    valid_at=norm_ts(event.valid_at),
-                    entity_edges=[],
-                    content_hash=event.content_hash,
-                    extracted=False,
-                )
-                self.ep_dirty.add(event.uuid)
-        elif isinstance(event, EpisodeExtracted):
-            self._extracted(event)
-        elif isinstance(event, EntityAsserted):
-            self._put_entity(g, event.entity)
-        elif isinstance(event, RelationshipAsserted | CrossGroupEdgeAdded):
-            self._put_edge(g, _norm_edge(event.edge))
-        elif isinstance(event, EntitiesMerged):
-            self._merge(g, event.merge)
-        elif isinstance(event, CorrectionsApplied):
-            for merge in event.merges:
-                self._merge(g, merge)
-            self._invalidate(event.retractions)
-        elif isinstance(event, EpisodesDeleted):
-            for u in event.episode_uuids:
-                if self.eps.get(u) is None and u not in self.ep_db:
-                    continue
-                self.eps[u] = None
-                self.ep_dirty.add(u)
-                if u in self.ep_db:
-                    self.ep_reset.add(u)
-                self.mentions_new.pop(u, None)
-                self.mentions_db.pop(u, None)
-        elif isinstance(event, RelationTypesChanged):
-            for rt in event.changes:
-                self._edit_edge(rt.uuid, relation_type=rt.relation_type)
-        elif isinstance(event, EntityTypesChanged):
-            for et in event.changes:
-                ent = self.ents.get(et.uuid)
-                if ent is not None:
-                    ent.labels = list(et.labels)
-                    self.ent_dirty.add(et.uuid)
-        elif isinstance(event, PointersRebound):
-            for rb in event.rebinds:
-                edge = self.edges.get(rb.uuid)
-                if edge is None:
-                    continue
-                invalid = norm_ts(rb.invalid_at)
-                self._edit_edge(
-                    rb.uuid,
-                    source_uuid=rb.source_uuid,
-                    target_uuid=rb.target_uuid,
-                    attributes=rb.attributes,
-                    invalid_at=invalid if invalid is not None else edge.record.invalid_at,
-                )
-        elif isinstance(event, GroupPurged):  # pragma: no cover - split off by apply_events
-            raise AssertionError("GroupPurged is a segment barrier")
+        match event:
+            case EpisodeAdded():
+                keys.eps[event.uuid] = None
+                return lambda: self._add_episode(event)
+            case EpisodeExtracted():
+                keys.eps[event.episode_uuid] = None
+                keys.extracted_eps.append(event.episode_uuid)
+                for rec in event.entities_created:
+                    keys.created_ents[rec.uuid] = None
+                for upd in event.entities_updated:
+                    keys.ents[upd.uuid] = None
+                for rs in event.edges_restated:
+                    keys.edges[rs.uuid] = None
+                for inv in event.edges_invalidated:
+                    keys.edges[inv.uuid] = None
+                return lambda: self._extracted(event)
+            case EntityAsserted():
+                keys.created_ents[event.entity.uuid] = None
+                return lambda: self._put_entity(g, event.entity)
+            case RelationshipAsserted() | CrossGroupEdgeAdded():
+                keys.edges[event.edge.uuid] = None
+                return lambda: self._put_edge(g, _norm_edge(event.edge))
+            case EntitiesMerged():
+                keys.merge(event.merge)
+                return lambda: self._merge(g, event.merge)
+            case CorrectionsApplied():
+                for m in event.merges:
+                    keys.merge(m)
+                for inv in event.retractions:
+                    keys.edges[inv.uuid] = None
+                return lambda: self._corrections(event)
+            case EpisodesDeleted():
+                for u in event.episode_uuids:
+                    keys.eps[u] = None
+                return lambda: self._delete_episodes(event.episode_uuids)
+            case RelationTypesChanged():
+                for rt in event.changes:
+                    keys.edges[rt.uuid] = None
+                return lambda: self._retype_edges(event)
+            case EntityTypesChanged():
+                for et in event.changes:
+                    keys.ents[et.uuid] = None
+                return lambda: self._retype_entities(event)
+            case PointersRebound():
+                for rb in event.rebinds:
+                    keys.edges[rb.uuid] = None
+                return lambda: self._rebind(event)
+            case GroupPurged():  # pragma: no cover - split off by _segments
+                raise AssertionError("GroupPurged is a segment barrier")
+            case _:
+                assert_never(event)
+
+    def _add_episode(self, event: EpisodeAdded) -> None:
+        if self.eps.get(event.uuid) is None:
+            self.eps[event.uuid] = EpisodeState(
+                uuid=event.uuid,
+                name=event.name,
+                group_id=event.group_id,
+                created_at=norm_ts(event.created_at),
+                source=event.source,
+                source_description=event.source_description,
+                content=event.content,
+                valid_at=norm_ts(event.valid_at),
+                entity_edges=[],
+                content_hash=event.content_hash,
+                extracted=False,
+            )
+            self.ep_dirty.add(event.uuid)
+
+    def _corrections(self, event: CorrectionsApplied) -> None:
+        for merge in event.merges:
+            self._merge(event.group_id, merge)
+        self._invalidate(event.retractions)
+
+    def _delete_episodes(self, uuids: list[str]) -> None:
+        for u in uuids:
+            if self.eps.get(u) is None and u not in self.ep_db:
+                continue
+            self.eps[u] = None
+            self.ep_dirty.add(u)
+            if u in self.ep_db:
+                self.ep_reset.add(u)
+            self.mentions_new.pop(u, None)
+            self.mentions_db.pop(u, None)
+
+    def _retype_edges(self, event: RelationTypesChanged) -> None:
+        for rt in event.changes:
+            self._edit_edge(rt.uuid, relation_type=rt.relation_type)
+
+    def _retype_entities(self, event: EntityTypesChanged) -> None:
+        for et in event.changes:
+            ent = self.ents.get(et.uuid)
+            if ent is not None:
+                ent.labels = list(et.labels)
+                self.ent_dirty.add(et.uuid)
+
+    def _rebind(self, event: PointersRebound) -> None:
+        for rb in event.rebinds:
+            edge = self.edges.get(rb.uuid)
+            if edge is None:
+                continue
+            invalid = norm_ts(rb.invalid_at)
+            self._edit_edge(
+                rb.uuid,
+                source_uuid=rb.source_uuid,
+                target_uuid=rb.target_uuid,
+                attributes=rb.attributes,
+                invalid_at=invalid if invalid is not None else edge.record.invalid_at,
+            )
 
     def _extracted(self, event: EpisodeExtracted) -> None:
         g = event.group_id
@@ -452,64 +530,6 @@ class _Segment:
             _create(self.conn, "MENTIONS", rows, bulk, size)
 
 
-def _collect(
-    event: Event,
-    ents: dict[str, None],
-    eps: dict[str, None],
-    edges: dict[str, None],
-    created_ents: dict[str, None],
-) -> None:
-    """Record the uuids ``event`` touches whose current row it needs.
-
-    ``ents``: entities whose state the event reads (an endpoint or a mention only needs to
-    exist, which the locator answers); ``edges``: edges that may already exist;
-    ``created_ents``: entities the event writes in full.
-    """
-
-    def merge_keys(m: MergeOutcome) -> None:
-        ents[m.canonical_uuid] = None
-        for a in m.aliases:
-            ents[a.uuid] = None
-        for inv in m.edges_invalidated:
-            edges[inv.uuid] = None
-
-    if isinstance(event, EpisodeAdded):
-        eps[event.uuid] = None
-    elif isinstance(event, EpisodeExtracted):
-        eps[event.episode_uuid] = None
-        for rec in event.entities_created:
-            created_ents[rec.uuid] = None
-        for upd in event.entities_updated:
-            ents[upd.uuid] = None
-        for rs in event.edges_restated:
-            edges[rs.uuid] = None
-        for inv in event.edges_invalidated:
-            edges[inv.uuid] = None
-    elif isinstance(event, EntityAsserted):
-        created_ents[event.entity.uuid] = None
-    elif isinstance(event, RelationshipAsserted | CrossGroupEdgeAdded):
-        edges[event.edge.uuid] = None
-    elif isinstance(event, EntitiesMerged):
-        merge_keys(event.merge)
-    elif isinstance(event, CorrectionsApplied):
-        for m in event.merges:
-            merge_keys(m)
-        for inv in event.retractions:
-            edges[inv.uuid] = None
-    elif isinstance(event, EpisodesDeleted):
-        for u in event.episode_uuids:
-            eps[u] = None
-    elif isinstance(event, RelationTypesChanged):
-        for rt in event.changes:
-            edges[rt.uuid] = None
-    elif isinstance(event, EntityTypesChanged):
-        for et in event.changes:
-            ents[et.uuid] = None
-    elif isinstance(event, PointersRebound):
-        for rb in event.rebinds:
-            edges[rb.uuid] = None
-
-
 # ---- purge ----------------------------------------------------------------------------
 
 # Both hops of other groups' edges touching the purged entities go (not only the one at the
@@ -573,8 +593,7 @@ def apply_events(
             purge(conn, group_id, index)
             continue
         segment = _Segment(conn, group_id, index)
-        segment.load(part)
-        segment.apply(part)
+        segment.apply(segment.load(part))
         segment.write()
 
 
@@ -596,7 +615,6 @@ def fold_events(
                 purge(conn, group_id, index)
                 overlay = _Segment(conn, group_id, index)
                 continue
-            overlay.load(part)
-            overlay.apply(part)
+            overlay.apply(overlay.load(part))
     overlay.write(bulk=True)
     return count
