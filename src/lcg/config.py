@@ -46,8 +46,9 @@ def _int(env: Mapping[str, str], name: str, default: int, lo: int, hi: int) -> i
 
 _log = logging.getLogger(__name__)
 
-#: The reference's deprecated ``GRAPHITI_*`` names, honoured (with a warning) when the
-#: ``LCG_*`` name is unset (lcg-api.md §9). The dedup adapter names have no lcg setting.
+#: The reference's deprecated ``GRAPHITI_*`` names, honoured (with its ``DEPRECATED: env var
+#: <old> is deprecated; rename to <new>`` line) when the ``LCG_*`` name is unset (lcg-api.md
+#: §9).
 GRAPHITI_ALIASES: dict[str, str] = {
     "GRAPHITI_SOCKET_PATH": "LCG_SOCKET_PATH",
     "GRAPHITI_DB_PATH": "LCG_DB_PATH",
@@ -57,34 +58,44 @@ GRAPHITI_ALIASES: dict[str, str] = {
     "GRAPHITI_EXTRACTION_LLM": "LCG_EXTRACTION_LLM",
     "GRAPHITI_WAL_DIR": "LCG_WAL_DIR",
 }
+#: Deprecated names of settings lcg does not have (the reference's dedup adapter).
+GRAPHITI_UNUSED: tuple[str, ...] = ("GRAPHITI_DEDUP_LLM", "GRAPHITI_DEDUP_ADAPTER_URL")
 
 
 def _with_aliases(env: Mapping[str, str]) -> Mapping[str, str]:
-    """``env`` with each set ``GRAPHITI_*`` alias copied to its unset ``LCG_*`` name."""
+    """``env`` with each set ``GRAPHITI_*`` alias copied to its unset ``LCG_*`` name; each
+    alias so used logs the reference's deprecation line (a set ``LCG_*`` name wins, unlogged)."""
     moved = {
         new: env[old] for old, new in GRAPHITI_ALIASES.items() if env.get(old) and not env.get(new)
     }
-    if not moved:
-        return env
     for old, new in GRAPHITI_ALIASES.items():
         if new in moved:
-            _log.warning("%s is deprecated; set %s instead (honoured for now)", old, new)
-    return {**env, **moved}
+            _log.warning("DEPRECATED: env var %s is deprecated; rename to %s", old, new)
+    for old in GRAPHITI_UNUSED:
+        if env.get(old):
+            _log.warning(
+                "DEPRECATED: env var %s is deprecated; rename to %s (lcg has no dedup adapter: "
+                "ignored)",
+                old,
+                old.replace("GRAPHITI_", "LCG_", 1),
+            )
+    return {**env, **moved} if moved else env
 
 
-def _int_or_default(env: Mapping[str, str], name: str, default: int) -> int:
-    """A positive integer, or ``default`` with a warning when unset, invalid or ≤ 0 (the
-    reference's rule for ``LCG_CHUNK_TEXT_ADVISORY_MAX_CHARS``: an advisory never stops a
-    start)."""
+def _int_or_default(env: Mapping[str, str], name: str, default: int, floor: int = 1) -> int:
+    """An integer ≥ ``floor``, or ``default`` with a warning when unset, invalid or under it
+    (the reference's rule for ``LCG_CHUNK_TEXT_ADVISORY_MAX_CHARS`` and
+    ``LCG_EXTRACTION_MAX_TOKENS_CEILING``: such a setting never stops a start)."""
     raw = env.get(name)
     if raw is None or raw == "":
         return default
     try:
         value = int(raw)
     except ValueError:
-        value = 0
-    if value <= 0:
-        _log.warning("%s=%r is not a positive integer; using the default %d", name, raw, default)
+        value = floor - 1
+    if value < floor:
+        want = "a positive integer" if floor == 1 else f"an integer of at least {floor}"
+        _log.warning("%s=%r is not %s; using the default %d", name, raw, want, default)
         return default
     return value
 
@@ -170,6 +181,12 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
     #: until it had one (ADR 0085).
     malloc_arena_max: int = 2
 
+    @property
+    def ontology_root(self) -> Path:
+        """Where ``.lcg/ontology.yaml`` is read: ``LIMINIS_WORKSPACE_ROOT`` when set, else the
+        workspace the service runs in (the reference's ``{workspace}/.lcg/ontology.yaml``)."""
+        return self.workspace_root if self.workspace_root is not None else self.workspace
+
     @classmethod
     def from_env(
         cls, workspace: Path | None = None, env: Mapping[str, str] | None = None
@@ -228,8 +245,8 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
             extraction_url=e.get("LCG_EXTRACTION_URL") or None,
             extraction_uds=e.get("LCG_EXTRACTION_UDS") or None,
             extraction_model=e.get("LCG_EXTRACTION_MODEL", "local"),
-            extraction_max_tokens_ceiling=_int(
-                e, "LCG_EXTRACTION_MAX_TOKENS_CEILING", 32768, 4096, 10**7
+            extraction_max_tokens_ceiling=_int_or_default(
+                e, "LCG_EXTRACTION_MAX_TOKENS_CEILING", 32768, floor=4096
             ),
             extraction_concurrency=_int(e, "LCG_EXTRACTION_CONCURRENCY", 8, 1, 256),
             anthropic_api_key=e.get("ANTHROPIC_API_KEY") or None,

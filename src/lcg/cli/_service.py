@@ -66,16 +66,43 @@ def with_embedder_flags(
 def attach_extractor_flags(
     app: ServiceApp, config: Config, *, http: str | None, uds: str | None
 ) -> None:
-    """Give ``app`` the OpenAI-compatible extractor named by ``--extractor-http/-uds``, if any."""
+    """Give ``app`` its extractor now, at start: the one ``--extractor-http/-uds`` names, else
+    the configured one (or none); stderr gets the reference's ``extractor: provider=...``
+    line. Built before the socket is bound, so a recording's sidecar exists from the start."""
     if http and uds:
         raise ConfigError("--extractor-http and --extractor-uds are exclusive; pass one")
-    if not (http or uds):
-        return
     from lcg.ingest.extraction import ExtractionService
     from lcg.workspace.factory import make_extractor
 
     extractor = make_extractor(config, explicit_url=http, explicit_uds=uds)
     app.extraction = ExtractionService.from_config(config, extractor)
+    print(extractor_line(extractor), file=sys.stderr, flush=True)
+
+
+def extractor_line(extractor: object | None) -> str:
+    """``extractor: provider=P, transport=T, endpoint=E``, as the reference logs at start
+    (lcg adds ``none`` and a replay cassette, and names a recording)."""
+    from lcg.extract.cassette import RecordingExtractor, ReplayExtractor
+
+    if extractor is None:
+        return (
+            "extractor: provider=none (extraction calls fail until ANTHROPIC_API_KEY or "
+            "LCG_EXTRACTION_URL is set, or --extractor-http/--extractor-uds is passed; "
+            "reads work)"
+        )
+    if isinstance(extractor, ReplayExtractor):
+        return f"extractor: provider=cassette, transport=file, endpoint={extractor.path}"
+    suffix = ""
+    if isinstance(extractor, RecordingExtractor):
+        suffix = f" (recording to {extractor.path})"
+        extractor = extractor.inner
+    provider = str(getattr(extractor, "provider", type(extractor).__name__))
+    endpoint = str(getattr(extractor, "endpoint", "-"))
+    if endpoint.startswith("unix:"):
+        transport, endpoint = "uds", endpoint.removeprefix("unix:")
+    else:
+        transport = endpoint.split("://", 1)[0] if "://" in endpoint else "-"
+    return f"extractor: provider={provider}, transport={transport}, endpoint={endpoint}{suffix}"
 
 
 def live_client(config: Config) -> Client | None:

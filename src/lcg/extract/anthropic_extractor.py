@@ -82,7 +82,7 @@ class AnthropicExtractor(LlmExtractor):
         self._fallback = fallback_model
         self._use_fallback = False
         self._switch_lock = threading.Lock()
-        self._where = base_url or "api.anthropic.com"
+        self._where = base_url or "https://api.anthropic.com"
         try:
             # max_retries=0: backoff is ours (429/529 only, injectable delays). anthropic 2.x
             # runs on httpx2, so no httpx client is passed; it sends Authorization: Bearer.
@@ -103,6 +103,11 @@ class AnthropicExtractor(LlmExtractor):
         """Build from an ``LCG_EXTRACTION_LLM`` value (``model`` or ``primary:fallback``)."""
         primary, fallback = parse_model_spec(spec)
         return cls(model=primary, fallback_model=fallback, **kwargs)
+
+    @property
+    def endpoint(self) -> str:
+        """Where requests go (``ANTHROPIC_BASE_URL``, else the hosted API)."""
+        return self._where
 
     @property
     def model_id(self) -> str:

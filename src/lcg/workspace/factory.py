@@ -9,17 +9,20 @@ stored and searchable, extraction stays pending). ``LCG_RECORD_LLM`` wraps which
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from lcg.config import Config
 from lcg.errors import ConfigError
-from lcg.extract.cassette import RecordingExtractor, ReplayExtractor
+from lcg.extract.cassette import RecordingExtractor, ReplayExtractor, failures_path
 from lcg.extract.cost import CostTable, load_cost_table
 from lcg.extract.embedders import Embedder, make_embedder
 from lcg.extract.extractor import Extractor
 from lcg.extract.openai_extractor import OpenAICompatExtractor
 
 __all__ = ["embedder_from_config", "make_extractor"]
+
+_log = logging.getLogger(__name__)
 
 
 def _path(config: Config, raw: str) -> Path:
@@ -89,9 +92,14 @@ def make_extractor(
         )
     if inner is None:
         if config.record_llm:
-            raise ConfigError(
-                "LCG_RECORD_LLM is set but no extractor is configured to record "
-                "(set ANTHROPIC_API_KEY or LCG_EXTRACTION_URL)"
+            # Degrade, not refuse: the service starts and serves reads; the sidecar exists
+            # from the start as in record mode, and stays empty (nothing is called).
+            path = _path(config, config.record_llm)
+            failures_path(path).parent.mkdir(parents=True, exist_ok=True)
+            failures_path(path).touch(exist_ok=True)
+            _log.warning(
+                "LCG_RECORD_LLM is set but no extractor is configured: nothing is recorded "
+                "(set ANTHROPIC_API_KEY or LCG_EXTRACTION_URL, or pass --extractor-http)"
             )
         return None
     if config.record_llm:

@@ -57,7 +57,8 @@ def group_ontology_path(root: Path, group_id: str) -> Path:
 class OntologyLoader:
     """Resolves the ontology of each group, loading each file once (restart to reload).
 
-    ``root`` is the workspace root (``LIMINIS_WORKSPACE_ROOT``); ``None`` means no ontology.
+    ``root`` is the workspace root (``Config.ontology_root``: ``LIMINIS_WORKSPACE_ROOT``, else
+    the workspace itself); ``None`` means no ontology.
     Thread-safe.
     """
 

@@ -89,8 +89,11 @@ def test_record_wraps_the_chosen_extractor(tmp_path: Path) -> None:
     assert isinstance(ex.inner, AnthropicExtractor) and ex.path == tmp_path / "rec.jsonl"
     assert (tmp_path / "rec.failures.jsonl").exists()
     _close(ex)
-    with pytest.raises(ConfigError, match="no extractor is configured to record"):
-        make_extractor(_config(tmp_path, LCG_RECORD_LLM="rec.jsonl"))
+    # Recording with nothing to record degrades (issue 19 item 4): no extractor, a warning,
+    # and the sidecar as in record mode.
+    (tmp_path / "rec.failures.jsonl").unlink()
+    assert make_extractor(_config(tmp_path, LCG_RECORD_LLM="rec.jsonl")) is None
+    assert (tmp_path / "rec.failures.jsonl").exists()
 
 
 def test_bad_cost_table_is_a_config_error(tmp_path: Path) -> None:

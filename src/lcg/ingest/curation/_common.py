@@ -9,6 +9,7 @@ import msgspec
 
 __all__ = [
     "CLASSIFY_BATCH",
+    "NO_EXTRACTOR",
     "PROGRESS_EVERY",
     "SCOPES",
     "WRITE_BATCH",
@@ -27,6 +28,13 @@ CLASSIFY_BATCH: Final = 50
 PROGRESS_EVERY: Final = 5000
 #: The ``scope`` values of the reprocess passes.
 SCOPES: Final = ("untyped", "off_ontology", "all")
+#: A reprocess pass without an LLM: what to configure (the reference's refusal names it too).
+NO_EXTRACTOR: Final = (
+    "no extraction provider is configured: set ANTHROPIC_API_KEY (hosted Anthropic), or "
+    "LCG_EXTRACTION_URL or the --extractor-http/--extractor-uds flag (a local "
+    "OpenAI-compatible server), or LCG_REPLAY_LLM (a recorded cassette), then restart the "
+    "service"
+)
 
 
 class CurationFrame(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -13,6 +13,7 @@ from lcg.extract.extractor import Extractor
 from lcg.extract.ontology import Ontology, pascal_case
 from lcg.ingest.curation._common import (
     CLASSIFY_BATCH,
+    NO_EXTRACTOR,
     SCOPES,
     WRITE_BATCH,
     CurationFrame,
@@ -84,7 +85,7 @@ def reprocess_entity_types(
     if scope != "untyped" and not has_types:
         return soft(group_id, f"scope '{scope}' needs an ontology with at least one entity type")
     if extractor is None:
-        return soft(group_id, "no extraction provider is configured")
+        return soft(group_id, NO_EXTRACTOR)
     declared = set(ontology.entity_type_names) if ontology is not None else set()
     with ws.reading():
         entities = [e for e in gr.all_entities(ws.graph, group_id) if MERGED_LABEL not in e.labels]

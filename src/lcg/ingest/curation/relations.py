@@ -14,6 +14,7 @@ from lcg.extract.extractor import Extractor
 from lcg.extract.ontology import UNCLASSIFIED_RELATION, Ontology, screaming_snake
 from lcg.ingest.curation._common import (
     CLASSIFY_BATCH,
+    NO_EXTRACTOR,
     SCOPES,
     WRITE_BATCH,
     CurationFrame,
@@ -238,7 +239,7 @@ def reprocess_relation_types(
     if ontology is None or not ontology.relation_types:
         return soft(group_id, f"group '{group_id}' has no ontology with relation types")
     if extractor is None:
-        return soft(group_id, "no extraction provider is configured")
+        return soft(group_id, NO_EXTRACTOR)
     declared = set(ontology.relation_type_names)
     with ws.reading():
         edges = gr.all_edges(ws.graph, group_id)

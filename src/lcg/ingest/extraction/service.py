@@ -74,7 +74,7 @@ class ExtractionService:
         """A service with the config's workspace ontologies and ``LCG_EXTRACTION_CONCURRENCY``."""
         return cls(
             extractor,
-            OntologyLoader(config.workspace_root),
+            OntologyLoader(config.ontology_root),
             concurrency=config.extraction_concurrency,
         )
 
