@@ -87,7 +87,7 @@ def open_backend(config: Config, *, silent: bool = False) -> Iterator[tuple[Sync
         bar.done()
     extraction = ExtractionService.from_config(config, make_extractor(config))
     try:
-        yield DirectBackend(ws, extraction), "workspace opened directly"
+        yield DirectBackend(ws, extraction), "opened here: no service is running"
     finally:
         extraction.close(close_extractor=True)
         ws.close()

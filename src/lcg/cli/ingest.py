@@ -128,7 +128,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(_total(args.group, reports))
     elif not args.silent:
-        print(f"({how}, workspace {config.workspace})", file=sys.stderr)
+        print(f"lcg ingest: workspace {config.workspace} ({how})", file=sys.stderr)
     return 0
 
 

@@ -87,7 +87,8 @@ def snippet(text: str, query: str, *, width: int = 220, mark: bool = False) -> s
         re.compile(r"\b(" + "|".join(map(re.escape, terms)) + r")\w*", re.I) if terms else None
     )
     found = pattern.search(flat) if pattern else None
-    start = max(0, (found.start() if found else 0) - width // 3)
+    # The whole text when it fits; else a window that starts a little before the first word.
+    start = 0 if len(flat) <= width else max(0, (found.start() if found else 0) - width // 3)
     if start:
         space = flat.find(" ", start)
         start = space + 1 if 0 <= space < start + 20 else start
@@ -166,7 +167,7 @@ def _run(args: argparse.Namespace) -> int:
     for i, h in enumerate(hits, 1):
         where = h.source_file + (f" › {h.heading}" if h.heading else "")
         group = f" [{h.group_id}]" if not args.group else ""
-        print(f"{i}. {where}  ({h.score:.3f}){group}")
+        print(f"{i}. {where}  (similarity {h.score:.2f}){group}")
         print(f"   {snippet(h.text, args.query, mark=mark)}")
     return 0
 

@@ -69,6 +69,8 @@ class Watcher:
         self.say = say
         self.caches: dict[Path, ScanCache] = {r: {} for r in self.roots}
         self._client: Client | None = None
+        #: Until the first connection a slow start (the catch-up on open) is no news.
+        self._connected_once = False
 
     def _backend(self) -> ServiceBackend:
         """A backend on a ready service, waiting (until stopped) for one to answer."""
@@ -79,9 +81,10 @@ class Watcher:
                 # Short waits, so that a stop request is seen while no service answers.
                 client.wait_ready(timeout=2.0, starting=True)
                 self._client = client
+                self._connected_once = True
             except (TransportError, LcgError) as exc:
                 client.close()
-                if not waited:
+                if not waited and self._connected_once:
                     self.say(f"waiting for the service at {self.socket_path} ({exc})")
                     waited = True
                 if self.stop.wait(0.5):
@@ -103,6 +106,18 @@ class Watcher:
             pending.pop(0)
             if always_say or _changed(report):
                 self.say(summary_line(report))
+
+    def _warm_up(self) -> None:
+        """One search, so the embedder's model is loaded before the first save (else the
+        first save waits for the load, seconds on a small machine)."""
+        if self._client is None:
+            return
+        try:
+            self._client.call(
+                "knowledge_search_passages", {"query": "warm up", "group_ids": [self.group_id]}
+            )
+        except (TransportError, LcgError):
+            pass  # a failure here changes nothing; the next sync says what is wrong
 
     def _drop_client(self) -> None:
         if self._client is not None:
@@ -128,6 +143,7 @@ class Watcher:
 
         try:
             self.sync(self.roots, always_say=True)
+            self._warm_up()
             self.say(
                 f"watching {len(self.roots)} tree{'s' if len(self.roots) != 1 else ''} "
                 f"into group {self.group_id!r}; stop with Ctrl-C"
