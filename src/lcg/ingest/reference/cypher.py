@@ -92,6 +92,8 @@ class Prepared:
 
     cypher: str
     params: dict[str, Any]
+    #: Vector parameters bound as null: vectors are computed again, never imported.
+    vectors_dropped: int = 0
 
 
 def _bind_time(name: str, value: Any) -> datetime | None:
@@ -111,8 +113,6 @@ def _bind(value: Any) -> Any:
     if isinstance(value, dict):
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     if isinstance(value, list):
-        if value and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
-            return [float(v) for v in value]
         return [_bind(v) if isinstance(v, dict) else v for v in value]
     return value
 
@@ -158,7 +158,24 @@ def prepare(cypher: str, params: dict[str, Any]) -> Prepared:
     text = _SET_MAP.sub(flatten, text)
     # Kuzu refuses a parameter the statement does not name (a line's spare keys).
     used = set(re.findall(r"\$(\w+)", _QUOTED.sub("''", text)))
-    bound = {
-        k: (_bind_time(k, v) if k in times else _bind(v)) for k, v in params.items() if k in used
-    }
-    return Prepared(text, bound)
+    bound: dict[str, Any] = {}
+    dropped = 0
+    for key, value in params.items():
+        if key not in used:
+            continue
+        if key not in times and _is_vector(value):
+            # Every list-of-numbers column of the schema is a vector; carrying hundreds of
+            # floats through Kuzu only to drop them costs most of a replay's time.
+            bound[key] = None
+            dropped += 1
+        else:
+            bound[key] = _bind_time(key, value) if key in times else _bind(value)
+    return Prepared(text, bound, dropped)
+
+
+def _is_vector(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+    )

@@ -140,6 +140,18 @@ def _translate(
     streams: layout.ReferenceStreams, chosen: list[str], on_lines: LinesFn | None
 ) -> tuple[dict[str, list[Event]], list[GroupImport]]:
     scratch = ScratchGraph()
+    try:
+        return _translate_into(scratch, streams, chosen, on_lines)
+    finally:
+        scratch.close()
+
+
+def _translate_into(
+    scratch: ScratchGraph,
+    streams: layout.ReferenceStreams,
+    chosen: list[str],
+    on_lines: LinesFn | None,
+) -> tuple[dict[str, list[Event]], list[GroupImport]]:
     reports: dict[str, LineReport] = {}
     total = sum(layout.count_lines(streams.groups[g]) for g in chosen)
     done = 0
@@ -152,7 +164,8 @@ def _translate(
             if on_lines is not None:
                 on_lines(done, total, group_id)
 
-        scratch.replay(list(layout.read_lines(streams.groups[group_id])), report, tick)
+        # Streamed: a reference line carries its vectors, a few kB each.
+        scratch.replay(layout.read_lines(streams.groups[group_id]), report, tick)
     events: dict[str, list[Event]] = {}
     results: list[GroupImport] = []
     orphans = LineReport()
@@ -214,6 +227,25 @@ def _put_in_place(config: Config, groups: list[str], tmp: Path, force: bool) -> 
     return replaced
 
 
+def _tmp_prefix(wal_dir: Path) -> str:
+    return f".{wal_dir.name}.import-"
+
+
+def _sweep_dead_imports(wal_dir: Path) -> None:
+    """Remove the temporary roots of imports whose process is gone (killed midway)."""
+    prefix = _tmp_prefix(wal_dir)
+    for entry in wal_dir.parent.iterdir():
+        pid = entry.name[len(prefix) : -len(".tmp")]
+        if not (entry.name.startswith(prefix) and entry.name.endswith(".tmp") and pid.isdigit()):
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            remove_tree(entry, durable=False)
+        except PermissionError:
+            continue  # another user's live process
+
+
 def import_reference(
     config: Config,
     source: Path,
@@ -250,8 +282,9 @@ def import_reference(
         )
         result.duration_ms = int((time.monotonic() - started) * 1000)
         return result
-    tmp = config.wal_dir.parent / f".{config.wal_dir.name}.import-{os.getpid()}.tmp"
     config.wal_dir.parent.mkdir(parents=True, exist_ok=True)
+    _sweep_dead_imports(config.wal_dir)
+    tmp = config.wal_dir.parent / f"{_tmp_prefix(config.wal_dir)}{os.getpid()}.tmp"
     remove_tree(tmp, durable=False)
     tmp.mkdir(mode=0o700)
     try:

@@ -10,7 +10,7 @@ only itself, and is reported by seq and place. A line that starts with ``MATCH``
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
@@ -18,6 +18,7 @@ import kuzu
 
 from lcg.ingest.reference.cypher import BindError, is_index_statement, is_mutation, prepare
 from lcg.ingest.reference.layout import BadLine, RefLine
+from lcg.projections.graph._conn import forget_prepared, query_rows
 
 __all__ = ["REFERENCE_DDL", "LineReport", "ScratchGraph"]
 
@@ -101,9 +102,17 @@ class ScratchGraph:
         for statement in REFERENCE_DDL:
             self.conn.execute(statement)
 
+    def close(self) -> None:
+        """Drop the prepared statements and the database."""
+        forget_prepared(self.conn)
+        self.conn.close()
+        self.db.close()
+
     def rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         """The rows of a read."""
-        result = self.conn.execute(query, params or {})
+        if params:  # through one cached prepared statement per text (ADR 0085)
+            return query_rows(self.conn, query, params)
+        result = self.conn.execute(query)  # Kuzu's plain path frees what it builds
         assert isinstance(result, kuzu.QueryResult)
         return cast(list[list[Any]], result.get_all())
 
@@ -116,17 +125,18 @@ class ScratchGraph:
                 counted = None  # a form that takes no RETURN: run it plainly below
             if counted is not None:
                 return int(counted[0][0]) if counted else 0
-        self.conn.execute(cypher, params)
+        self.rows(cypher, params)
         return None
 
     def replay(
         self,
-        lines: list[RefLine | BadLine],
+        lines: Iterable[RefLine | BadLine],
         report: LineReport,
         progress: Callable[[int], None] | None = None,
     ) -> None:
         """Apply ``lines`` in order, counting in ``report`` what could not be applied."""
         top = -1
+        n = 0
         for n, line in enumerate(lines, 1):
             if progress is not None and n % 100 == 0:
                 progress(100)
@@ -149,6 +159,7 @@ class ScratchGraph:
             except BindError as exc:
                 report.skip("bad_time", where, str(exc))
                 continue
+            report.note("vectors_dropped", stmt.vectors_dropped)
             try:
                 matched = self._run(stmt.cypher, stmt.params)
             except RuntimeError as exc:
@@ -162,4 +173,4 @@ class ScratchGraph:
                 continue
             report.replayed += 1
         if progress is not None:
-            progress(len(lines) % 100)
+            progress(n % 100)
