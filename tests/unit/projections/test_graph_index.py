@@ -10,8 +10,8 @@ from event_samples import G, H, added, edge, ent, history, stamp
 from lcg.errors import ProjectionError
 from lcg.events.model import CrossGroupEdgeAdded, EntityAsserted, Event, GroupPurged
 from lcg.projections.graph import GraphProjection
-from lcg.projections.graph import _apply as _graph_apply
 from lcg.projections.graph import _conn as _graph_conn
+from lcg.projections.graph import _purge as _graph_purge
 from lcg.projections.graph._index import GraphIndex
 
 
@@ -75,7 +75,7 @@ def test_a_rolled_back_transaction_leaves_the_locator_unchanged(
     with pytest.raises(ProjectionError):
         graph.apply(G, "gen1", stamp(history()))
     assert graph._index.snapshot() == before == fresh(graph)
-    monkeypatch.setattr(_graph_apply, "_PURGE", (*_graph_apply._PURGE, "MATCH (p:Nope) RETURN p"))
+    monkeypatch.setattr(_graph_purge, "_PURGE", (*_graph_purge._PURGE, "MATCH (p:Nope) RETURN p"))
     with pytest.raises(ProjectionError):
         graph.purge_group(H)
     assert graph._index.snapshot() == before == fresh(graph)

@@ -18,8 +18,9 @@ touches an existing edge: ``edges_created`` of extraction and merges carry fresh
 decided by their command, so they are not looked up.
 
 The statements are in ``_statements``, how they run (prepared-statement cache, single-row
-or batched form) in ``_conn``, and the inserts (``UNWIND … CREATE`` or Arrow ``COPY``) in
-``_bulk``; this module is what each event means to the graph.
+or batched form) in ``_conn``, the inserts (``UNWIND … CREATE`` or Arrow ``COPY``) in
+``_bulk`` and the purge barrier in ``_purge``; this module is what each event means to the
+graph.
 
 The overlay keeps timestamps as normalised RFC 3339 strings (``…T….ffffffZ``) and the
 statements cast them with ``CAST(… AS TIMESTAMP)``; every value is a plain Python value
@@ -29,7 +30,7 @@ statements cast them with ``CAST(… AS TIMESTAMP)``; every value is a plain Pyt
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Final, assert_never
+from typing import Any, assert_never
 
 import kuzu
 import msgspec
@@ -58,9 +59,9 @@ from lcg.projections.graph._bulk import copy_edges as _copy_edges
 from lcg.projections.graph._bulk import create as _create
 from lcg.projections.graph._conn import RELS_PER_SCAN as _RELS_PER_SCAN
 from lcg.projections.graph._conn import each as _each
-from lcg.projections.graph._conn import query_rows as _rows
 from lcg.projections.graph._conn import run as _run
 from lcg.projections.graph._index import IndexDelta
+from lcg.projections.graph._purge import purge
 from lcg.projections.graph._statements import (
     CREATE_UNBOUND,
     DELETE_EPISODE_ONE,
@@ -91,7 +92,7 @@ from lcg.projections.graph._states import entity_from_row as _entity_from_row
 from lcg.projections.graph._states import episode_from_row as _episode_from_row
 from lcg.projections.graph._states import norm_edge as _norm_edge
 
-__all__ = ["apply_events", "fold_events", "purge"]
+__all__ = ["apply_events", "fold_events"]
 
 # ---- one segment ----------------------------------------------------------------------
 
@@ -528,39 +529,6 @@ class _Segment:
         if rows:
             size = len(self.index.base.entities) + len(self.index.base.episodes)
             _create(self.conn, "MENTIONS", rows, bulk, size)
-
-
-# ---- purge ----------------------------------------------------------------------------
-
-# Both hops of other groups' edges touching the purged entities go (not only the one at the
-# purged end): an edge is bound with both hops or unbound with none.
-_UNHOP_FOREIGN: Final = (
-    "MATCH (a:Entity)-[h1:RELATES_TO]->(e:RelatesToNode_)-[h2:RELATES_TO]->(b:Entity) "
-    "WHERE e.group_id <> $g AND (a.group_id = $g OR b.group_id = $g) "
-    "WITH h1, h2, e.uuid AS u, e.source_node_uuid AS s, e.target_node_uuid AS t, "
-    "e.group_id AS owner DELETE h1, h2 RETURN u, s, t, owner"
-)
-_PURGE: Final[tuple[str, ...]] = (
-    "MATCH (e:RelatesToNode_) WHERE e.group_id = $g DETACH DELETE e",
-    "MATCH (n:Episodic) WHERE n.group_id = $g DETACH DELETE n",
-    "MATCH (n:Entity) WHERE n.group_id = $g DETACH DELETE n",
-)
-
-
-def purge(conn: kuzu.Connection, group_id: str, index: IndexDelta) -> None:
-    """Delete every row of ``group_id`` (inside the caller's transaction).
-
-    Edges of *other* groups that point at the purged entities keep their ``RelatesToNode_``
-    and lose their hops (the reference's "foreign edges survive without the hop"): they are
-    unbound, and get their hops back if the entities return.
-    """
-    foreign = _rows(conn, _UNHOP_FOREIGN, {"g": group_id})
-    for statement in _PURGE:
-        _run(conn, statement, {"g": group_id})
-    index.purge(group_id)
-    for uuid, source, target, owner in foreign:
-        index.put_rel(uuid, None)
-        index.put_unbound(uuid, (source, target, owner or ""))
 
 
 # ---- the batch ------------------------------------------------------------------------

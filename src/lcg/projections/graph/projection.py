@@ -34,10 +34,11 @@ import msgspec
 from lcg.errors import ProjectionError, ProjectionIOError, RebuildRefusedError
 from lcg.events.files import remove_tree
 from lcg.events.model import Event
-from lcg.projections.graph._apply import apply_events, fold_events, purge
+from lcg.projections.graph._apply import apply_events, fold_events
 from lcg.projections.graph._conn import execute, forget_prepared
 from lcg.projections.graph._guard import abandon, is_io_failure, reserve_room
 from lcg.projections.graph._index import GraphIndex, IndexDelta
+from lcg.projections.graph._purge import purge
 from lcg.projections.graph._schema import DB_FILE, SCHEMA_VERSION, create_schema, stored_version
 from lcg.projections.graph._statements import EDGE_COLUMNS
 from lcg.projections.graph._states import edge_from_row, ts_text
