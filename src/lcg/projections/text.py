@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from pathlib import Path
-from typing import Final
+from typing import Final, assert_never
 
 import msgspec
 
@@ -400,12 +400,15 @@ class TextProjection:
                 encode_group(group_id)  # refuse ids that could never be saved, now
                 group = self._groups[group_id] = _Group()
             for op in ops:
-                if isinstance(op, Upsert):
-                    group.upsert(op)
-                elif isinstance(op, Delete):
-                    group.delete(op)
-                elif isinstance(op, ClearGroup):
-                    group.clear()
+                match op:
+                    case Upsert():
+                        group.upsert(op)
+                    case Delete():
+                        group.delete(op)
+                    case ClearGroup():
+                        group.clear()
+                    case _:
+                        assert_never(op)
             if group_id not in self._bulk:
                 for index in group.indexes.values():
                     index.maybe_compact()

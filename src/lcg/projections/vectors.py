@@ -32,7 +32,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Final, assert_never
 
 import msgspec
 import numpy as np
@@ -270,22 +270,25 @@ class VectorProjection:
                 raise ProjectionError(
                     f"an op of group {op.group_id!r} was applied to group {group_id!r}"
                 )
-            if isinstance(op, ClearGroup):
-                clear = True
-                pending.clear()
-            elif isinstance(op, Upsert):
-                for part, text in op.parts.items():
-                    if (op.kind, part) not in VECTOR_FIELDS:
-                        continue
-                    vec: F32 | None = None
-                    if text:
-                        vec = resolved.get(text)
-                        if vec is None:
-                            vec = resolved[text] = self._vector(text, vectors)
-                    pending.setdefault(f"{op.kind}.{part}", {})[op.uuid] = vec
-            elif isinstance(op, Delete):
-                for name in _FIELDS_OF_KIND[op.kind]:
-                    pending.setdefault(name, {})[op.uuid] = None
+            match op:
+                case ClearGroup():
+                    clear = True
+                    pending.clear()
+                case Upsert():
+                    for part, text in op.parts.items():
+                        if (op.kind, part) not in VECTOR_FIELDS:
+                            continue
+                        vec: F32 | None = None
+                        if text:
+                            vec = resolved.get(text)
+                            if vec is None:
+                                vec = resolved[text] = self._vector(text, vectors)
+                        pending.setdefault(f"{op.kind}.{part}", {})[op.uuid] = vec
+                case Delete():
+                    for name in _FIELDS_OF_KIND[op.kind]:
+                        pending.setdefault(name, {})[op.uuid] = None
+                case _:
+                    assert_never(op)
         with self._lock:
             self._check_open()
             group = self._groups.setdefault(group_id, _Group())
