@@ -6,6 +6,7 @@ Every test runs the real CLI (or the README's own code) against a real ``lcg ser
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import re
@@ -225,3 +226,27 @@ def test_follow_prints_a_ready_line() -> None:
     assert line.startswith("lcg follow: following every group of "), line
     assert "read-only" in line and "Ctrl-C" in line
     assert rc == 0
+
+
+@pytest.mark.parametrize("kind", ["--entities", "--facts"])
+def test_search_of_the_graph_with_json_prints_only_json(kind: str) -> None:
+    """``lcg search --entities/--facts --json`` is for scripts: stdout parses as one JSON
+    list (it printed the numbered list after the JSON)."""
+    with sf.temp_workspace() as ws:
+        proc = sf.spawn_serve(ws)
+        sock = ws / ".lcg" / "service.sock"
+        try:
+            sf.wait_healthy(sock, proc)
+            with sf.Client(sock, timeout=30) as c:
+                c.assert_entity("Ada Lovelace", summary="wrote the first program")
+                c.assert_entity("Analytical Engine", summary="Babbage's machine")
+                c.assert_relationship(
+                    "Ada Lovelace", "Analytical Engine", "PROGRAMMED",
+                    fact="Ada Lovelace wrote a program for the Analytical Engine",
+                )  # fmt: skip
+            done = sf.run_lcg(ws, "search", "Ada Lovelace program", kind, "--json")
+        finally:
+            sf.stop_serve(proc, sock)
+    assert done.returncode == 0, done.stderr
+    hits = json.loads(done.stdout)
+    assert isinstance(hits, list) and hits, done.stdout

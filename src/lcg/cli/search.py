@@ -149,7 +149,8 @@ def _run(args: argparse.Namespace) -> int:
     if kind != "passages":
         if args.json:
             emit_json(rows)
-        elif not rows:
+            return 0
+        if not rows:
             print(f"no {kind} match (they come from extraction or assertions)")
         for i, row in enumerate(rows, 1):
             if kind == "entities":
