@@ -32,7 +32,7 @@ EPISODE_KEYS = {
 }  # fmt: skip
 PASSAGE_KEYS = {
     "uuid", "name", "content", "source_description", "group_id", "created_at", "valid_at",
-    "score",
+    "score", "fused_score",
 }  # fmt: skip
 
 

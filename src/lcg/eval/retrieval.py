@@ -205,7 +205,9 @@ def score_retrieval(
                         )
                         parity.append({e.uuid for e in lite_e[:3]} <= {e.uuid for e in found_e})
                 elif q.read == "passages":
-                    found_p = searcher.search_passages(q.query, [group], _LIMIT)
+                    # The ranking is scored, not the cosine floor (min_score, ADR 0173): a
+                    # client's threshold depends on its embedder, the order does not.
+                    found_p = searcher.search_passages(q.query, [group], _LIMIT, 0.0)
                     ids = [p.name for p in found_p]
                     hit_bad = any(p.name in q.forbidden for p in found_p)
                     w_served += sum(1 for p in found_p if w_id and p.name == w_id)

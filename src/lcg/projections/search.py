@@ -11,8 +11,12 @@ Legs per read:
 * relationships – BM25 over name + fact, vectors of the fact;
 * passages – BM25 over the episode content and its vector, and the same two for its
   *source* (every chunk of its source file: BM25 over their joined text, the best cosine of
-  its chunks). A passage is kept if its cosine similarity reaches ``min_score`` or it is a
-  BM25 hit, and reports its cosine as ``score``.
+  its chunks). Every passage reports its cosine similarity to the query as ``score`` (from
+  the vector leg, else computed from its stored vector; 0.0 without one, as the reference's
+  zero vector) and is kept only if that reaches ``min_score``, as the reference's floor; the
+  fused value that orders the passages is ``fused_score`` (ADR 0173). Without a query vector
+  (``mode="bm25"``, or the embedder away: the leg is reported missing) no cosine exists: the
+  BM25 hits are kept, ``score`` 0.0.
 
 Passages are fused by weighted scores by default (``fusion="weighted"``, ADR 0092): each leg's
 scores are normalised (BM25 by the best score of the query; cosines min-max between the best
@@ -113,7 +117,8 @@ DEFAULT_HALF_LIFE_DAYS: Final = 5.0
 
 
 class PassageRow(msgspec.Struct, kw_only=True):
-    """A passage hit: an episode with the cosine similarity of its content to the query."""
+    """A passage hit: an episode with the cosine similarity of its content to the query
+    (``score``) and the fused value the hits are ordered by (``fused_score``, descending)."""
 
     uuid: str
     name: str
@@ -123,6 +128,9 @@ class PassageRow(msgspec.Struct, kw_only=True):
     created_at: str
     valid_at: str | None
     score: float
+    #: The fusion's value (weighted sum, or reciprocal-rank sum under ``rrf``); hits come in
+    #: its descending order. An addition: ``score`` stays the reference's cosine (ADR 0173).
+    fused_score: float = 0.0
 
 
 def rrf_fuse(legs: Sequence[Sequence[str]], k: int = RRF_K) -> list[tuple[str, float]]:
@@ -325,7 +333,8 @@ class Searcher:
             f, "episode", ("episode.content",), query, group_ids, pool, mode
         )
         lexical = set(legs[0]) if mode in ("hybrid", "bm25") and legs else set()
-        fused = [uuid for uuid, _ in rrf_fuse(legs)]
+        fused_scores = dict(rrf_fuse(legs))
+        fused = list(fused_scores)
         if bounds.active:
             times = self._times(f, _by_group(fused, group_of))
             fused = [u for u in fused if group_of[u] not in f and bounds.admits(times.get(u))]
@@ -337,11 +346,11 @@ class Searcher:
         kept = [
             u
             for u in fused
-            if group_of[u] not in f and (u in lexical or cosines.get(u, 0.0) >= min_score)
+            if group_of[u] not in f and _over_floor(u, qvec, cosines, lexical, min_score)
         ]
         kept = kept[:num_results]
         rows = _rows(f, kept, group_of, lambda us: episodes_by_uuids(self.graph, us))
-        return [_passage(row, cosines.get(row.uuid, 0.0)) for row in rows]
+        return [_passage(row, cosines.get(row.uuid, 0.0), fused_scores[row.uuid]) for row in rows]
 
     def _times(self, f: GroupFailures, by_group: dict[str, list[str]]) -> dict[str, datetime]:
         """The reference times of the episodes, parsed per group: a group whose stored times
@@ -466,15 +475,17 @@ class Searcher:
             scored.append((-score, u))
         scored.sort()
         kept: list[str] = []
-        for _neg, u in scored:
-            # The same rule as RRF's: the source legs reorder passages, they add none that
-            # neither matches a query word nor reaches min_score.
-            if u in chunk_bm25 or cosines.get(u, 0.0) >= min_score:
+        fused_scores: dict[str, float] = {}
+        for neg, u in scored:
+            # The same rule as RRF's: the cosine floor; without a query vector, the source
+            # legs reorder passages but add none that match no query word (unless min_score 0).
+            if _over_floor(u, qvec, cosines, chunk_bm25, min_score):
                 kept.append(u)
+                fused_scores[u] = -neg
                 if len(kept) == num_results:
                     break
         rows = _rows(f, kept, group_of, lambda us: episodes_by_uuids(self.graph, us))
-        return [_passage(row, cosines.get(row.uuid, 0.0)) for row in rows]
+        return [_passage(row, cosines.get(row.uuid, 0.0), fused_scores[row.uuid]) for row in rows]
 
     def _cosine_of(
         self, f: GroupFailures, uuid: str, qvec: np.ndarray, group_ids: list[str]
@@ -540,7 +551,22 @@ def _rows(
     return f.isolate(groups, lambda: groups, of_groups)
 
 
-def _passage(row: EpisodeRow, score: float) -> PassageRow:
+def _over_floor(
+    uuid: str,
+    qvec: np.ndarray | None,
+    cosines: dict[str, float],
+    lexical: set[str] | dict[str, float],
+    min_score: float,
+) -> bool:
+    """Whether a passage is kept: its cosine (0.0 without a stored vector) reaches
+    ``min_score``, the reference's floor. Without a query vector no passage has a cosine: a
+    BM25 hit is kept (the floor cannot judge it), others score 0.0 against the floor."""
+    if qvec is None:
+        return uuid in lexical or min_score <= 0.0
+    return cosines.get(uuid, 0.0) >= min_score
+
+
+def _passage(row: EpisodeRow, score: float, fused: float) -> PassageRow:
     return PassageRow(
         uuid=row.uuid,
         name=row.name,
@@ -550,4 +576,5 @@ def _passage(row: EpisodeRow, score: float) -> PassageRow:
         created_at=row.created_at,
         valid_at=row.valid_at,
         score=round(score, 6),
+        fused_score=round(fused, 6),
     )
