@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import TYPE_CHECKING, Final
-
-if TYPE_CHECKING:
-    from lcg.eval.report import Report
+from typing import Final
 
 __all__ = ["bar_chart_png", "chart_metrics", "report_chart"]
 
@@ -74,10 +71,10 @@ def bar_chart_png(bars: list[tuple[float, tuple[int, int, int]]]) -> bytes:
     )
 
 
-def report_chart(report: Report) -> bytes:
-    """The bar chart of a report's mean metrics."""
+def report_chart(metrics: dict[str, float]) -> bytes:
+    """The bar chart of a report's mean metrics (``Report.metrics``)."""
     bars = []
-    for name, value in chart_metrics(report.metrics):
+    for name, value in chart_metrics(metrics):
         group = name.split(".", 1)[0]
         if group == "structural":
             group = "structural" if value >= 1.0 else "structural-miss"

@@ -20,6 +20,7 @@ import msgspec
 from lcg import __version__
 from lcg.errors import LcgError
 from lcg.eval.backends import PriceEstimate
+from lcg.eval.chart import chart_metrics, report_chart
 from lcg.eval.runner import SeedRun
 from lcg.events.files import atomic_write
 from lcg.events.layout import LCG_DIR
@@ -178,8 +179,6 @@ def _label(text: str) -> str:
 
 def save_report(report: Report, directory: Path) -> Path:
     """Write the report JSON, its summary and chart, and replace ``latest.json``."""
-    from lcg.eval.chart import report_chart
-
     directory.mkdir(parents=True, exist_ok=True)
     seeds = "-".join(str(s) for s in report.seeds)
     base = f"{report.stamp}-{_label(report.backend)}-seeds-{seeds}"
@@ -187,7 +186,7 @@ def save_report(report: Report, directory: Path) -> Path:
     path = directory / f"{base}.json"
     atomic_write(path, raw)
     atomic_write(directory / f"{base}.txt", render_summary(report).encode("utf-8"))
-    atomic_write(directory / f"{base}.png", report_chart(report))
+    atomic_write(directory / f"{base}.png", report_chart(report.metrics))
     atomic_write(directory / _LATEST, raw)
     return path
 
@@ -282,8 +281,6 @@ def render_summary(report: Report) -> str:
             lo, hi = report.spread[name]
             if name.startswith(("structural.", "extraction.f", "extraction.t", "retrieval.")):
                 lines.append(f"  {name:<44} {value:.4f} [{lo:.4f}-{hi:.4f}]")
-    from lcg.eval.chart import chart_metrics
-
     bars = [name for name, _ in chart_metrics(report.metrics)]
     lines.append("")
     lines.append(f"chart bars, left to right: {', '.join(bars)}")
