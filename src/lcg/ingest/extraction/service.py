@@ -129,17 +129,10 @@ class ExtractionService:
                 status="no_extractor",
                 error=episodes.NO_EXTRACTOR_REASON,
             )
-        away = ws.embedder_away
-        if away is not None:
+        if (away := ws.embedder_away) is not None:
             # Resolving the extracted entities needs their vectors: no LLM call is spent on
             # an outcome that could not be decided now (ADR 0171).
-            return EpisodeExtraction(
-                episode_uuid=episode_uuid,
-                group_id=ep.group_id,
-                status="failed",
-                error=away,
-                duration_seconds=round(time.monotonic() - started, 6),
-            )
+            return _embedder_away(ep.group_id, episode_uuid, away, started)
         ontology = self.ontologies.for_group(ep.group_id)
         request = ExtractRequest(
             body=ep.content,
@@ -328,6 +321,19 @@ class ExtractionService:
             return result
         done = self.extract_episode(ws, result.episode_uuid)
         return msgspec.structs.replace(result, extraction=_status(result.extraction, done))
+
+
+def _embedder_away(
+    group_id: str, episode_uuid: str, away: str, started: float
+) -> EpisodeExtraction:
+    """The failed extraction of an episode while the embedder is away (``away``: why)."""
+    return EpisodeExtraction(
+        episode_uuid=episode_uuid,
+        group_id=group_id,
+        status="failed",
+        error=away,
+        duration_seconds=round(time.monotonic() - started, 6),
+    )
 
 
 def _status(prior: episodes.ExtractionStatus, done: EpisodeExtraction) -> episodes.ExtractionStatus:
