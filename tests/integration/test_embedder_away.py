@@ -208,6 +208,9 @@ def test_sidecar_away_at_start_then_back_without_restart(workspace: Path, port: 
                 server.stop()
     finally:
         _stop(proc, ws)
+    # The line a person reads at start says the same.
+    log = (ws / "serve.log").read_text()
+    assert f"lcg serve: ready but for vectors (embedder at http://127.0.0.1:{port}/" in log
 
 
 def test_fresh_workspace_adopts_the_embedder_that_arrives(workspace: Path, port: int) -> None:
