@@ -417,8 +417,8 @@ READ_METHODS: tuple[MethodDef, ...] = (
         "read",
         search_passages,
         "Search episode text (BM25 + vector over each passage and its source file, a bonus"
-        " for recent passages and for times the query names), with cosine similarity as the"
-        " score.",
+        " for recent passages and for times the query names): score is the cosine similarity"
+        " (at least min_score), passages come in the order of fused_score.",
         SearchPassagesParams,
     ),
     MethodDef(
