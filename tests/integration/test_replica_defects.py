@@ -246,10 +246,10 @@ def test_only_stream_files_wake_the_follower(pub: Workspace, tmp_path: Path) -> 
     _publication(pub, root)
     with replica(tmp_path / "rws", root) as follower:
         real = root.resolve()
-        assert follower.relevant(str(real / G / "000000000000.jsonl"))
-        assert follower.relevant(str(real / G / GENERATION_FILE))
-        assert follower.relevant(str(real / "newgroup"))
-        assert follower.relevant(str(follower.source / G / "000000000042.jsonl"))
+        assert follower.source.relevant(str(real / G / "000000000000.jsonl"))
+        assert follower.source.relevant(str(real / G / GENERATION_FILE))
+        assert follower.source.relevant(str(real / "newgroup"))
+        assert follower.source.relevant(str(follower.source.root / G / "000000000042.jsonl"))
         for ignored in (
             real / ".git" / "index",
             real / G / ".wal-bounds.json",
@@ -259,7 +259,7 @@ def test_only_stream_files_wake_the_follower(pub: Workspace, tmp_path: Path) -> 
             real / G / ".gitignore",
             tmp_path / "elsewhere.jsonl",
         ):
-            assert not follower.relevant(str(ignored)), ignored
+            assert not follower.source.relevant(str(ignored)), ignored
 
 
 def test_a_rewrite_while_the_replica_was_down_is_caught(pub: Workspace, tmp_path: Path) -> None:

@@ -168,7 +168,7 @@ def test_the_watcher_never_watches_through_a_link(pub: Workspace, tmp_path: Path
     (root / BAD).symlink_to(elsewhere, target_is_directory=True)
     with follower(tmp_path / "rws", root) as f:
         _assert_only_bad_stopped(f, pub, "is a symlink")
-        watched = f.watched()
+        watched = f.source.watched(f.groups())
         real = root.resolve()
         assert set(watched) == {real, real / GOOD}
 

@@ -1,7 +1,9 @@
-"""``lcg follow``: serve a read-only replica of a publication directory.
+"""``lcg follow``: serve a read-only replica of a publication.
 
-The replica is ``lcg.replication`` (the follower, its workspace, ``git pull``) served by
-``lcg.rpc.replica.ReplicaApp``; this module parses the arguments and starts the service.
+The transport is chosen by the source's form (``lcg.replication.targets.follow_setup``: a
+path, a clone, is git); the replica is ``lcg.replication`` (the follower, its workspace, the
+puller) served by ``lcg.rpc.replica.ReplicaApp``. This module parses the arguments and starts
+the service.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from lcg.cli._common import add_command, config_from
 from lcg.errors import LcgError
 from lcg.events.guarded import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_SEGMENT_BYTES, ReadLimits
 from lcg.events.layout import LCG_DIR
-from lcg.replication.service import GitPuller, replica_config
+from lcg.replication.targets import follow_setup
 
 if TYPE_CHECKING:
     from lcg.rpc.replica import ReplicaApp
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 
-def _ready_line(app: ReplicaApp, source: Path, groups: list[str] | None, sock: Path) -> str:
+def _ready_line(app: ReplicaApp, source: str, groups: list[str] | None, sock: Path) -> str:
     """The one line a person reads when the replica is up (or why it is not)."""
     state, reason = app.state()
     which = "every group" if not groups else "group(s) " + ", ".join(groups)
@@ -47,9 +49,9 @@ def _run(args: argparse.Namespace) -> int:
     from lcg.rpc.server import Limits, serve
     from lcg.workspace.lock import hold_for_process
 
-    source = Path(args.source)
     workspace = config_from(args).workspace
-    config = replica_config(workspace, source)
+    setup = follow_setup(args.source, workspace, pull_every=args.pull_every)
+    config = setup.config
     if args.embedder:
         config = msgspec.structs.replace(config, embedder=args.embedder)
     telemetry.set_sink(None, enabled=config.telemetry)
@@ -60,13 +62,14 @@ def _run(args: argparse.Namespace) -> int:
     # Before the socket, for the life of the process: a second replica or service in this
     # workspace refuses at start, naming this one, instead of taking its socket (ADR 0156).
     hold_for_process(config.workspace / LCG_DIR)
-    app = ReplicaApp(config, source_label=str(source.resolve()), groups=args.group, limits=limits)
-    puller: GitPuller | None = None
-    if args.pull_every:
-        puller = GitPuller(source.resolve(), args.pull_every)
+    app = ReplicaApp(
+        config, source_label=setup.label, groups=args.group, limits=limits, source=setup.source
+    )
+    puller = setup.puller
+    if puller is not None:
         puller.start()
     started = announce_when_ready(
-        app, lambda: _ready_line(app, source.resolve(), args.group, config.socket_path)
+        app, lambda: _ready_line(app, setup.label, args.group, config.socket_path)
     )
     try:
         asyncio.run(
@@ -114,9 +117,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "follow",
         summary="Serve a read-only replica of a publication, applying new events as they land.",
         details="""
-            DIR is a clone of a repository that `lcg publish` commits to (or any directory of
-            group streams). The replica's own workspace (-C, default the current directory)
-            holds its projections and socket. Events are applied as files change, including
+            SOURCE's form chooses the transport: a directory (a clone of a repository that
+            `lcg publish` commits to, or any directory of group streams) is git. The
+            replica's own workspace (-C, default the current directory) holds its
+            projections and socket. Events are applied as files change, including
             after `git pull`; a new generation rebuilds the group; a gap, regression, mixed
             generation or rewritten file stops the group with the reason in
             knowledge_replica_status and knowledge_status. Writes are refused.
@@ -128,7 +132,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         """,
         func=_run,
     )
-    p.add_argument("source", metavar="DIR", help="the publication directory")
+    p.add_argument("source", metavar="SOURCE", help="the publication: a directory (a clone)")
     p.add_argument("-g", "--group", action="append", metavar="G", help="follow only G (repeatable)")
     p.add_argument(
         "-C",

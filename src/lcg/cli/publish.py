@@ -1,7 +1,8 @@
-"""``lcg publish``: copy one group's whole stream directory into a git working tree and commit.
+"""``lcg publish``: stage one group's stream and deliver it to a target (git: commit it).
 
-The work is ``lcg.replication.publish_group`` (docs/replication.md); this module parses the
-arguments and prints the result.
+The transport is chosen by the target's form (``lcg.replication.targets``: a path or a git
+URL is git); the work is ``lcg.replication.publish_group`` (docs/replication.md). This module
+parses the arguments and prints the result.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from lcg.cli._common import add_command, add_json_option, config_from, emit_json
 from lcg.replication import publish_group
+from lcg.replication.targets import open_publisher
 
 __all__ = ["register"]
 
@@ -19,10 +21,11 @@ __all__ = ["register"]
 def _run(args: argparse.Namespace) -> int:
     config = config_from(args)
     root = Path(args.stream_root).resolve() if args.stream_root else config.wal_dir
+    target, flag = (args.to, "--to") if args.to is not None else (args.repo, "--repo")
     result = publish_group(
         root,
         args.group,
-        Path(args.repo),
+        open_publisher(target, flag=flag),
         message=args.message,
         with_marks=args.with_marks,
         reset=args.reset,
@@ -52,18 +55,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "publish",
         summary="Publish one group's stream into a git working tree and commit it.",
         details="""
+            The target's form chooses the transport: a path (a git working tree) is git.
             Copies the group's whole stream directory (dot-files included; .checkpoints/ only
             with --with-marks) into <repo>/<group dir>/ and commits it. Safe while `lcg serve`
             runs. A repository copy of another generation is refused unless --reset.
         """,
         example="""
-            lcg publish --group team --repo ~/pub
-            lcg publish --group team --repo ~/pub --reset --stream-root .lcg/wal-compacted
+            lcg publish --group team --to ~/pub
+            lcg publish --group team --to ~/pub --reset --stream-root .lcg/wal-compacted
         """,
         func=_run,
     )
     p.add_argument("-g", "--group", required=True, metavar="G", help="the group to publish")
-    p.add_argument("--repo", required=True, metavar="DIR", help="a git working tree")
+    to = p.add_mutually_exclusive_group(required=True)
+    to.add_argument("--to", metavar="TARGET", help="where to publish: a git working tree")
+    to.add_argument("--repo", metavar="DIR", help="a git working tree (the same as --to DIR)")
     p.add_argument("-m", "--message", metavar="M", help="the commit message")
     p.add_argument("--with-marks", action="store_true", help="also publish .checkpoints/")
     p.add_argument(

@@ -1,11 +1,14 @@
-"""Replication: publish a group's stream into a git working tree, follow a publication into a
-read-only replica workspace, and the replica service's state (docs/replication.md)."""
+"""Replication: stage a group's stream and deliver it through a transport (git today), follow
+a publication into a read-only replica workspace, and the replica service's state
+(docs/replication.md; the transport seam: ``replication.transport``)."""
 
 from __future__ import annotations
 
 from lcg.replication.follow import Follower
-from lcg.replication.publish import GITIGNORE, PublishResult, publish_group
-from lcg.replication.service import GitPuller, Replica, ReplicaReport, replica_config
+from lcg.replication.git import GITIGNORE, GitPublisher, GitPuller, GitSource
+from lcg.replication.publish import publish_group
+from lcg.replication.service import Replica, ReplicaReport, SourceFactory, replica_config
+from lcg.replication.staging import StagedGroup, StagedLine, stage_group
 from lcg.replication.status import (
     ReplicaApplied,
     ReplicaResetDetected,
@@ -13,13 +16,27 @@ from lcg.replication.status import (
     ReplicaStatus,
     ReplicaStopped,
 )
+from lcg.replication.transport import (
+    GroupCursor,
+    Publisher,
+    PublishResult,
+    Puller,
+    Source,
+    SourceTail,
+)
+from lcg.replication.tree import TreeSource
 from lcg.replication.verified import SavedFile, SavedTrack
 
 __all__ = [
     "GITIGNORE",
     "Follower",
+    "GitPublisher",
     "GitPuller",
+    "GitSource",
+    "GroupCursor",
     "PublishResult",
+    "Publisher",
+    "Puller",
     "Replica",
     "ReplicaApplied",
     "ReplicaReport",
@@ -29,6 +46,13 @@ __all__ = [
     "ReplicaStopped",
     "SavedFile",
     "SavedTrack",
+    "Source",
+    "SourceFactory",
+    "SourceTail",
+    "StagedGroup",
+    "StagedLine",
+    "TreeSource",
     "publish_group",
     "replica_config",
+    "stage_group",
 ]

@@ -1,15 +1,15 @@
-"""Replicas: follow a published copy of group streams and keep a read-only workspace current.
+"""Replicas: follow a publication of group streams and keep a read-only workspace current.
 
-A publication is a directory holding ``<encoded group>/`` stream directories (usually a git
-working tree that ``lcg publish`` commits to and a replica ``git pull``s). The follower reads
-it without any lock and applies only what the verifying tail-reader (``events.tail``) passed:
+The follower reads a ``Source`` (``replication.transport``; the git transport's is a
+directory of ``<encoded group>/`` stream directories, ``replication.tree``) and applies only
+what the source's cursor verified. The rules are the follower's, the same for every source:
 
-* **new lines** – each segment's bytes past what was already consumed are read, complete lines
-  only; every line must pass the one line check (``events.linecheck``: checksum, decodes,
-  checksum order, the stream's generation) and have ``seq`` = previous + 1;
-* **rewritten files** – a consumed prefix is re-hashed whenever a file's stat changes (``git
-  pull`` replaces files); a shrunk, vanished or changed prefix in the same generation stops
-  the group;
+* **new lines** – complete lines only; every line must pass the one line check
+  (``events.linecheck``: checksum, decodes, checksum order, the stream's generation) and have
+  ``seq`` = previous + 1;
+* **rewritten history** – what was verified must not change in the same generation (the
+  directory source re-hashes a consumed prefix whenever a file's stat changes: ``git pull``
+  replaces files); a shrunk, vanished or changed prefix stops the group;
 * **generation change** – a sidecar or first line naming another generation than the applied
   one is a publisher reset: the new stream is verified whole, then the group's projections
   are purged and rebuilt from it (``reset_detected``);
@@ -17,40 +17,34 @@ it without any lock and applies only what the verifying tail-reader (``events.ta
   generation, is refused: the publication was copied partially or by hand;
 * **seq gap / regression** – stops the group with the seq numbers rather than guessing.
 
-* **untrusted files** – the publication is someone else's input (ADR 0154): a group
-  directory, segment or sidecar that is a symlink, a FIFO, a device or larger than its limit
-  (``ReadLimits``), a line longer than the line limit, or a malformed
-  ``.wal-generation.json`` stops that group; nothing is read through a link or without a
-  bound, and a directory whose name is no group is listed in ``skipped``, never opened.
+* **untrusted input** – the publication is someone else's (ADR 0154): whatever the source
+  refuses (``UnsafeFileError``: a symlink, a FIFO, a device, a file over its limit, a line
+  longer than the line limit) stops that group; an entry that names no group is listed in
+  ``skipped``, never opened.
 
 A stopped group is re-examined on every change, so a transient state (a ``git pull`` caught
 half-way) heals by itself once the files are whole; a persistent defect stays stopped with
 its reason and remedy in ``replica_status``. A defect in one group never holds another: each
 group's pass is its own, and every read is bounded. Events are applied in batches under the
-workspace write lock, so reads see whole batches. The watcher watches the root and each real
-group directory, not recursively: a symlink out of the publication is never walked.
+workspace write lock, so reads see whole batches. Between passes the follower waits on the
+source's ``changes``.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import stat
 import threading
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import msgspec
 
 from lcg import telemetry
-from lcg.errors import GenerationError, LcgError
-from lcg.events.generation import stream_generation
-from lcg.events.groups import encode_group
-from lcg.events.guarded import ReadLimits, UnsafeFileError, check_real_dir
-from lcg.events.layout import BOUNDS_FILE, GENERATION_FILE, SEGMENT_DIGITS, SEGMENT_SUFFIX
+from lcg.errors import LcgError
+from lcg.events.guarded import ReadLimits, UnsafeFileError
+from lcg.events.layout import GENERATION_FILE
 from lcg.events.model import Event
-from lcg.events.tail import TailDefect, VerifiedTail
-from lcg.replication.scan import PublicationScan, scan_publication
+from lcg.events.tail import TailDefect
+from lcg.replication.scan import PublicationScan
 from lcg.replication.status import (
     ReplicaApplied,
     ReplicaResetDetected,
@@ -59,7 +53,8 @@ from lcg.replication.status import (
     now,
     refresh_lag,
 )
-from lcg.replication.verified import load_saved, save_verified
+from lcg.replication.transport import GroupCursor, Source
+from lcg.replication.tree import TreeSource
 from lcg.workspace import Workspace
 
 __all__ = ["Follower"]
@@ -70,9 +65,11 @@ log = logging.getLogger(__name__)
 class Follower:
     """Applies a publication's group streams to a workspace opened on that publication.
 
-    The workspace must have been opened with ``config.wal_dir`` = the publication directory
-    and *without* catching up (``Workspace(config)`` or ``Workspace.open(..., catch_up=False)``)
-    so that nothing unverified is applied.
+    The workspace must have been opened *without* catching up (``Workspace(config)`` or
+    ``Workspace.open(..., catch_up=False)``) so that nothing unverified is applied. Its stream
+    directory (``config.wal_dir``) holds what the source verifies - for the directory source,
+    the publication itself - since a projection behind the others is brought up from it.
+    Without ``source`` the publication is ``config.wal_dir`` read as a directory.
     """
 
     def __init__(
@@ -80,18 +77,22 @@ class Follower:
         ws: Workspace,
         groups: Sequence[str] | None = None,
         *,
+        source: Source | None = None,
         source_label: str | None = None,
         batch_size: int = 256,
         limits: ReadLimits | None = None,
     ) -> None:
         self.ws = ws
-        #: The bounds every file of the publication is read under.
-        self.limits = limits or ws.store.limits or ReadLimits()
-        self.source = ws.config.wal_dir
-        self.source_label = source_label or str(self.source)
+        if source is None:
+            # The bounds every file of the publication is read under.
+            bounds = limits or ws.store.limits or ReadLimits()
+            source = TreeSource(ws.config.wal_dir, limits=bounds, label=source_label)
+        #: Where the verified lines come from.
+        self.source: Source = source
+        self.source_label = source_label or source.label
         self.only: list[str] | None = list(groups) if groups else None
         self.batch_size = max(1, batch_size)
-        self._tracks: dict[str, VerifiedTail] = {}
+        self._tracks: dict[str, GroupCursor] = {}
         self._status: dict[str, ReplicaStatus] = {}
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -99,7 +100,7 @@ class Follower:
         #: Called after every pass with the statuses (tests and the bench wait on it).
         self.on_sync: Callable[[dict[str, ReplicaStatus]], None] | None = None
         self.passes = 0
-        #: The last listing of the publication root (its groups and the names that are none).
+        #: The last listing of the publication (its groups and the entries that are none).
         self.scan = PublicationScan()
 
     # ---- status ----------------------------------------------------------------------------
@@ -127,9 +128,9 @@ class Follower:
     def sync(self) -> dict[str, ReplicaStatus]:
         """Examine every followed group once and apply what landed; return the statuses."""
         try:
-            self.scan = scan_publication(self.source)
+            self.scan = self.source.list_groups()
         except OSError as exc:  # the root itself is unreadable: keep the last listing
-            log.warning("cannot list the publication %s: %s", self.source, exc)
+            log.warning("cannot list the publication %s: %s", self.source_label, exc)
         for group_id in self.groups():
             self.sync_group(group_id)
         self.passes += 1
@@ -180,113 +181,69 @@ class Follower:
 
     # ---- verification marks across restarts -------------------------------------------------
 
-    def _load_track(self, group_id: str) -> VerifiedTail:
-        """The marks saved by a previous run, re-checked against the files; else a fresh track.
+    def _load_track(self, group_id: str) -> GroupCursor:
+        """A cursor past what a previous run verified (re-checked by the source), else fresh.
 
-        Without them a restarted replica could re-verify seqs and generations but not notice
+        Without it a restarted replica could re-verify seqs and generations but not notice
         that bytes it applied before were since changed in place.
         """
-        gdir = self.source / encode_group(group_id)
-        check_real_dir(gdir)
-        track = VerifiedTail(group_id, gdir, limits=self.limits)
-        saved = load_saved(self.ws.config.workspace, group_id)
-        if saved is None:
-            return track
-        positions = self.ws.projector.positions(group_id)
-        if {gen for _, gen in positions.values()} != {saved.generation}:
-            return track  # purged, reset or never applied: the saved marks say nothing now
-        if self._stream_generation(group_id, gdir) != saved.generation:
-            return track  # a reset: handled by the pass
-        for entry in saved.files:
-            if not _is_segment_name(entry.name):
-                return VerifiedTail(group_id, gdir, limits=self.limits)  # not marks of ours
-            try:
-                track.restore(entry.name, entry.consumed, entry.lines, bytes.fromhex(entry.digest))
-            except FileNotFoundError:
-                raise TailDefect(
-                    f"segment {entry.name} of group {group_id!r} disappeared from the "
-                    "publication since this replica last ran, while the generation stayed the "
-                    "same; a stream is append-only - the publisher must publish a reset as a "
-                    "new generation (`lcg publish --reset`)"
-                ) from None
-        track.generation = saved.generation
-        track.next_seq = saved.next_seq
-        track.lines.checksummed = saved.checksummed
-        return track
+        gens = {gen for _, gen in self.ws.projector.positions(group_id).values()}
+        applied = next(iter(gens)) if len(gens) == 1 else None
+        if applied is None:
+            return self.source.cursor(group_id)  # purged, reset or never applied
+        return self.source.resume(group_id, applied, self.ws.config.workspace)
 
     def _save_track(self, group_id: str) -> None:
         track = self._tracks.get(group_id)
         if track is not None:
-            save_verified(self.ws.config.workspace, track)
+            self.source.save(track, self.ws.config.workspace)
 
-    def _sync(self, group_id: str, track: VerifiedTail, status: ReplicaStatus) -> None:
-        gdir = self.source / encode_group(group_id)
-        # A symlinked group directory would be read wherever it points (outside the root).
-        check_real_dir(gdir)
+    def _sync(self, group_id: str, track: GroupCursor, status: ReplicaStatus) -> None:
+        stream_gen = self.source.generation(group_id)
         positions = self.ws.projector.positions(group_id)
         recorded = [p for p in positions.values() if p[0] is not None]
         recorded_gens = {gen for _, gen in recorded if gen is not None}
-        stream_gen = self._stream_generation(group_id, gdir)
         status.source_generation = stream_gen
         if stream_gen is None:
             if recorded:
                 applied = self.ws.projector.applied_seq(group_id)
                 raise TailDefect(
-                    f'WAL stream generation unknown: group "{group_id}": {gdir / GENERATION_FILE} '
-                    "is absent or unreadable and no line names a generation, but this replica "
-                    f"has applied through seq {applied}; the publisher must republish the "
-                    "group's whole stream directory (`lcg publish`, never a *.jsonl copy), or "
-                    "delete this replica's workspace state and follow again"
+                    f'WAL stream generation unknown: group "{group_id}": the publication '
+                    f"({self.source_label}) has no readable {GENERATION_FILE} for it and no "
+                    f"line names a generation, but this replica has applied through seq "
+                    f"{applied}; the publisher must republish the group's whole stream "
+                    "directory (`lcg publish`, never a *.jsonl copy), or delete this "
+                    "replica's workspace state and follow again"
                 )
             return  # nothing published yet
         previous = track.generation or (next(iter(recorded_gens)) if recorded_gens else None)
         if previous is not None and (previous != stream_gen or len(recorded_gens) > 1):
-            self._reset(group_id, gdir, track, status, previous, stream_gen)
+            self._reset(group_id, track, status, previous, stream_gen)
             return
         if track.generation is None:
             track.generation = stream_gen
         status.generation = stream_gen
-        self._follow(group_id, gdir, track, status)
-
-    def _stream_generation(self, group_id: str, gdir: Path) -> str | None:
-        try:
-            witnesses = stream_generation(gdir, limits=self.limits)
-        except GenerationError as exc:
-            raise TailDefect(
-                f"group {group_id!r}: {exc}; the replica stops this group rather than guess "
-                "its generation - the publisher must republish it (`lcg publish` rewrites "
-                "the sidecar)"
-            ) from None
-        if witnesses.split:
-            sidecar, lines = witnesses.sidecar, witnesses.lines
-            raise TailDefect(
-                f"the publication of group {group_id!r} mixes generations: {GENERATION_FILE} "
-                f"names {sidecar!r} but its first line carries {lines!r}; it was copied "
-                "partially or by hand - the publisher must republish the whole directory "
-                "(`lcg publish --reset` if the stream was replaced)"
-            )
-        return witnesses.effective
+        self._follow(group_id, track, status)
 
     # ---- reset -----------------------------------------------------------------------------
 
     def _reset(
         self,
         group_id: str,
-        gdir: Path,
-        track: VerifiedTail,
+        track: GroupCursor,
         status: ReplicaStatus,
         previous: str,
         generation: str,
     ) -> None:
         # Verify the whole new stream before purging: a half-pulled publication must not
         # cost the replica the generation it is serving.
-        probe = VerifiedTail(group_id, gdir, generation, limits=self.limits)
+        probe = self.source.cursor(group_id, generation)
         for _ in probe.read(yield_after=None):
             pass
         with self.ws.rw.write():
             for proj in (self.ws.graph, self.ws.text, self.ws.vectors):
                 proj.purge_group(group_id)
-        fresh = VerifiedTail(group_id, gdir, generation, limits=self.limits)
+        fresh = self.source.cursor(group_id, generation)
         self._tracks[group_id] = fresh
         status.reset_detected = True
         status.previous_generation = previous
@@ -303,13 +260,11 @@ class Follower:
                 reason=f"replica group {group_id!r}: generation {previous} -> {generation}",
             )
         )
-        self._follow(group_id, gdir, fresh, status)
+        self._follow(group_id, fresh, status)
 
     # ---- following -------------------------------------------------------------------------
 
-    def _follow(
-        self, group_id: str, gdir: Path, track: VerifiedTail, status: ReplicaStatus
-    ) -> None:
+    def _follow(self, group_id: str, track: GroupCursor, status: ReplicaStatus) -> None:
         proj = self.ws.projector
         positions = proj.positions(group_id)
         seqs = {p[0] for p in positions.values()}
@@ -319,7 +274,7 @@ class Follower:
         if track.next_seq - 1 > min(-1 if s is None else s for s in seqs):
             # Verified further than applied (an apply failed, or projections were purged):
             # re-verify from the start so the unapplied events are yielded again.
-            fresh = VerifiedTail(group_id, gdir, track.generation, limits=self.limits)
+            fresh = self.source.cursor(group_id, track.generation)
             track = self._tracks[group_id] = fresh
         if len(seqs) == 1 and gens <= {track.generation}:
             self._apply_stream(group_id, track, status, highest)
@@ -349,7 +304,7 @@ class Follower:
             raise defect
         self._check_not_behind(group_id, track, highest)
 
-    def _check_not_behind(self, group_id: str, track: VerifiedTail, applied: int) -> None:
+    def _check_not_behind(self, group_id: str, track: GroupCursor, applied: int) -> None:
         if track.next_seq - 1 < applied:
             raise TailDefect(
                 f"seq regression in group {group_id!r}: the publication holds seqs through "
@@ -360,7 +315,7 @@ class Follower:
             )
 
     def _apply_stream(
-        self, group_id: str, track: VerifiedTail, status: ReplicaStatus, applied: int
+        self, group_id: str, track: GroupCursor, status: ReplicaStatus, applied: int
     ) -> None:
         batch: list[Event] = []
         try:
@@ -399,85 +354,18 @@ class Follower:
     # ---- lag -------------------------------------------------------------------------------
 
     def _refresh_lag(self, group_id: str, status: ReplicaStatus) -> None:
-        gdir = self.source / encode_group(group_id)
-        refresh_lag(status, gdir, self.ws.projector.applied_seq(group_id), self.limits)
+        tail = self.source.tail(group_id)
+        refresh_lag(status, tail.seq, tail.ts, self.ws.projector.applied_seq(group_id))
 
     # ---- watching --------------------------------------------------------------------------
 
-    def relevant(self, path: str) -> bool:
-        """Whether a changed path can change what the follower applies."""
-        p = Path(path)
-        for root in (self.source, self.source.resolve()):
-            try:
-                rel = p.relative_to(root)
-                break
-            except ValueError:
-                continue
-        else:
-            return False
-        parts = rel.parts
-        if not parts or parts[0].startswith("."):
-            return False  # .git and other dot-dirs of the publication root
-        if len(parts) == 1:
-            return True  # a group directory appeared or went away
-        name = parts[-1]
-        return (
-            len(parts) == 2
-            and (name.endswith(SEGMENT_SUFFIX) or name == GENERATION_FILE)
-            and name != BOUNDS_FILE
-        )
-
-    def watched(self) -> dict[Path, int]:
-        """What the watcher watches: the root and each real group directory, by inode."""
-        root = self.source.resolve()
-        paths = [root, *(root / encode_group(g) for g in self.groups())]
-        out: dict[Path, int] = {}
-        for path in paths:
-            try:
-                st = os.lstat(path)
-            except OSError:
-                continue
-            # Never a symlink: a watch follows it, and a link to / would walk the disk.
-            if stat.S_ISDIR(st.st_mode):
-                out[path] = st.st_ino
-        return out
-
     def run(self, stop: threading.Event, *, step_ms: int = 50, rescan_ms: int = 2000) -> None:
-        """Follow until ``stop`` is set: a pass now, then one per batch of relevant changes.
-
-        Changes are grouped until ``step_ms`` pass without another (the debounce); a pass also
-        runs every ``rescan_ms`` without changes, in case an event was missed. The watch is
-        not recursive (``watched``) and is set up again when the group directories change.
-        """
-        import watchfiles
-
-        self.source.mkdir(parents=True, exist_ok=True)
+        """Follow until ``stop`` is set: a pass now, then one each time the source may have
+        new lines (``Source.changes``: after a debounce of ``step_ms``, and every
+        ``rescan_ms`` in case a change was missed)."""
         self.sync()
-        while not stop.is_set():
-            watched = self.watched()
-            try:
-                for _changes in watchfiles.watch(
-                    *watched,
-                    watch_filter=lambda _change, path: self.relevant(path),
-                    debounce=max(step_ms * 10, 500),
-                    step=step_ms,
-                    stop_event=stop,
-                    rust_timeout=rescan_ms,
-                    yield_on_timeout=True,
-                    raise_interrupt=False,
-                    recursive=False,
-                ):
-                    if stop.is_set():
-                        break
-                    self.sync()
-                    if self.watched() != watched:
-                        break  # a group directory appeared, went or was replaced: watch anew
-            except OSError as exc:
-                # A directory went away between listing and watching (a pull): list again.
-                log.debug("watch of %s failed (%s); watching anew", self.source, exc)
-                if stop.wait(step_ms / 1000):
-                    break
-                self.sync()
+        for _ in self.source.changes(self.groups, stop, step_ms=step_ms, rescan_ms=rescan_ms):
+            self.sync()
 
     def start(self, *, step_ms: int = 50, rescan_ms: int = 2000) -> None:
         """Follow in a background thread (``stop()`` ends it)."""
@@ -497,9 +385,3 @@ class Follower:
         if self._thread is not None:
             self._thread.join(timeout=30)
             self._thread = None
-
-
-def _is_segment_name(name: str) -> bool:
-    """Whether ``name`` is a segment file name (saved marks name nothing else)."""
-    stem = name[: -len(SEGMENT_SUFFIX)]
-    return name.endswith(SEGMENT_SUFFIX) and len(stem) == SEGMENT_DIGITS and stem.isdigit()

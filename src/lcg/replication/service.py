@@ -6,16 +6,13 @@ A replica workspace keeps its own projections, socket and lock in its ``.lcg``; 
 publication but the optional bounds cache, which ``lcg publish`` keeps untracked.
 
 ``Replica`` opens the workspace without catching up, hydrates it from what the follower
-verified, then follows in the background. ``refuses`` is the rule for the method table:
-writes are refused (the error names the publisher), and so are the methods that would write
-into the publication or swap the workspace under the follower. ``lcg.rpc.replica`` serves it.
+verified, then follows in the background. ``lcg.rpc.replica`` serves it, and holds which
+methods a replica refuses (the method table is the RPC layer's). How the publication reaches
+the follower is the transport's (``replication.transport``; git: ``replication.git``).
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,36 +26,14 @@ from lcg.events.layout import LCG_DIR, WAL_DIR
 from lcg.extract.embedders import Embedder
 from lcg.replication.follow import Follower
 from lcg.replication.status import ReplicaStatus
+from lcg.replication.transport import Source
 from lcg.workspace import Workspace
 
-__all__ = [
-    "REBUILD_METHOD",
-    "REFUSED_METHODS",
-    "GitPuller",
-    "Replica",
-    "ReplicaReport",
-    "read_only_reason",
-    "refuses",
-    "replica_config",
-]
+__all__ = ["Replica", "ReplicaReport", "SourceFactory", "read_only_reason", "replica_config"]
 
-#: Methods that are not writes to a stream but still must not run on a replica: they write
-#: into the publication (marks) or close the workspace under the follower (recovery).
-REFUSED_METHODS = frozenset(
-    {
-        "knowledge_wal_mark_create",
-        "knowledge_wal_mark_delete",
-        "knowledge_recover",
-        "knowledge_recover_full",
-    }
-)
-#: The one writing method a replica answers, and only as a dry run.
-REBUILD_METHOD = "knowledge_rebuild_from_wal"
-
-
-def refuses(name: str, *, writes: bool) -> bool:
-    """Whether a replica refuses method ``name`` (``writes``: the method appends events)."""
-    return (writes and name != REBUILD_METHOD) or name in REFUSED_METHODS
+#: Builds the follower's source for the opened replica workspace (default: its ``.lcg/wal``
+#: read as a publication directory).
+SourceFactory = Callable[[Workspace], Source]
 
 
 def read_only_reason(source_label: str) -> str:
@@ -111,6 +86,7 @@ class Replica:
         step_ms: int = 50,
         rescan_ms: int = 2000,
         limits: ReadLimits | None = None,
+        source: SourceFactory | None = None,
     ) -> None:
         self.config = config
         self.source_label = source_label
@@ -119,6 +95,7 @@ class Replica:
         self.rescan_ms = rescan_ms
         #: The bounds the publication is read under (ADR 0154).
         self.limits = limits or ReadLimits()
+        self.source = source
         #: Set from the start of the first pass, so status shows the hydration.
         self.follower: Follower | None = None
 
@@ -130,10 +107,11 @@ class Replica:
         # Opened as a publication: a bad group directory stops that group (the follower's
         # verdict), not the whole workspace, and every read of the streams is bounded.
         ws = Workspace(self.config, embedder, publication=self.limits)
-        follower = Follower(ws, self.groups, source_label=self.source_label)
-        # Visible before the first pass, so knowledge_replica_status shows the hydration.
-        self.follower = follower
         try:
+            source = self.source(ws) if self.source is not None else None
+            follower = Follower(ws, self.groups, source=source, source_label=self.source_label)
+            # Visible before the first pass, so knowledge_replica_status shows the hydration.
+            self.follower = follower
             follower.sync()
         except BaseException:
             self.follower = None
@@ -194,46 +172,3 @@ class Replica:
                     entry["replica"] = msgspec.to_builtins(follower.replica_status(gid))
         out["replica_of"] = self.source_label
         return out
-
-
-class GitPuller:
-    """Runs ``git pull --ff-only`` in the publication every few seconds (``--pull-every``)."""
-
-    def __init__(
-        self, repo: Path, every_s: float, *, on_error: Callable[[str], None] | None = None
-    ) -> None:
-        self.repo = repo
-        self.every_s = every_s
-        self.on_error = on_error or _print_pull_error
-        self._stop = threading.Event()
-        self._last_error: str | None = None
-        #: How many pulls ran (failed ones included).
-        self.pulls = 0
-        self._thread = threading.Thread(target=self._run, name="lcg-pull", daemon=True)
-
-    def start(self) -> None:
-        """Pull in a background thread until ``stop``."""
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Stop pulling (a pull under way finishes in the background)."""
-        self._stop.set()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.every_s):
-            proc = subprocess.run(
-                ["git", "-C", str(self.repo), "pull", "--ff-only", "-q"],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            error = (proc.stderr or proc.stdout).strip() if proc.returncode else None
-            # A failure is reported once, not every few seconds while it lasts.
-            if error and error != self._last_error:
-                self.on_error(error)
-            self._last_error = error
-            self.pulls += 1
-
-
-def _print_pull_error(error: str) -> None:
-    print(f"lcg follow: git pull failed: {error}", file=sys.stderr)

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Literal
 
 import msgspec
 
 from lcg import telemetry, timestamps
-from lcg.errors import StreamError
-from lcg.events.codec import decode_line
-from lcg.events.guarded import ReadLimits, check_real_dir
-from lcg.events.segments import list_segments, read_tail
 
 __all__ = [
     "ReplicaApplied",
@@ -90,38 +85,11 @@ def now() -> str:
     return timestamps.now()
 
 
-def _source_tail(group_dir: Path, limits: ReadLimits) -> tuple[int | None, str | None]:
-    """The seq and ``ts`` of the publication's last complete line (``None`` if it has none).
-
-    Read guarded and bounded: a group the follower stopped for a symlink, a FIFO or a huge
-    file has no known tail (``None``), and the lag of the others is still computed.
-    """
-    try:
-        check_real_dir(group_dir)
-        segments = list_segments(group_dir)
-    except (StreamError, OSError):
-        return None, None
-    for seg in reversed(segments):
-        try:
-            tail = read_tail(seg.path, max_line_bytes=limits.max_line_bytes)
-        except FileNotFoundError:
-            continue
-        except (StreamError, OSError):
-            return None, None
-        if tail.last_line is None:
-            continue
-        decoded = decode_line(tail.last_line)
-        if decoded.seq is not None:
-            return decoded.seq, decoded.event.ts if decoded.event is not None else None
-    return None, None
-
-
 def refresh_lag(
-    status: ReplicaStatus, group_dir: Path, applied_seq: int | None, limits: ReadLimits
+    status: ReplicaStatus, source_max: int | None, source_ts: str | None, applied_seq: int | None
 ) -> None:
-    """Set ``status``'s applied seq, the publication's last seq and the lag between them."""
+    """Set ``status``'s applied seq, the publication's last seq (and ``ts``) and the lag."""
     status.applied_seq = applied_seq
-    source_max, source_ts = _source_tail(group_dir, limits)
     status.source_max_seq = source_max
     applied = -1 if applied_seq is None else applied_seq
     if source_max is None or applied >= source_max:

@@ -1,10 +1,11 @@
 """The replica service over JSON-RPC: the ordinary method table, bound to a ``Replica``.
 
 Writes are refused (the error names the publisher), and so are the methods that would write
-into the publication or swap the workspace under the follower (``replication.refuses``);
-``knowledge_rebuild_from_wal`` answers a dry run only; ``knowledge_status`` gains a
-``replica`` object per group; ``knowledge_replica_status`` is added. What a replica is and
-does lives in ``lcg.replication``; this module only serves it.
+into the publication or swap the workspace under the follower (``REFUSED_METHODS``, here
+beside the method table they name: ``refuses``); ``knowledge_rebuild_from_wal`` answers a dry
+run only; ``knowledge_status`` gains a ``replica`` object per group;
+``knowledge_replica_status`` is added. What a replica is and does lives in
+``lcg.replication``; this module only serves it.
 """
 
 from __future__ import annotations
@@ -21,17 +22,35 @@ from lcg.errors import LcgError, ReadOnlyError
 from lcg.events.guarded import ReadLimits
 from lcg.extract.embedders import Embedder
 from lcg.replication import Follower
-from lcg.replication.service import (
-    REBUILD_METHOD,
-    Replica,
-    ReplicaReport,
-    read_only_reason,
-    refuses,
-)
+from lcg.replication.service import Replica, ReplicaReport, SourceFactory, read_only_reason
 from lcg.rpc.app import ServiceApp, State
 from lcg.rpc.registry import CallContext, MethodSpec, Params, Registry, Result
 
-__all__ = ["ReplicaApp", "ReplicaStatusParams"]
+__all__ = [
+    "REBUILD_METHOD",
+    "REFUSED_METHODS",
+    "ReplicaApp",
+    "ReplicaStatusParams",
+    "refuses",
+]
+
+#: Methods that are not writes to a stream but still must not run on a replica: they write
+#: into the publication (marks) or close the workspace under the follower (recovery).
+REFUSED_METHODS = frozenset(
+    {
+        "knowledge_wal_mark_create",
+        "knowledge_wal_mark_delete",
+        "knowledge_recover",
+        "knowledge_recover_full",
+    }
+)
+#: The one writing method a replica answers, and only as a dry run.
+REBUILD_METHOD = "knowledge_rebuild_from_wal"
+
+
+def refuses(name: str, *, writes: bool) -> bool:
+    """Whether a replica refuses method ``name`` (``writes``: the method appends events)."""
+    return (writes and name != REBUILD_METHOD) or name in REFUSED_METHODS
 
 
 class ReplicaStatusParams(Params):
@@ -53,6 +72,7 @@ class ReplicaApp(ServiceApp):
         step_ms: int = 50,
         rescan_ms: int = 2000,
         limits: ReadLimits | None = None,
+        source: SourceFactory | None = None,
     ) -> None:
         super().__init__(
             config, embedder_factory=embedder_factory, read_only=read_only_reason(source_label)
@@ -64,6 +84,7 @@ class ReplicaApp(ServiceApp):
             step_ms=step_ms,
             rescan_ms=rescan_ms,
             limits=limits,
+            source=source,
         )
         self.source_label = source_label
         self._replica_registry = self._build_replica_registry(super().registry)

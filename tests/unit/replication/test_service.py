@@ -10,14 +10,9 @@ import pytest
 
 from lcg.errors import ConfigError
 from lcg.events.layout import LCG_DIR, WAL_DIR
-from lcg.replication.service import (
-    REBUILD_METHOD,
-    REFUSED_METHODS,
-    GitPuller,
-    read_only_reason,
-    refuses,
-    replica_config,
-)
+from lcg.replication.git import GitPuller
+from lcg.replication.service import read_only_reason, replica_config
+from lcg.rpc.replica import REBUILD_METHOD, REFUSED_METHODS, refuses
 
 
 def test_writes_and_the_methods_that_would_touch_the_publication_are_refused() -> None:
