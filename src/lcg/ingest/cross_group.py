@@ -27,7 +27,6 @@ from lcg.events.model import (
 )
 from lcg.ingest._common import commit, new_uuid, strip_control
 from lcg.ingest.assertion import follow_merged
-from lcg.projections._replay_report import ReplayResult
 from lcg.projections.graph import records as gr
 from lcg.projections.graph.pointers import (
     BindingState,
@@ -37,6 +36,7 @@ from lcg.projections.graph.pointers import (
     with_pointers,
 )
 from lcg.projections.ops import MERGED_LABEL
+from lcg.projections.projector import ReplayResult
 from lcg.workspace import Workspace
 
 __all__ = [
