@@ -50,7 +50,7 @@ def _run(args: argparse.Namespace) -> int:
     from lcg.workspace.lock import hold_for_process
 
     workspace = config_from(args).workspace
-    setup = follow_setup(args.source, workspace, pull_every=args.pull_every)
+    setup = follow_setup(args.source, workspace, pull_every=args.pull_every, groups=args.group)
     config = setup.config
     if args.embedder:
         config = msgspec.structs.replace(config, embedder=args.embedder)
@@ -118,7 +118,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         summary="Serve a read-only replica of a publication, applying new events as they land.",
         details="""
             SOURCE's form chooses the transport: a directory (a clone of a repository that
-            `lcg publish` commits to, or any directory of group streams) is git. The
+            `lcg publish` commits to, or any directory of group streams) is git;
+            nats://HOST:PORT[/PREFIX] follows JetStream (`lcg publish --to nats://...`). The
             replica's own workspace (-C, default the current directory) holds its
             projections and socket. Events are applied as files change, including
             after `git pull`; a new generation rebuilds the group; a gap, regression, mixed
@@ -129,10 +130,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             git clone git@host:team/pub.git ~/pub
             lcg -C ~/replica follow ~/pub --pull-every 5
             lcg follow ~/pub --group team -C ~/replica
+            lcg -C ~/replica follow nats://127.0.0.1:4222 --group team
         """,
         func=_run,
     )
-    p.add_argument("source", metavar="SOURCE", help="the publication: a directory (a clone)")
+    p.add_argument(
+        "source",
+        metavar="SOURCE",
+        help="the publication: a directory (a clone) or nats://HOST:PORT",
+    )
     p.add_argument("-g", "--group", action="append", metavar="G", help="follow only G (repeatable)")
     p.add_argument(
         "-C",

@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 from lcg.cli._common import add_command, add_json_option, config_from, emit_json
+from lcg.errors import ConfigError
 from lcg.replication import publish_group
-from lcg.replication.targets import open_publisher
+from lcg.replication.targets import open_publisher, transport_of
 
 __all__ = ["register"]
 
@@ -22,6 +23,15 @@ def _run(args: argparse.Namespace) -> int:
     config = config_from(args)
     root = Path(args.stream_root).resolve() if args.stream_root else config.wal_dir
     target, flag = (args.to, "--to") if args.to is not None else (args.repo, "--repo")
+    if transport_of(target) == "jetstream":
+        from lcg.cli._publish_jetstream import run_jetstream
+
+        return run_jetstream(args, root, target)
+    if args.all or args.live or args.status or not args.group:
+        raise ConfigError(
+            "--all, --live and --status are JetStream's (--to nats://HOST:PORT); "
+            "a git publish names its --group"
+        )
     result = publish_group(
         root,
         args.group,
@@ -55,7 +65,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "publish",
         summary="Publish one group's stream into a git working tree and commit it.",
         details="""
-            The target's form chooses the transport: a path (a git working tree) is git.
+            The target's form chooses the transport: a path (a git working tree) is git;
+            nats://HOST:PORT[/PREFIX] is JetStream (a stream per group, a message per line;
+            --all, --live keeps publishing new lines as they become durable, --status shows
+            what the server acknowledged).
             Copies the group's whole stream directory (dot-files included; .checkpoints/ only
             with --with-marks) into <repo>/<group dir>/ and commits it. Safe while `lcg serve`
             runs. A repository copy of another generation is refused unless --reset.
@@ -63,12 +76,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         example="""
             lcg publish --group team --to ~/pub
             lcg publish --group team --to ~/pub --reset --stream-root .lcg/wal-compacted
+            lcg publish --to nats://127.0.0.1:4222 --all --live
         """,
         func=_run,
     )
-    p.add_argument("-g", "--group", required=True, metavar="G", help="the group to publish")
+    p.add_argument("-g", "--group", metavar="G", help="the group to publish")
+    p.add_argument("--all", action="store_true", help="every group (JetStream)")
+    p.add_argument(
+        "--live", action="store_true", help="keep publishing new lines (JetStream; Ctrl-C stops)"
+    )
+    p.add_argument(
+        "--status", action="store_true", help="show what the server acknowledged (JetStream)"
+    )
+    p.add_argument(
+        "--replicas", type=int, default=1, metavar="N", help="JetStream copies of a new stream"
+    )
     to = p.add_mutually_exclusive_group(required=True)
-    to.add_argument("--to", metavar="TARGET", help="where to publish: a git working tree")
+    to.add_argument(
+        "--to", metavar="TARGET", help="where to publish: a git working tree or nats://HOST:PORT"
+    )
     to.add_argument("--repo", metavar="DIR", help="a git working tree (the same as --to DIR)")
     p.add_argument("-m", "--message", metavar="M", help="the commit message")
     p.add_argument("--with-marks", action="store_true", help="also publish .checkpoints/")

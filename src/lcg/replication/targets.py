@@ -1,13 +1,15 @@
 """Which transport a publish target or a follow source names, by its form (the dispatch point).
 
-A path or a git URL is git (``replication.git``); any other ``scheme://`` is refused here,
-naming what is known. A transport added beside git (``nats://`` for JetStream) registers its
-scheme in ``_SCHEMES`` and answers ``open_publisher`` and ``follow_setup`` for it.
+A path or a git URL is git (``replication.git``); ``nats://`` (and ``tls://``) is JetStream
+(``replication.jetstream``, ADR 0190); any other ``scheme://`` is refused here, naming what is
+known. A transport added beside these registers its scheme in ``_SCHEMES`` and answers
+``open_publisher`` and ``follow_setup`` for it.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -15,13 +17,15 @@ from typing import Literal
 from lcg.config import Config
 from lcg.errors import ConfigError
 from lcg.replication.git import GitPublisher, GitPuller
+from lcg.replication.jetstream import JetStreamPublisher, JetStreamTarget
+from lcg.replication.jetstream_follow import JetStreamPuller, MirrorSource, mirror_root
 from lcg.replication.service import SourceFactory, replica_config
 from lcg.replication.transport import Publisher, Puller
 
 __all__ = ["FollowSetup", "TransportName", "follow_setup", "open_publisher", "transport_of"]
 
 #: The transports lcg has.
-TransportName = Literal["git"]
+TransportName = Literal["git", "jetstream"]
 
 #: URL schemes and the transport each names (git's own URL forms, and a local file URL).
 _SCHEMES: dict[str, TransportName] = {
@@ -30,11 +34,13 @@ _SCHEMES: dict[str, TransportName] = {
     "http": "git",
     "https": "git",
     "ssh": "git",
+    "nats": "jetstream",
+    "tls": "jetstream",
 }
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 #: git's scp-like form, ``user@host:path`` (a local path names no user and host so).
 _SCP = re.compile(r"^[\w.+-]+@[\w.-]+:")
-_KNOWN = "a path or a git URL (the git transport)"
+_KNOWN = "a path or a git URL (the git transport), or nats://HOST:PORT (JetStream)"
 
 
 def _scheme(target: str) -> str | None:
@@ -70,6 +76,8 @@ def open_publisher(target: str, *, flag: str = "--to") -> Publisher:
                     f"clone it (`git clone {target} DIR`), publish with {flag} DIR, then push"
                 )
             return GitPublisher.open(Path(target), flag=flag)
+        case "jetstream":
+            return JetStreamPublisher(target)
 
 
 @dataclass(frozen=True)
@@ -91,6 +99,7 @@ def follow_setup(
     *,
     pull_every: float | None = None,
     env: dict[str, str] | None = None,
+    groups: Sequence[str] | None = None,
 ) -> FollowSetup:
     """The replica of ``workspace`` following ``source``, by the transport it names."""
     match transport_of(source):
@@ -105,3 +114,14 @@ def follow_setup(
             resolved = path.resolve()
             puller = GitPuller(resolved, pull_every) if pull_every else None
             return FollowSetup(config=config, label=str(resolved), puller=puller)
+        case "jetstream":
+            # The messages are mirrored, checked, into the replica's own .lcg (its .lcg/wal).
+            root = mirror_root(workspace.resolve(), JetStreamTarget.parse(source))
+            root.mkdir(parents=True, exist_ok=True)
+            nats_puller = JetStreamPuller(source, root, groups)
+            return FollowSetup(
+                config=replica_config(workspace, root, env=env),
+                label=nats_puller.target.label,
+                source=lambda ws: MirrorSource(nats_puller, limits=ws.store.limits),
+                puller=nats_puller,
+            )
