@@ -39,6 +39,8 @@ class FakeState:
         self.lock = threading.Lock()
         self.hasher = HashEmbedder(dim)
         self.dim = dim
+        #: Connections open now (kept-alive ones too): ``stop`` ends them.
+        self.connections: set[socket.socket] = set()
 
     def reset(self) -> None:
         with self.lock:
@@ -100,6 +102,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
+    def setup(self) -> None:
+        super().setup()
+        with self.state.lock:
+            self.state.connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.state.lock:
+            self.state.connections.discard(self.connection)
+        super().finish()
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         pass
 
@@ -134,6 +146,15 @@ class FakeEmbeddingsServer:
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop listening and end every open connection: the server is gone, as a killed
+        sidecar is (a kept-alive connection would otherwise go on being served)."""
         self.server.shutdown()
         self.server.server_close()
+        with self.state.lock:
+            live = list(self.state.connections)
+        for conn in live:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already closed by its client
         self._thread.join()

@@ -23,10 +23,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import _service_fixtures as sf
 import pytest
-from fake_embeddings import FAKE_DIM, FAKE_MODEL, FakeEmbeddingsServer, free_port
 
+import _service_fixtures as sf
+from fake_embeddings import FAKE_DIM, FAKE_MODEL, FakeEmbeddingsServer, free_port
 from lcg.rpc.client import Client
 
 G = "liminis"
@@ -169,9 +169,8 @@ def test_sidecar_away_at_start_then_back_without_restart(workspace: Path, port: 
                 {"name": "e2", "episode_body": "Ada Lovelace wrote the first program."},
             )
             assert added["extraction"]["status"] == "failed"
-            assert f"127.0.0.1:{port}/v1/embeddings is unreachable" in (
-                added["extraction"]["reason"]
-            )
+            reason = added["extraction"]["reason"]
+            assert f"127.0.0.1:{port}/v1/embeddings is unreachable" in reason
             asserted = c.call("knowledge_assert_entity", {"name": "Ada Lovelace"})
             assert asserted["created"] is True
             assert f"127.0.0.1:{port}" in asserted["embedding_warning"]
