@@ -45,9 +45,9 @@ def ready_line(app: ServiceApp, config: Config) -> str:
     embedder = app.ws.embedder
     away = app.ws.embedder_away
     # An embedder that is away serves no vectors yet; everything else is ready (ADR 0171).
-    state = "ready" if away is None else f"ready but for vectors ({away})"
+    ready = "ready" if away is None else f"ready but for vectors ({away})"
     return (
-        f"lcg serve: {state}; workspace {config.workspace}, socket {config.socket_path}, "
+        f"lcg serve: {ready}; workspace {config.workspace}, socket {config.socket_path}, "
         f"embedder {embedder.model_id} ({embedder.dim}-d); {stop}"
     )
 
