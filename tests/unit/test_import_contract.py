@@ -93,14 +93,6 @@ KNOWN_CYCLES: dict[str, frozenset[tuple[str, str]]] = {
             ("rpc.mcp_server", "rpc.mcp_attached"),
         }
     ),
-    # ``recover`` takes the Workspace (under TYPE_CHECKING) that calls it (ADR 0171); goes
-    # when it is typed against a narrow protocol or becomes the workspace's own method.
-    "workspace and its embedder standby (ADR 0171)": frozenset(
-        {
-            ("workspace.embedder_standby", "workspace.workspace"),
-            ("workspace.workspace", "workspace.embedder_standby"),
-        }
-    ),
 }
 
 

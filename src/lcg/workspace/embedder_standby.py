@@ -16,20 +16,51 @@ applied all along, so only the vectors are replayed.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 from lcg.config import Config
 from lcg.errors import EmbedderError
 from lcg.events.sidecars import read_embedding_model
-from lcg.extract.embedders import HttpEmbedder, StandbyEmbedder
+from lcg.events.store import WalStore
+from lcg.extract.embedders import Embedder, HttpEmbedder, StandbyEmbedder
 from lcg.projections.cache import EmbeddingCache
-from lcg.projections.vectors import snapshot_identities
+from lcg.projections.embedding import CachedTextEmbedder
+from lcg.projections.projector import Projector
+from lcg.projections.vectors import VectorProjection, snapshot_identities
 
-if TYPE_CHECKING:
-    from lcg.workspace.workspace import Workspace
+__all__ = ["PLACEHOLDER_DIM", "Host", "provisional_identity", "recover", "standby_for"]
 
-__all__ = ["PLACEHOLDER_DIM", "provisional_identity", "recover", "standby_for"]
+
+class _Locks(Protocol):
+    def applying(self) -> AbstractContextManager[None]: ...
+    def write(self) -> AbstractContextManager[None]: ...
+
+
+class Host(Protocol):
+    """What ``recover`` needs of the workspace (``Workspace`` is one; typed this narrowly
+    because the workspace module imports this one: no import cycle)."""
+
+    cache: EmbeddingCache
+
+    @property
+    def config(self) -> Config: ...
+    @property
+    def embedder(self) -> Embedder: ...
+    @property
+    def store(self) -> WalStore: ...
+    @property
+    def projector(self) -> Projector: ...
+    @property
+    def vectors(self) -> VectorProjection: ...
+    @property
+    def text_embedder(self) -> CachedTextEmbedder: ...
+    @property
+    def rw(self) -> _Locks: ...
+    def group_lock(self, group_id: str) -> AbstractContextManager[object]: ...
+    def record_embedding_model(self, group_id: str) -> None: ...
+
 
 #: The dimension assumed when nothing says it (the reference's bge-base-en-v1.5 has 768);
 #: a server that answers with another one is adopted (``recover``).
@@ -72,7 +103,7 @@ def standby_for(config: Config, embedder: HttpEmbedder) -> StandbyEmbedder:
     return StandbyEmbedder(embedder, model_id, dim, away=away)
 
 
-def recover(ws: Workspace) -> str | None:
+def recover(ws: Host) -> str | None:
     """Probe an away embedder and catch up the vectors; why it is still away, or ``None``."""
     embedder = ws.embedder
     if not isinstance(embedder, StandbyEmbedder):
@@ -100,7 +131,7 @@ def recover(ws: Workspace) -> str | None:
     return embedder.away
 
 
-def _adopt(ws: Workspace, embedder: StandbyEmbedder, model_id: str, dim: int) -> None:
+def _adopt(ws: Host, embedder: StandbyEmbedder, model_id: str, dim: int) -> None:
     """Take the identity the returned server reports: a vector projection (and cache) of it."""
     with ws.rw.write():
         ws.vectors.reset_identity(model_id, dim)
