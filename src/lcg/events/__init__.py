@@ -54,6 +54,7 @@ from lcg.events.model import (
     RelationRetyped,
     RelationshipAsserted,
     RelationTypesChanged,
+    RowId,
     Timestamp,
 )
 from lcg.events.position import Position
@@ -97,6 +98,7 @@ __all__ = [
     "RelationRetyped",
     "RelationTypesChanged",
     "RelationshipAsserted",
+    "RowId",
     "StreamGeneration",
     "StreamReader",
     "StreamWriter",

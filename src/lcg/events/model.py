@@ -52,11 +52,15 @@ __all__ = [
     "RelationRetyped",
     "RelationTypesChanged",
     "RelationshipAsserted",
+    "RowId",
     "Timestamp",
 ]
 
 #: A payload time in the one recorded form, years 0001-9999 (``lcg.timestamps.to_text``).
 Timestamp = Annotated[str, msgspec.Meta(pattern=RECORDED_PATTERN, extra={"lcg_timestamp": True})]
+#: The uuid of a row an event creates: never ``""``, which the graph reads as "no endpoint"
+#: (an entity keyed ``""`` would be every unbound edge's endpoint, in every group).
+RowId = Annotated[str, msgspec.Meta(min_length=1)]
 
 
 class EventBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -75,7 +79,7 @@ class EventBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
 class EntityRecord(msgspec.Struct, frozen=True, kw_only=True):
     """An entity's full state: what a projection stores for it."""
 
-    uuid: str
+    uuid: RowId
     name: str
     labels: list[str]
     summary: str = ""
@@ -87,7 +91,7 @@ class EntityRecord(msgspec.Struct, frozen=True, kw_only=True):
 class EdgeRecord(msgspec.Struct, frozen=True, kw_only=True):
     """A relationship's full state. Endpoints are entity uuids (``""`` = unbound pointer)."""
 
-    uuid: str
+    uuid: RowId
     name: str
     source_uuid: str
     target_uuid: str
@@ -184,7 +188,7 @@ class EpisodeAdded(EventBase, frozen=True, kw_only=True, tag="EpisodeAdded"):
     """An episode's text was accepted; durable before any LLM call (v2: ``body`` → ``content``)."""
 
     v: int = 2
-    uuid: str
+    uuid: RowId
     name: str
     source: Literal["text", "json", "message"] = "text"
     source_description: str = ""

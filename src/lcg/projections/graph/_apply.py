@@ -14,8 +14,10 @@ its own statements between two segments). For one segment:
 An edge is a ``RelatesToNode_`` with two ``RELATES_TO`` hops when both endpoints exist, the
 node alone when one is missing (unbound; ADR 0086). Loading a touched edge takes it out by
 its primary key (node and hops; the write re-creates it, bound or unbound), and only when it
-touches an existing edge: ``edges_created`` of extraction and merges carry fresh uuids
-decided by their command, so they are not looked up.
+touches an existing edge: ``edges_created`` of extraction and merges carry uuids their
+command minted, fresh, which the in-memory locator answers without a query; a line that
+repeats one (a stream is input too) upserts the edge instead of failing the batch on a
+duplicate primary key (ADR 0150).
 
 The statements are in ``_statements``, how they run (prepared-statement cache, single-row
 or batched form) in ``_conn``, the inserts (``UNWIND … CREATE`` or Arrow ``COPY``) in
@@ -120,6 +122,9 @@ class _Keys:
             self.ents[a.uuid] = None
         for inv in m.edges_invalidated:
             self.edges[inv.uuid] = None
+        # Minted fresh by the merge, but a line may repeat one: located, so it is upserted.
+        for rec in m.edges_created:
+            self.edges[rec.uuid] = None
 
 
 class _Segment:
@@ -247,8 +252,8 @@ class _Segment:
         what it does is written (they cannot disagree), and strict mypy fails on a type with
         no case (``assert_never``). ``ents``: entities whose state the event reads (an
         endpoint or a mention only needs to exist, which the locator answers); ``edges``:
-        edges that may already exist (``edges_created`` of extraction and merges carry fresh
-        uuids: not looked up); ``created_ents``: entities the event writes in full.
+        edges that may already exist (``edges_created`` too: fresh ones cost a locator probe,
+        no query); ``created_ents``: entities the event writes in full.
         """
         g = event.group_id
         match event:
@@ -264,6 +269,8 @@ class _Segment:
                     keys.ents[upd.uuid] = None
                 for rs in event.edges_restated:
                     keys.edges[rs.uuid] = None
+                for made in event.edges_created:
+                    keys.edges[made.uuid] = None
                 for inv in event.edges_invalidated:
                     keys.edges[inv.uuid] = None
                 return lambda: self._extracted(event)
