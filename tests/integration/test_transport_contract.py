@@ -39,7 +39,7 @@ from replica_support import GIT_ENV, HASH, make_repos, open_publisher, write_bat
 
 G = "team"
 OTHER = "other"
-CASES = ["git", "memory"]
+CASES = ["git", "memory", "jetstream"]
 
 
 @dataclass
@@ -86,6 +86,8 @@ def case(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mon
             source=lambda ws: TreeSource(ws.config.wal_dir, limits=ReadLimits()),
             tamper=lambda group: _flip_last_line(repos.replica / group),
         )
+    if request.param == "jetstream":
+        return _jetstream_case(request, tmp_path)
     log = MemoryLog()
     empty = tmp_path / "memory-publication"
     empty.mkdir()
@@ -103,6 +105,46 @@ def case(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mon
         publication=empty,
         source=lambda ws: source,
         tamper=tamper,
+    )
+
+
+def _jetstream_case(request: pytest.FixtureRequest, tmp_path: Path) -> Case:
+    """A real nats-server -js; the puller mirrors into the publication the follower reads."""
+    from _nats_fixtures import NatsServer
+    from lcg.replication.jetstream import JetStreamPublisher
+    from lcg.replication.jetstream_follow import JetStreamPuller, MirrorSource
+
+    server = NatsServer(tmp_path / "nats-store")
+    server.start()
+    request.addfinalizer(server.stop)
+    publisher = JetStreamPublisher(server.url)
+    request.addfinalizer(publisher.close)
+    mirror = tmp_path / "nats-mirror"
+    puller = JetStreamPuller(server.url, mirror)
+    puller.start()
+    request.addfinalizer(puller.stop)
+
+    def land() -> None:
+        """Wait until the mirror holds what the server acknowledged for every group."""
+        deadline = time.monotonic() + 30  # a generous bound, not a measurement
+        for group, acked in publisher.acked.items():
+            while True:
+                held = puller.groups.get(group)
+                if held is not None and (held.generation, held.next_seq - 1) == (
+                    acked.generation,
+                    acked.seq,
+                ):
+                    break
+                assert time.monotonic() < deadline, f"the mirror never caught up on {group}"
+                time.sleep(0.02)
+
+    return Case(
+        name="jetstream",
+        publisher=publisher,
+        land=land,
+        publication=mirror,
+        source=lambda ws: MirrorSource(puller, limits=ReadLimits()),
+        tamper=lambda group: _flip_last_line(mirror / group),
     )
 
 

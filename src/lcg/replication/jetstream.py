@@ -299,11 +299,12 @@ class JetStreamPublisher:
 
     async def prepare(
         self, group_id: str, generation: str, *, reset: bool
-    ) -> tuple[AckedPosition, int, bool]:
-        """Where publishing resumes: (acked position, the stream's last seq, whether reset)."""
+    ) -> tuple[AckedPosition, int, str | None]:
+        """Where publishing resumes: (acked position, the stream's last seq, the generation a
+        reset replaced - ``None`` without one)."""
         last_stream_seq = await self.ensure_stream(group_id)
         acked = await self.acked_position(group_id)
-        did_reset = False
+        replaced: str | None = None
         if acked.generation is not None and acked.generation != generation:
             if not reset:
                 raise GenerationError(
@@ -314,9 +315,9 @@ class JetStreamPublisher:
                 )
             js = await self.js()
             await js.purge_stream(self.target.stream(group_id))
+            replaced = acked.generation
             acked = AckedPosition(group_id=group_id, stream_seq=acked.stream_seq)
-            did_reset = True
-        return acked, last_stream_seq, did_reset
+        return acked, last_stream_seq, replaced
 
     async def send(
         self,
@@ -369,14 +370,14 @@ class JetStreamPublisher:
     async def deliver_async(self, staged: StagedGroup, *, reset: bool) -> PublishResult:
         """Publish what the server lacks of ``staged`` (the ``deliver`` of the protocol)."""
         group_id, generation = staged.group_id, staged.generation
-        acked, last_stream_seq, did_reset = await self.prepare(group_id, generation, reset=reset)
+        acked, last_stream_seq, replaced = await self.prepare(group_id, generation, reset=reset)
         result = PublishResult(
             group_id=group_id,
             repo=self.label,
             path=self.target.stream(group_id),
             generation=generation,
-            previous_generation=acked.generation if not did_reset else None,
-            reset=did_reset,
+            previous_generation=replaced or acked.generation,
+            reset=replaced is not None,
             max_seq=acked.seq,
         )
         reader = LiveLines(staged.src, generation, acked.seq)
