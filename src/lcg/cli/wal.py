@@ -252,7 +252,9 @@ def _verify(args: argparse.Namespace) -> int:
             spans = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in r.skipped_seqs)
             print(f"  skipped seqs: {spans}")
         for s in r.samples:
-            print(f"  {s.problem} x{s.count} at {s.file}:{s.line_no}: {s.detail}")
+            # A line no projection can apply is named by seq as well as by place (ADR 0150).
+            seq = "" if s.seq is None else f" (seq {s.seq})"
+            print(f"  {s.problem} x{s.count} at {s.file}:{s.line_no}{seq}: {s.detail}")
     return 0 if all(r.ok for r in results) else 1
 
 
