@@ -105,9 +105,11 @@ def group_dir(config: Config, group_id: str, *, must_exist: bool = True) -> Path
     """The stream directory of ``group_id``; a ``StreamError`` if it must exist and does not."""
     path = config.wal_dir / encode_group(group_id)
     if must_exist and not path.is_dir():
+        existing = list_groups(config.wal_dir) if config.wal_dir.is_dir() else []
+        known = ", ".join(repr(g) for g in existing) if existing else "none"
         raise StreamError(
-            f"group {group_id!r} has no stream under {config.wal_dir} "
-            "(run `lcg wal ls` to see the groups, or pass -C for another workspace)"
+            f"group {group_id!r} has no stream under {config.wal_dir} (the groups here: "
+            f"{known}; `lcg wal ls` lists them, -C names another workspace)"
         )
     return path
 

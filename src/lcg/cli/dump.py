@@ -9,15 +9,21 @@ import msgspec
 
 from lcg.cli._common import group_dir
 from lcg.cli._service import config_of, live_client, open_direct, print_json
+from lcg.errors import StreamError
+from lcg.events.groups import encode_group
 
 __all__ = ["register"]
 
-_HELP = """Write the current state of one group (or all) as a new, minimal event stream in an
-empty directory, with a fresh generation. Replaying the dump reproduces the same digests.
-To adopt it, stop the service and replace the group's stream directory with the dumped one.
+_HELP = """Write the current state of one group (or all) as a new, minimal event stream with
+a fresh generation. DIR must be empty or absent; it becomes a stream root, one directory per
+group (DIR/<group>/), whether a service runs or not: `lcg publish --stream-root DIR` publishes
+it as is, and DIR/<group>/ can take the place of .lcg/wal/<group>/ while the service is
+stopped. Replaying the dump reproduces the same digests. While `lcg serve` runs, the service
+writes the dump, so DIR must be inside the workspace (or under LCG_EXPORT_ROOT).
 
 Example:
-  lcg dump --group liminis --to /tmp/liminis-compacted
+  lcg dump --group liminis --to .lcg/wal-compacted
+  lcg publish --group liminis --repo ~/pub --reset --stream-root .lcg/wal-compacted
 """
 
 
@@ -26,11 +32,20 @@ def _run(args: argparse.Namespace) -> int:
     if args.group is not None:
         group_dir(config, args.group)  # an unknown group is an error, as in `lcg wal tail`
     target = Path(args.to).resolve()
-    params = {"group_id": args.group, "target_dir": str(target)}
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise StreamError(
+            f"dump target {target} is not empty; choose a new directory or empty it first"
+        )
     client = live_client(config)
     if client is not None:
+        # One layout either way (ADR 0172): the socket method writes one group's stream
+        # straight into its target_dir (the reference's layout), so it is given DIR/<group>.
+        params: dict[str, str] = {"target_dir": str(target)}
+        if args.group is not None:
+            params = {"group_id": args.group, "target_dir": str(target / encode_group(args.group))}
         with client:
             result = client.call("knowledge_dump_wal", params)
+        result["target_dir"] = str(target)
     else:
         from lcg.ingest.dump import dump_groups
 

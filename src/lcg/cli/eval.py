@@ -305,14 +305,23 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from lcg.eval.check import load_golden, run_check
+    from lcg.cli._service import live_client
+    from lcg.eval.check import ServiceReads, load_golden, run_check
+    from lcg.events.groups import list_groups
     from lcg.workspace import Workspace
 
     config = config_from(args)
     questions = load_golden(Path(args.golden))
-    with Workspace.open(config) as ws:
-        groups = [args.group] if args.group else ws.store.groups()
-        report = run_check(ws, questions, groups)
+    client = live_client(config)
+    if client is not None:
+        # The running service holds the workspace: ask it (a second opener is refused).
+        with client:
+            groups = [args.group] if args.group else list_groups(config.wal_dir)
+            report = run_check(ServiceReads(client), questions, groups)
+    else:
+        with Workspace.open(config) as ws:
+            groups = [args.group] if args.group else ws.store.groups()
+            report = run_check(ws, questions, groups)
     if args.json:
         emit_json(report)
     else:

@@ -52,6 +52,9 @@ def _run(args: argparse.Namespace) -> int:
         for g in groups
     )
     healthy = healthy and not any(g.get("degraded_reason") for g in groups)
+    # The reference calls a one-event stream "not_applicable" whether or not it is applied;
+    # lcg's own exit status reads the projections (a stream that came while no service ran).
+    healthy = healthy and not any(_unapplied(g) for g in groups)
     # A replica's group that its follower stopped (a defect or an unsafe file in the
     # publication) is no longer kept current: the other groups are (ADR 0154).
     healthy = healthy and not any(_replica_stopped(g) for g in groups)
@@ -122,12 +125,30 @@ def _print_remedies(data: dict[str, Any]) -> None:
                 f"{g['cleared_through_seq']} (its stream is kept; later events are applied); "
                 f"`lcg replay --group {gid} --force-clear` restores it from the stream"
             )
+        elif g.get("hydration_status") != "wal_ahead" and _unapplied(g):
+            print(
+                f"not applied: group {gid!r} holds {g['max_seq'] + 1} event(s) in its stream "
+                "that its projections have not applied (it came while no service ran); "
+                f"`lcg serve` applies them when it starts, or `lcg replay --group {gid} "
+                "--force-clear` rebuilds the group"
+            )
         elif g.get("hydration_status") == "wal_ahead":
             print(
                 f"behind: group {gid!r} is applied to seq {_n(g['applied_seq'])} of "
                 f"{_n(g['max_seq'])}; `lcg serve` applies the rest when it starts, or "
                 f"`lcg replay --group {gid} --force-clear` rebuilds the group"
             )
+
+
+def _unapplied(group: dict[str, Any]) -> bool:
+    """Whether the group's stream holds events past what every projection applied (a
+    clear_all floor counts as applied), as ``lcg verify`` judges ``behind``."""
+    if group.get("max_seq") is None:
+        return False
+    positions = list((group.get("projections") or {}).values())
+    applied = None if not positions or None in positions else min(positions)
+    floors = [s for s in (applied, group.get("cleared_through_seq")) if s is not None]
+    return not floors or max(floors) < group["max_seq"]
 
 
 def _n(value: int | None) -> str:

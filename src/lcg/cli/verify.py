@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from lcg.cli._common import group_dir
 from lcg.cli._service import config_of, live_client, open_direct, print_json
 
 __all__ = ["register"]
@@ -26,6 +27,10 @@ Example:
 
 def _run(args: argparse.Namespace) -> int:
     config = config_of(args, existing=True)
+    if args.group is not None:
+        # A group that does not exist is an error naming those that do, with a service or
+        # without (an empty verdict of nothing would read as ok).
+        group_dir(config, args.group)
     params = {"group_ids": [args.group]} if args.group else {}
     client = live_client(config)
     report: dict[str, Any]
