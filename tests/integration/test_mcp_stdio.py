@@ -211,7 +211,7 @@ def test_attached_forwards_and_survives_restarts(workdir: Path, service: Service
             down = await s.call_tool("knowledge_echo", {})
             assert down.is_error and down.structured_content is not None
             assert down.structured_content["code"] == -32000
-            assert "cannot connect" in down.structured_content["message"]
+            assert "is not running" in down.structured_content["message"]
             service.start()
             back = await s.call_tool("knowledge_echo", {"n": 2})
             assert back.structured_content is not None and back.structured_content["params"] == {
@@ -243,7 +243,9 @@ def test_attached_idle_timeout_rearmed_by_progress(workdir: Path, service: Servi
             # One frame, then silence: the idle timeout fires.
             slow = await s.call_tool("knowledge_slow", {"seconds": 1})
             assert slow.is_error and slow.structured_content is not None
-            assert "no answer from the service within 400 ms" in slow.structured_content["message"]
+            assert (
+                "within 400 ms (LCG_ATTACHED_CALL_TIMEOUT_MS)" in slow.structured_content["message"]
+            )
             # The broken connection was dropped; the next call dials afresh.
             ok = await s.call_tool("knowledge_echo", {})
             assert not ok.is_error
