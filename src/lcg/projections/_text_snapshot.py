@@ -15,7 +15,6 @@ from typing import Final
 import msgspec
 
 from lcg.errors import ProjectionError
-from lcg.projections._analyzer import ANALYZER_VERSION
 from lcg.projections._bm25 import IndexSnapshot
 from lcg.projections._checksum import DamagedFile, describe_failure, encode_sealed, unseal
 
@@ -40,7 +39,7 @@ class GroupSnapshot(msgspec.Struct, kw_only=True):
     generation: str
     seq: int
     kinds: dict[str, KindState]
-    #: ``ANALYZER_VERSION`` of the analyzer that made the terms (absent before format 2).
+    #: The ``ANALYZER_VERSION`` that made the terms (absent before format 2).
     analyzer: str = ""
     #: The source index: one document per source file, keyed by the source (format 2).
     sources: IndexSnapshot | None = None
@@ -66,9 +65,9 @@ def encode_snapshot(snap: GroupSnapshot) -> bytearray:
     return encode_sealed(_ENCODER, snap)
 
 
-def read_snapshot(path: Path, group_id: str) -> tuple[GroupSnapshot | None, bool]:
+def read_snapshot(path: Path, group_id: str, analyzer: str) -> tuple[GroupSnapshot | None, bool]:
     """The snapshot at ``path`` and whether its checksum was verified (``False``: written
-    before checksums); ``None`` when an older lcg or analyzer made it.
+    before checksums); ``None`` when an older lcg or another ``analyzer`` made it.
 
     ``DamagedFile`` when the file cannot be trusted; ``ProjectionError`` when a newer lcg
     wrote it.
@@ -88,7 +87,7 @@ def read_snapshot(path: Path, group_id: str) -> tuple[GroupSnapshot | None, bool
             )
         if head.group_id != group_id:
             raise ValueError(f"it holds group {head.group_id!r}")
-        if head.format < FORMAT or head.analyzer != ANALYZER_VERSION:
+        if head.format < FORMAT or head.analyzer != analyzer:
             return None, verified
         return _DECODER.decode(data), verified
     except ProjectionError:
