@@ -42,6 +42,8 @@ class Hit(msgspec.Struct, kw_only=True):
     chunk_id: str
     heading: str
     score: float
+    #: What the hits are ordered by (the fused BM25 + vector value; ADR 0173).
+    fused_score: float
     text: str
     group_id: str
     episode_uuid: str
@@ -59,6 +61,7 @@ def hit_of(row: dict[str, Any]) -> Hit:
         chunk_id=name,
         heading=heading_of(content),
         score=round(float(row.get("score", 0.0)), 4),
+        fused_score=round(float(row.get("fused_score", row.get("score", 0.0))), 4),
         text=content,
         group_id=str(row.get("group_id", "")),
         episode_uuid=str(row.get("uuid", "")),
@@ -168,7 +171,7 @@ def _run(args: argparse.Namespace) -> int:
     for i, h in enumerate(hits, 1):
         where = h.source_file + (f" › {h.heading}" if h.heading else "")
         group = f" [{h.group_id}]" if not args.group else ""
-        print(f"{i}. {where}  (similarity {h.score:.2f}){group}")
+        print(f"{i}. {where}  (rank {h.fused_score:.2f}, similarity {h.score:.2f}){group}")
         print(f"   {snippet(h.text, args.query, mark=mark)}")
     return 0
 
