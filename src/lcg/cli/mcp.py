@@ -10,8 +10,10 @@ __all__ = ["main", "register"]
 
 _HELP = """Serve lcg's methods as MCP tools on stdin/stdout.
 
-Standalone (default) opens the workspace in this process; --connect SOCK forwards every
-tool call to a running `lcg serve` instead. --scope picks the tools: read, write, cypher,
+Standalone (default) opens the workspace in this process, or, when the workspace's `lcg
+serve` is running, forwards to it. --connect SOCK forwards every tool call to the service on
+SOCK; it may start before that service (the tools are listed at once, and calls reach the
+service once it is up). --scope picks the tools: read, write, cypher,
 admin or all (default all = every scope, read-only Cypher included; read, write and
 admin never include cypher).
 """
