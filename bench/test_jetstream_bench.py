@@ -190,7 +190,7 @@ def test_fanout_lag_at_a_steady_rate(tmp_path: Path) -> None:
 # ---- 2. catch-up of a fresh follower --------------------------------------------------------
 
 
-def _apply_until(ws: Workspace, follower: Follower, group: str, last: int) -> float:
+def _apply_until(follower: Follower, group: str, last: int) -> float:
     """Follow (as ``lcg follow`` does: step 50 ms) until ``last`` is applied; the seconds."""
     reached: list[float] = []
 
@@ -271,10 +271,9 @@ def test_fresh_follower_catch_up_jetstream_vs_git(tmp_path: Path) -> None:
             follower = Follower(jws, [group], source=MirrorSource(puller, limits=jws.store.limits))
             t0 = time.perf_counter()
             puller.start()
-            applied = _apply_until(jws, follower, group, m - 1)
+            _apply_until(follower, group, m - 1)
             rows.append(("JetStream: fresh follower, mirror + apply", m,
                          time.perf_counter() - t0))  # fmt: skip
-            del applied
             js_digests = jws.digests(group)
         finally:
             puller.stop()
@@ -285,7 +284,7 @@ def test_fresh_follower_catch_up_jetstream_vs_git(tmp_path: Path) -> None:
         _git("clone", "-q", str(tmp_path / "small-pub"), str(clone))
         gws = Workspace(replica_config(tmp_path / "git-replica", clone, env=HASH), HashEmbedder())
         try:
-            _apply_until(gws, Follower(gws, [group]), group, m - 1)
+            _apply_until(Follower(gws, [group]), group, m - 1)
             rows.append(("git: fresh follower, clone + apply", m, time.perf_counter() - t0))
             git_digests = gws.digests(group)
         finally:
