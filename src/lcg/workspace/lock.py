@@ -63,14 +63,25 @@ def _locked_error(lcg_dir: Path, what: str) -> StreamLockedError:
     return StreamLockedError(f"the workspace {lcg_dir.parent} is held by {holder}; {what}")
 
 
-def _take(lcg_dir: Path, what: str) -> int:
+def _take(lcg_dir: Path, what: str, *, look_only: bool = False) -> int | None:
     path = lcg_dir / WORKSPACE_LOCK_FILE
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    if look_only:
+        # A command that only looks changes nothing, the lock file included: it locks the
+        # file as it is (a read-only descriptor takes a flock too) and names no pid; a
+        # workspace no service has ever held has no file, and nothing to keep out.
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+    else:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
         raise _locked_error(lcg_dir, what) from None
+    if look_only:
+        return fd
     try:
         # Whoever is refused next reads who holds it.
         os.ftruncate(fd, 0)
@@ -83,7 +94,7 @@ def _take(lcg_dir: Path, what: str) -> int:
 class WorkspaceLock:
     """The lock one open ``Workspace`` holds (or borrows from its process)."""
 
-    def __init__(self, lcg_dir: Path, fd: int, *, borrowed: bool) -> None:
+    def __init__(self, lcg_dir: Path, fd: int | None, *, borrowed: bool) -> None:
         self.path = lcg_dir / WORKSPACE_LOCK_FILE
         self._fd = fd
         self._borrowed = borrowed
@@ -99,13 +110,14 @@ class WorkspaceLock:
                 held = _held.get(str(self.path))
                 if held is not None:
                     held.borrowed = False
-        else:
+        elif self._fd is not None:
             os.close(self._fd)  # closing the descriptor releases the flock
 
 
-def acquire(lcg_dir: Path) -> WorkspaceLock:
+def acquire(lcg_dir: Path, *, look_only: bool = False) -> WorkspaceLock:
     """Take the workspace's lock for one open ``Workspace``; ``StreamLockedError`` naming the
-    holder's pid when another process (or another open workspace here) has it."""
+    holder's pid when another process (or another open workspace here) has it.
+    ``look_only`` (an inspecting open) neither creates the lock file nor names itself in it."""
     key = str(lcg_dir / WORKSPACE_LOCK_FILE)
     with _guard:
         held = _held.get(key)
@@ -116,7 +128,11 @@ def acquire(lcg_dir: Path) -> WorkspaceLock:
                 )
             held.borrowed = True
             return WorkspaceLock(lcg_dir, held.fd, borrowed=True)
-    fd = _take(lcg_dir, "use its service's socket, or stop it first (is `lcg serve` running?)")
+    fd = _take(
+        lcg_dir,
+        "use its service's socket, or stop it first (is `lcg serve` running?)",
+        look_only=look_only,
+    )
     return WorkspaceLock(lcg_dir, fd, borrowed=False)
 
 
@@ -133,6 +149,7 @@ def hold_for_process(lcg_dir: Path) -> None:
             lcg_dir,
             "a second service cannot serve it: use the running one, or stop it first",
         )
+        assert fd is not None  # only a look-only take may find no file
         _held[key] = _Held(fd)
 
 

@@ -118,7 +118,7 @@ class Workspace:
                 )
         else:
             private_dir(lcg_dir)  # 0700: no other local user reads the streams (ADR 0082)
-        self._lock = workspace_lock.acquire(lcg_dir)
+        self._lock = workspace_lock.acquire(lcg_dir, look_only=inspect)
         try:
             if not inspect:
                 # A replica's streams are the publication's: a tombstone-named entry there is
