@@ -81,7 +81,10 @@ def ws(tmp_path: Path) -> Path:
 def test_console_script_is_installed() -> None:
     assert LCG.is_file(), "run `make install`: the lcg console script is missing"
     done = subprocess.run([str(LCG), "--version"], capture_output=True, text=True, timeout=60)
-    assert (done.returncode, done.stdout.strip()) == (0, "lcg 0.1.0")
+    assert (done.returncode, done.stdout.strip()) == (
+        0,
+        "lcg 0.1.0 (implements liminis-context-graph 0.13.3)",
+    )
 
 
 def test_wal_ls(ws: Path) -> None:
