@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import msgspec
 
@@ -30,19 +30,26 @@ from lcg.projections.graph import reads as graph_reads
 from lcg.projections.search import Searcher
 from lcg.workspace import Workspace
 
-if TYPE_CHECKING:
-    from lcg.rpc.client import Client
-
 __all__ = [
     "CheckReads",
     "CheckReport",
     "CheckRow",
     "DirectReads",
     "GoldenQuestion",
+    "MethodCaller",
     "ServiceReads",
     "load_golden",
     "run_check",
 ]
+
+
+class MethodCaller(Protocol):
+    """What ``ServiceReads`` asks through: a connected client's ``call`` (``lcg.rpc.client``
+    has one; the CLI passes it, so this package needs nothing of ``rpc``)."""
+
+    def call(self, method: str, params: dict[str, Any]) -> Any:
+        """The ``result`` of one JSON-RPC call."""
+        ...
 
 
 class Expect(msgspec.Struct, frozen=True, kw_only=True):
@@ -186,16 +193,14 @@ class DirectReads:
 class ServiceReads:
     """The same reads through the socket methods of the workspace's running service."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: MethodCaller) -> None:
         """Ask through ``client``."""
         self.client = client
 
     def _call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         result = self.client.call(method, params)
         if not isinstance(result, dict):
-            from lcg.rpc.errors import TransportError
-
-            raise TransportError(f"{method} answered {result!r:.200}")
+            raise EvalRefusedError(f"the service's {method} answered {result!r:.200}")
         return result
 
     def entities(self, query: str, groups: list[str], n: int) -> list[str]:
