@@ -4,6 +4,7 @@ and — as submodules — the client reads (``reads``) and the record reads inge
 
 from __future__ import annotations
 
+from lcg.projections.graph._conn import forget_prepared, query_rows
 from lcg.projections.graph._schema import DB_FILE
 from lcg.projections.graph.projection import GraphProjection, StaleGraphError
 from lcg.projections.graph.rows import (
@@ -24,5 +25,7 @@ __all__ = [
     "GraphProjection",
     "GroupCounts",
     "StaleGraphError",
+    "forget_prepared",
+    "query_rows",
     "render_ts",
 ]
