@@ -15,7 +15,7 @@ Without a path (a scratch projector, ``lcg verify``) both live in memory only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -181,12 +181,16 @@ class FileRepairs:
         *,
         attempted: bool = True,
         embedder_down: bool = False,
+        record: str = "graph",
+        embedding: Set[str] = frozenset({"vectors"}),
     ) -> None:
-        """Judge ``group_id``'s pending projections after a catch-up (``attempted``) or not."""
+        """Judge ``group_id``'s pending projections after a catch-up (``attempted``) or not:
+        each is rebuilt once it stands where the projection of record (``record``) does;
+        those that embed (``embedding``) wait while the embedder is down."""
         pending = self.pending.get(group_id)
         if not pending:
             return
-        graph_seq, graph_gen = positions["graph"]
+        graph_seq, graph_gen = positions[record]
         for name in list(pending) if attempted else ():
             seq, gen = positions[name]
             if gen == graph_gen and (-1 if seq is None else seq) >= (
@@ -205,7 +209,7 @@ class FileRepairs:
             del self.pending[group_id]
             self._damage.clear(group_id, ("projection",))
             return
-        if set(pending) == {"vectors"} and embedder_down:
+        if set(pending) <= embedding and embedder_down:
             return  # rebuilt once the embedder answers, as any lagging vectors
         current = self._damage.groups.get(group_id)
         if current is not None and current.kind != "projection":

@@ -7,6 +7,9 @@ from collections.abc import Callable
 
 import msgspec
 
+from lcg.events.model import Event
+from lcg.events.reader import ReadReport
+
 __all__ = [
     "FailedSample",
     "ProgressFn",
@@ -14,6 +17,8 @@ __all__ = [
     "ReplayResult",
     "add_skip",
     "describe_skips",
+    "fold_report",
+    "record_failure",
 ]
 
 
@@ -120,3 +125,67 @@ def describe_skips(result: ReplayResult) -> str:
     named = ", ".join(f"{k}={v}" for k, v in counters.items() if v)
     head = f"{result.seqs_skipped} seq(s) ({listed})" if spans else "lines without a seq"
     return f"{head}; {named}" if named else head
+
+
+def record_failure(result: ReplayResult, event: Event, exc: Exception, samples: int) -> None:
+    """Count ``event`` as failed to apply by ``exc``; sample it (at most ``samples`` kinds)."""
+    result.failed_lines += 1
+    add_skip(result, event.seq, event.seq)
+    kind = event.__struct_config__.tag
+    error = str(exc)[:300]
+    preview = f"{kind} seq={event.seq}"
+    for sample in result.failed_samples:
+        if sample.error == error and sample.cypher.split(" ")[0] == kind:
+            sample.count += 1
+            return
+    if len(result.failed_samples) < samples:
+        result.failed_samples.append(FailedSample(cypher=preview, error=error))
+    else:
+        result.failed_sample_categories_dropped += 1
+
+
+def fold_report(
+    result: ReplayResult, report: ReadReport, *, samples: int, fidelity_threshold: float
+) -> None:
+    """Add what the stream reader met (``report``) to ``result``; warn past the threshold."""
+    result.wal_files_processed += report.files_read
+    result.unparseable_lines += report.unparseable_lines
+    result.unrecognised_lines += report.unrecognised_lines
+    # A corrupt line is a failed one to the reference's counters, and named on its own.
+    result.failed_lines += report.failed_lines + report.corrupt_lines
+    result.corrupt_lines += report.corrupt_lines
+    result.generation_mismatch_lines += report.generation_mismatch_lines
+    result.lines_skipped += report.bad_lines
+    result.seq_gaps += report.seq_gaps
+    result.seq_regressions += report.seq_regressions
+    for first, last in report.skipped_seqs:
+        add_skip(result, first, last)
+    # Ranges past the report's cap are counted, not listed.
+    listed = sum(last - first + 1 for first, last in report.skipped_seqs)
+    result.seqs_skipped += report.seqs_skipped - listed
+    for sample in report.samples:
+        if len(result.failed_samples) < samples:
+            result.failed_samples.append(
+                FailedSample(
+                    cypher=f"{sample.file}:{sample.line_no}",
+                    error=f"{sample.problem}: {sample.detail}",
+                    count=sample.count,
+                )
+            )
+        else:
+            result.failed_sample_categories_dropped += 1
+    bad = (
+        result.failed_lines
+        + result.unrecognised_lines
+        + result.unparseable_lines
+        + result.generation_mismatch_lines
+    )
+    total = bad + result.mutations_replayed
+    if total and bad / total > fidelity_threshold:
+        result.fidelity_warning = (
+            f"{100.0 * bad / total:.1f}% of events failed or were skipped (threshold: "
+            f"{100.0 * fidelity_threshold:.1f}%); the rebuilt graph may be incomplete "
+            f"(failed={result.failed_lines}, unrecognised={result.unrecognised_lines}, "
+            f"unparseable={result.unparseable_lines}, "
+            f"generation_mismatch={result.generation_mismatch_lines})"
+        )

@@ -1,4 +1,4 @@
-"""The projector: replays a group's stream into the graph, text and vector projections.
+"""The projector: replays a group's stream into its projections (graph, text, vectors).
 
 Each projection keeps its own position ``(applied seq, generation)`` per group, so each is fed
 only the events past its own position: after a crash, the graph (transactional) may be ahead of
@@ -6,7 +6,8 @@ the text and vector snapshots, and each catches up independently.
 
 A replay reads the stream in batches of ``batch_size`` events, derives the text/vector ops of
 the batch, embeds the batch's new texts in one call (through the cache), and applies the batch
-to every projection. Memory is bounded by the batch (and one segment file), not the stream.
+to every projection, in the order of the ``Projections`` sequence (``_feed``). Memory is
+bounded by the batch (and one segment file), not the stream.
 
 Rebuild semantics follow the reference (``knowledge_rebuild_from_wal``):
 
@@ -35,26 +36,17 @@ projections hold it, its writes refused until the operator acts — when
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import msgspec
-
 from lcg import telemetry
-from lcg.errors import (
-    EmbedderError,
-    GenerationError,
-    ProjectionError,
-    ProjectionIOError,
-    RebuildRefusedError,
-    StreamError,
-)
+from lcg.errors import GenerationError, RebuildRefusedError, StreamError
 from lcg.events.generation import effective_generation, stream_generation
 from lcg.events.layout import GENERATION_FILE
 from lcg.events.model import Event
 from lcg.events.reader import ReadReport, StreamReader
 from lcg.events.segments import list_segments
 from lcg.events.store import WalStore
+from lcg.projections._feed import Feeder
 from lcg.projections._group_records import (
     ClearedFloor,
     ClearedFloors,
@@ -69,12 +61,10 @@ from lcg.projections._replay_report import (
     ProgressFn,
     ReplayProgress,
     ReplayResult,
-    add_skip,
     describe_skips,
 )
-from lcg.projections.base import EventProjection, OpProjection, VectorOpProjection
+from lcg.projections.base import PositionTuple, Projections
 from lcg.projections.embedding import TextEmbedder
-from lcg.projections.ops import Op, derive_ops, texts_to_embed
 
 __all__ = [
     "ClearedFloor",
@@ -97,9 +87,7 @@ class Projector:
     def __init__(
         self,
         store: WalStore,
-        graph: EventProjection,
-        text: OpProjection,
-        vectors: VectorOpProjection,
+        projections: Projections,
         embedder: TextEmbedder,
         *,
         batch_size: int = 64,
@@ -111,32 +99,42 @@ class Projector:
         resets_file: Path | None = None,
     ) -> None:
         self.store = store
-        self.graph = graph
-        self.text = text
-        self.vectors = vectors
+        #: The projections, in the order each batch is applied to them.
+        self.projections = projections
         self.embedder = embedder
-        self.batch_size = max(1, batch_size)
-        self.failure_samples = failure_samples
-        self.fidelity_threshold = fidelity_threshold
-        #: Replay into an empty group by the graph's bulk path (False: always batch by batch,
-        #: the baseline the replay bench compares it with).
-        self.bulk_load = bulk_load
+        self._feeder = Feeder(
+            store,
+            projections,
+            embedder,
+            batch_size=batch_size,
+            failure_samples=failure_samples,
+            fidelity_threshold=fidelity_threshold,
+            bulk_load=bulk_load,
+        )
         self._since_save = 0
         self._last_save = time.monotonic()
-        #: Groups whose vector projection could not embed; they lag until the embedder works.
-        self.embedder_failures: dict[str, str] = {}
-        # Groups whose vectors stopped mid-replay: later batches must not skip past the gap.
-        self._vectors_blocked: set[str] = set()
+        #: Groups whose embedding projections could not embed; they lag until it works.
+        self.embedder_failures = self._feeder.embedder_failures
         #: Degraded groups and why (``skipped`` damage kept in ``damage_file``).
         self._damage = DamageBook(damage_file)
         #: The floors of ``clear_projections`` (kept in ``cleared_file``).
         self._cleared = ClearedFloors(cleared_file)
         #: The resets a catch-up applied that no rebuild has reported (kept in ``resets_file``).
         self._resets = PendingResets(resets_file)
-        #: Text and vector snapshots found damaged on open: rebuilt by the catch-up.
+        #: Snapshots found damaged on open: rebuilt by the catch-up.
         self.file_repairs = FileRepairs(self._damage)
-        self.file_repairs.note("text", text.damaged)
-        self.file_repairs.note("vectors", vectors.damaged)
+        for proj in projections:
+            self.file_repairs.note(proj.name, proj.damaged)
+
+    @property
+    def bulk_load(self) -> bool:
+        """Replay into an empty group by the record's bulk path (False: always batch by
+        batch, the baseline the replay bench compares it with)."""
+        return self._feeder.bulk_load
+
+    @bulk_load.setter
+    def bulk_load(self, value: bool) -> None:
+        self._feeder.bulk_load = value
 
     def settle_files(self, group_id: str | None = None, *, attempted: bool = True) -> None:
         """Note the damaged snapshots rebuilt since open; degrade the groups still lacking.
@@ -150,6 +148,8 @@ class Projector:
                 self.positions(g),
                 attempted=attempted,
                 embedder_down=g in self.embedder_failures,
+                record=self.projections.record.name,
+                embedding={p.name for p in self.projections if p.capabilities.embeds},
             )
 
     # ---- cleared floors (knowledge_clear_all with preserve_wal, ADR 0100) ------------------
@@ -175,9 +175,8 @@ class Projector:
             )
         self._cleared.record(floors)
         for group_id in group_ids:
-            for _, proj in self._projections():
-                proj.purge_group(group_id)
-            self._vectors_blocked.discard(group_id)
+            self.projections.purge_group(group_id)
+            self._feeder.blocked.discard(group_id)
             self.embedder_failures.pop(group_id, None)
             self.file_repairs.forget(group_id)
         self.save()
@@ -219,7 +218,7 @@ class Projector:
         if not witnesses.split:
             return None
         sidecar, lines = witnesses.sidecar, witnesses.lines
-        held = {gen for _, p in self._projections() if (gen := p.position(group_id)[1])}
+        held = {gen for p in self.projections if (gen := p.position(group_id)[1])}
         kept = ", ".join(sorted(held)) or "none"
         return (
             f"group {group_id!r}: {gdir / GENERATION_FILE} names generation {sidecar!r} but "
@@ -233,7 +232,8 @@ class Projector:
         """The reason, if a projection has applied a seq past the end of the stream."""
         max_seq = self.store.bounds(group_id).max_seq
         end = -1 if max_seq is None else max_seq
-        for name, proj in self._projections():
+        for proj in self.projections:
+            name = proj.name
             seq, gen = proj.position(group_id)
             if gen == generation and seq is not None and seq > end:
                 stream_end = "holds no event" if max_seq is None else f"ends at seq {max_seq}"
@@ -304,28 +304,24 @@ class Projector:
 
     # ---- positions -----------------------------------------------------------------------
 
-    def _projections(self) -> list[tuple[str, EventProjection | OpProjection | VectorOpProjection]]:
-        return [("graph", self.graph), ("text", self.text), ("vectors", self.vectors)]
-
-    def positions(self, group_id: str) -> dict[str, tuple[int | None, str | None]]:
+    def positions(self, group_id: str) -> dict[str, PositionTuple]:
         """Each projection's ``(applied seq, generation)`` for ``group_id``."""
-        return {name: p.position(group_id) for name, p in self._projections()}
+        return {p.name: p.position(group_id) for p in self.projections}
 
     def applied_seq(self, group_id: str) -> int | None:
         """The lowest applied seq over the projections (``None`` if one has applied nothing)."""
-        seqs = [p.position(group_id)[0] for _, p in self._projections()]
+        seqs = [p.position(group_id)[0] for p in self.projections]
         if any(s is None for s in seqs):
             return None
         return min(s for s in seqs if s is not None)
 
     def group_has_data(self, group_id: str) -> bool:
         """True if any projection holds a position for ``group_id``."""
-        return any(p.position(group_id)[0] is not None for _, p in self._projections())
+        return any(p.position(group_id)[0] is not None for p in self.projections)
 
     def group_has_rows(self, group_id: str) -> bool:
-        """True if the graph holds an entity, episode or edge of ``group_id``."""
-        counts = self.graph.counts(group_id)
-        return bool(counts.entities or counts.episodes or counts.edges)
+        """True if the projection of record (the graph) holds a row of ``group_id``."""
+        return self.projections.record.holds_rows(group_id)
 
     # ---- catching up ---------------------------------------------------------------------
 
@@ -354,13 +350,13 @@ class Projector:
             if self.group_has_data(group_id) and list_segments(self.store.group_dir(group_id)):
                 raise GenerationError(self._unknown_generation_message(group_id))
             return result
-        for name, proj in self._projections():
+        for proj in self.projections:
             seq, gen = proj.position(group_id)
             if gen is not None and gen != generation:
                 result.reset_detected = True
                 result.previous_generation = gen
                 proj.purge_group(group_id)
-                self._note_reset(name, group_id, gen, generation)
+                self._note_reset(proj.name, group_id, gen, generation)
         if result.previous_generation is not None:
             # Kept for the next rebuild, which reports it as the reference's would (§3.9).
             self._resets.note(group_id, result.previous_generation, generation)
@@ -373,7 +369,7 @@ class Projector:
             else:
                 from_seq = floor.through_seq + 1
         full = from_seq == 0 and not self.group_has_data(group_id)
-        replayed = self._replay(group_id, generation, from_seq, None, result, progress)
+        replayed = self._feeder.replay(group_id, generation, from_seq, None, result, progress)
         self._judge(group_id, replayed, full=full, accept_loss=False)
         return replayed
 
@@ -391,7 +387,7 @@ class Projector:
         first = events[0].seq
         generation = events[0].gen
         lagging = False
-        for _, proj in self._projections():
+        for proj in self.projections:
             seq, gen = proj.position(group_id)
             if gen not in (None, generation) or (-1 if seq is None else seq) != first - 1:
                 lagging = True
@@ -399,8 +395,8 @@ class Projector:
             self.catch_up(group_id)
         else:
             result = ReplayResult(group_id=group_id, generation=generation)
-            self._vectors_blocked.discard(group_id)
-            self._apply_batch(group_id, generation, events, result)
+            self._feeder.blocked.discard(group_id)
+            self._feeder.apply(group_id, generation, events, result)
         self._since_save += len(events)
         if (
             self._since_save >= _SAVE_EVERY_EVENTS
@@ -409,9 +405,10 @@ class Projector:
             self.save()
 
     def save(self) -> None:
-        """Snapshot the text and vector projections (the graph commits as it goes)."""
-        self.text.save()
-        self.vectors.save()
+        """Save every projection (the text and vector snapshots; the graph commits as it
+        goes) and the embedding cache."""
+        for proj in self.projections:
+            proj.save()
         flush = getattr(self.embedder, "flush", None)
         if callable(flush):
             flush()
@@ -448,7 +445,7 @@ class Projector:
         if not dry_run and self.store.has_writer(group_id):
             if self.store.writer(group_id).generation != generation:
                 self.store.close_writer(group_id)
-        recorded = self.graph.position(group_id)
+        recorded = self.projections.record.position(group_id)
         if recorded[0] is not None and generation is None:
             raise GenerationError(self._unknown_generation_message(group_id))
         result = ReplayResult(
@@ -505,11 +502,10 @@ class Projector:
         if force_clear or from_seq == 0:
             # A replay from seq 0 starts from nothing: positions left by a purge that emptied
             # the group would otherwise make it skip what it was asked to replay.
-            for _, proj in self._projections():
-                proj.purge_group(group_id)
+            self.projections.purge_group(group_id)
         self.forget_cleared(group_id)
         full = from_seq == 0 and to_seq is None and not self.group_has_data(group_id)
-        replayed = self._replay(group_id, generation, from_seq, to_seq, result, progress)
+        replayed = self._feeder.replay(group_id, generation, from_seq, to_seq, result, progress)
         self.save()
         if result.reset_detected or to_seq is None:
             self._resets.forget(group_id)  # reported by this result, or replayed past it
@@ -533,274 +529,12 @@ class Projector:
         for batch in reader.batches(from_seq, to_seq, batch_size=256, report=report):
             result.mutations_replayed += len(batch)
             result.last_committed_seq = batch[-1].seq
-        self._fold_report(result, report)
+        self._feeder.fold(result, report)
         result.duration_ms = int((time.monotonic() - started) * 1000)
         self._judge(group_id, result, full=False, accept_loss=accept_loss)
         return result
 
-    # ---- the replay loop -----------------------------------------------------------------
-
-    def _replay(
-        self,
-        group_id: str,
-        generation: str,
-        from_seq: int,
-        to_seq: int | None,
-        result: ReplayResult,
-        progress: ProgressFn | None,
-    ) -> ReplayResult:
-        started = time.monotonic()
-        self._vectors_blocked.discard(group_id)
-        positions = [p.position(group_id)[0] for _, p in self._projections()]
-        lowest = min(-1 if s is None else s for s in positions)
-        start = max(from_seq, lowest + 1)
-        if from_seq > lowest + 1 and lowest >= 0:
-            result.warnings.append(
-                f"from_seq {from_seq} is past applied seq {lowest} + 1: events "
-                f"{lowest + 1}..{from_seq - 1} are not applied"
-            )
-        gdir = self.store.group_dir(group_id)
-        files_total = len(list_segments(gdir))
-        bounds_max = self.store.bounds(group_id).max_seq
-        report = ReadReport()
-        reader = StreamReader(gdir, generation=generation)
-        stats_before = msgspec.structs.replace(self.embedder.stats)
-
-        def stage(message: str, phase: str) -> None:
-            if progress is not None:
-                progress(
-                    ReplayProgress(
-                        group_id=group_id,
-                        message=message,
-                        phase=phase,
-                        mutations_replayed_so_far=result.mutations_replayed,
-                        files_processed_so_far=report.files_read,
-                        files_total=files_total,
-                        failed_lines_so_far=result.failed_lines,
-                        last_seq=result.last_committed_seq,
-                        max_seq=bounds_max,
-                    )
-                )
-
-        def note(batch: list[Event]) -> None:
-            stage(f"applied through seq {batch[-1].seq}", "apply")
-
-        bulk = (
-            self.bulk_load
-            and positions[0] is None
-            and start == 0
-            and self.graph.counts(group_id).entities == 0
-        )
-        if bulk and self._bulk_load(
-            group_id, generation, reader, to_seq, report, result, note, stage
-        ):
-            # Continue past every line the bulk pass read, bad ones too: counted once.
-            start = max((self.graph.position(group_id)[0] or -1) + 1, report.resume_seq)
-            report = ReadReport()
-            reader = StreamReader(gdir, generation=generation)
-            # Only lines appended while the bulk pass ran are left; reading the last file
-            # again for none would count it (and its frame) twice (issue 12 item 7).
-            end = self.store.bounds(group_id).max_seq
-            if to_seq is not None and end is not None:
-                end = min(end, to_seq)
-            tail = end is not None and start <= end
-        else:
-            start = max(from_seq, lowest + 1)
-            tail = True
-        for batch in (
-            reader.batches(start, to_seq, batch_size=self.batch_size, report=report) if tail else ()
-        ):
-            self._apply_batch(group_id, generation, batch, result)
-            note(batch)
-        self._fold_report(result, report)
-        stats = self.embedder.stats
-        result.embeddings_recomputed = (
-            stats.embeddings_recomputed - stats_before.embeddings_recomputed
-        )
-        result.embeddings_cached = stats.embeddings_cached - stats_before.embeddings_cached
-        result.embeddings_recompute_failed = (
-            stats.embeddings_recompute_failed - stats_before.embeddings_recompute_failed
-        )
-        result.duration_ms = int((time.monotonic() - started) * 1000)
-        telemetry.emit(
-            telemetry.WalReplayComplete(
-                group_id=group_id,
-                mutations_replayed=result.mutations_replayed,
-                unrecognised_lines=result.unrecognised_lines,
-                failed_lines=result.failed_lines,
-                unparseable_lines=result.unparseable_lines,
-                legacy_skipped_lines=result.legacy_skipped_lines,
-                duration_ms=result.duration_ms,
-            )
-        )
-        return result
-
-    def _bulk_load(
-        self,
-        group_id: str,
-        generation: str,
-        reader: StreamReader,
-        to_seq: int | None,
-        report: ReadReport,
-        result: ReplayResult,
-        note: Callable[[list[Event]], None],
-        stage: Callable[[str, str], None],
-    ) -> bool:
-        """Replay into an empty graph with its bulk path, feeding text and vectors on the way.
-
-        Returns False (graph untouched, counters reset) if the bulk load failed, so the
-        caller replays incrementally, isolating the failing events.
-        """
-        bulk_size = max(self.batch_size, 1024)
-
-        def feed() -> Iterator[list[Event]]:
-            for batch in reader.batches(0, to_seq, batch_size=bulk_size, report=report):
-                self._apply_side(group_id, generation, batch, result)
-                result.mutations_replayed += len(batch)
-                result.last_committed_seq = batch[-1].seq
-                note(batch)
-                yield batch
-            stage("all events read; writing the graph", "graph")
-
-        load = getattr(self.graph, "load_group", None)
-        if load is None:
-            return False
-        # Upkeep that a full replay would redo many times runs once, at the end: each live
-        # vector enters hnswlib once (not once per revision), BM25 compacts once.
-        self.text.begin_bulk(group_id)
-        self.vectors.begin_bulk(group_id)
-        try:
-            load(group_id, generation, feed())
-            stage("building the vector indexes", "vectors")
-        except ProjectionError as exc:
-            result.warnings.append(f"bulk load failed ({exc}); replaying event by event")
-            result.mutations_replayed = 0
-            result.last_committed_seq = None
-            return False
-        finally:
-            self.text.end_bulk(group_id)
-            self.vectors.end_bulk(group_id)
-        result.transactions_committed += 1
-        # What the bulk pass read is folded in once, after the (empty) incremental pass.
-        self._fold_report(result, report)
-        return True
-
-    def _apply_batch(
-        self, group_id: str, generation: str, batch: list[Event], result: ReplayResult
-    ) -> None:
-        graph_seq = self.graph.position(group_id)[0]
-        graph_events = [e for e in batch if graph_seq is None or e.seq > graph_seq]
-        if graph_events:
-            self._apply_graph(group_id, generation, graph_events, result)
-        self._apply_side(group_id, generation, batch, result)
-        result.mutations_replayed += len(batch)
-        result.last_committed_seq = batch[-1].seq
-
-    def _apply_side(
-        self, group_id: str, generation: str, batch: list[Event], result: ReplayResult
-    ) -> None:
-        """Apply ``batch`` to the text and vector projections (each past its position)."""
-        last = batch[-1].seq
-        ops_by_event = [derive_ops(e) for e in batch]
-        text_seq = self.text.position(group_id)[0]
-        text_ops = _ops_after(batch, ops_by_event, text_seq)
-        if text_ops is not None:
-            self.text.apply(group_id, generation, last, text_ops)
-        vec_seq = self.vectors.position(group_id)[0]
-        vec_ops = _ops_after(batch, ops_by_event, vec_seq)
-        if vec_ops is not None and group_id not in self._vectors_blocked:
-            try:
-                vectors = self.embedder.vectors(texts_to_embed(vec_ops))
-            except EmbedderError as exc:
-                # The vector projection lags until the embedder works; nothing else waits.
-                self.embedder_failures[group_id] = str(exc)
-                self._vectors_blocked.add(group_id)
-                result.warnings.append(f"vectors not updated: {exc}")
-            else:
-                self.embedder_failures.pop(group_id, None)
-                self.vectors.apply(group_id, generation, last, vec_ops, vectors)
-
-    def _apply_graph(
-        self, group_id: str, generation: str, events: list[Event], result: ReplayResult
-    ) -> None:
-        try:
-            self.graph.apply(group_id, generation, events)
-            result.transactions_committed += 1
-            return
-        except ProjectionIOError:
-            # No room on disk (or Kuzu failed on I/O): no event is to blame, so none is
-            # skipped; the graph lags and catches up from the stream later (ADR 0081).
-            result.transactions_rolled_back += 1
-            raise
-        except ProjectionError as exc:
-            result.transactions_rolled_back += 1
-            if len(events) == 1:
-                self._record_failure(result, events[0], exc)
-                return
-        # Isolate the failing events by bisection so the others still apply, in order.
-        mid = len(events) // 2
-        self._apply_graph(group_id, generation, events[:mid], result)
-        self._apply_graph(group_id, generation, events[mid:], result)
-
-    def _record_failure(self, result: ReplayResult, event: Event, exc: Exception) -> None:
-        result.failed_lines += 1
-        add_skip(result, event.seq, event.seq)
-        kind = event.__struct_config__.tag
-        error = str(exc)[:300]
-        preview = f"{kind} seq={event.seq}"
-        for sample in result.failed_samples:
-            if sample.error == error and sample.cypher.split(" ")[0] == kind:
-                sample.count += 1
-                return
-        if len(result.failed_samples) < self.failure_samples:
-            result.failed_samples.append(FailedSample(cypher=preview, error=error))
-        else:
-            result.failed_sample_categories_dropped += 1
-
     # ---- helpers -------------------------------------------------------------------------
-
-    def _fold_report(self, result: ReplayResult, report: ReadReport) -> None:
-        result.wal_files_processed += report.files_read
-        result.unparseable_lines += report.unparseable_lines
-        result.unrecognised_lines += report.unrecognised_lines
-        # A corrupt line is a failed one to the reference's counters, and named on its own.
-        result.failed_lines += report.failed_lines + report.corrupt_lines
-        result.corrupt_lines += report.corrupt_lines
-        result.generation_mismatch_lines += report.generation_mismatch_lines
-        result.lines_skipped += report.bad_lines
-        result.seq_gaps += report.seq_gaps
-        result.seq_regressions += report.seq_regressions
-        for first, last in report.skipped_seqs:
-            add_skip(result, first, last)
-        # Ranges past the report's cap are counted, not listed.
-        listed = sum(last - first + 1 for first, last in report.skipped_seqs)
-        result.seqs_skipped += report.seqs_skipped - listed
-        for sample in report.samples:
-            if len(result.failed_samples) < self.failure_samples:
-                result.failed_samples.append(
-                    FailedSample(
-                        cypher=f"{sample.file}:{sample.line_no}",
-                        error=f"{sample.problem}: {sample.detail}",
-                        count=sample.count,
-                    )
-                )
-            else:
-                result.failed_sample_categories_dropped += 1
-        bad = (
-            result.failed_lines
-            + result.unrecognised_lines
-            + result.unparseable_lines
-            + result.generation_mismatch_lines
-        )
-        total = bad + result.mutations_replayed
-        if total and bad / total > self.fidelity_threshold:
-            result.fidelity_warning = (
-                f"{100.0 * bad / total:.1f}% of events failed or were skipped (threshold: "
-                f"{100.0 * self.fidelity_threshold:.1f}%); the rebuilt graph may be incomplete "
-                f"(failed={result.failed_lines}, unrecognised={result.unrecognised_lines}, "
-                f"unparseable={result.unparseable_lines}, "
-                f"generation_mismatch={result.generation_mismatch_lines})"
-            )
 
     def _unknown_generation_message(self, group_id: str) -> str:
         path: Path = self.store.group_dir(group_id) / ".wal-generation.json"
@@ -818,16 +552,3 @@ class Projector:
                 reason=f"{name} projection of group {group_id!r}: generation {old} -> {new}",
             )
         )
-
-
-def _ops_after(
-    batch: list[Event], ops_by_event: list[list[Op]], seq: int | None
-) -> list[Op] | None:
-    """The ops of the events past ``seq``; ``None`` if the projection has them all."""
-    if seq is not None and batch[-1].seq <= seq:
-        return None
-    out: list[Op] = []
-    for event, ops in zip(batch, ops_by_event, strict=True):
-        if seq is None or event.seq > seq:
-            out.extend(ops)
-    return out

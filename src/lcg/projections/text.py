@@ -50,6 +50,7 @@ from lcg.projections._text_snapshot import FORMAT as _FORMAT
 from lcg.projections._text_snapshot import GroupSnapshot as _GroupSnapshot
 from lcg.projections._text_snapshot import KindState as _KindState
 from lcg.projections._text_snapshot import encode_snapshot, read_snapshot
+from lcg.projections.base import Batch, Capabilities
 from lcg.projections.ops import (
     KEYS_PART,
     SOURCE_PART,
@@ -265,6 +266,9 @@ def _add_counts(total: dict[str, int], counts: dict[str, int], sign: int) -> Non
 class TextProjection:
     """BM25 full-text search over every group's entities, edges and episodes."""
 
+    name = "text"
+    capabilities = Capabilities()
+
     def __init__(self, root: Path, *, read_only: bool = False) -> None:
         """Open the projection stored under ``root`` (``<workspace>/.lcg/text``).
 
@@ -415,6 +419,10 @@ class TextProjection:
             group.generation = generation
             group.seq = last_seq
             group.dirty = True
+
+    def apply_batch(self, batch: Batch) -> None:
+        """Apply ``batch``'s ops (``Projection``)."""
+        self.apply(batch.group_id, batch.generation, batch.last_seq, list(batch.ops))
 
     def begin_bulk(self, group_id: str) -> None:
         """A full replay of ``group_id`` begins: no compaction until ``end_bulk``.

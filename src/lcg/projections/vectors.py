@@ -44,6 +44,7 @@ from lcg.events.groups import decode_group, encode_group
 from lcg.events.layout import VECTORS_META_FILE
 from lcg.projections._checksum import DamagedFile, describe_failure, encode_sealed, unseal
 from lcg.projections._hnsw import EXACT_BELOW, FieldIndex, FieldMeta
+from lcg.projections.base import Batch, Capabilities
 from lcg.projections.ops import VECTOR_FIELDS, ClearGroup, Delete, Op, Upsert
 
 __all__ = ["FIELDS", "META_FILE", "VectorProjection", "snapshot_identities"]
@@ -108,6 +109,10 @@ def _sweep(directory: Path, metas: Mapping[str, FieldMeta]) -> None:
 
 class VectorProjection:
     """hnswlib vector indices per group and field, snapshotted with their applied position."""
+
+    name = "vectors"
+    #: Fed the embeddings of its ops' texts; lags while the embedder fails.
+    capabilities = Capabilities(embeds=True)
 
     def __init__(
         self,
@@ -312,6 +317,10 @@ class VectorProjection:
                 group.dirty_fields.add(name)
             group.seq, group.generation = last_seq, generation
             self._dirty.add(group_id)
+
+    def apply_batch(self, batch: Batch) -> None:
+        """Apply ``batch``'s ops with its embeddings (``Projection``)."""
+        self.apply(batch.group_id, batch.generation, batch.last_seq, list(batch.ops), batch.vectors)
 
     def begin_bulk(self, group_id: str) -> None:
         """A full replay of ``group_id`` begins: keep only raw vectors until ``end_bulk``.

@@ -1,5 +1,9 @@
-"""Build the embedder and the extractor the settings choose (the workspace is the one place
-that turns a ``Config`` into them).
+"""Build the projections, the embedder and the extractor the settings choose (the workspace
+is the one place that turns a ``Config`` into them).
+
+The projections are the specs of ``RECORD`` and ``PROJECTIONS``, opened in that order (the
+order every batch is applied in) by ``open_projections``, for the workspace and for verify's
+scratch replay alike. A new projection is one more spec here (ADR 0182).
 
 The extractor's precedence: a replay cassette (``LCG_REPLAY_LLM``) > an explicit extractor
 endpoint (the ``--extractor-http`` / ``--extractor-uds`` flags, or ``LCG_EXTRACTION_UDS``) >
@@ -10,19 +14,119 @@ stored and searchable, extraction stays pending). ``LCG_RECORD_LLM`` wraps which
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from lcg.config import Config
 from lcg.errors import ConfigError
+from lcg.events.files import DIR_MODE
 from lcg.extract.cassette import RecordingExtractor, ReplayExtractor, failures_path
 from lcg.extract.cost import CostTable, load_cost_table
 from lcg.extract.embedders import Embedder, make_embedder
 from lcg.extract.extractor import Extractor
 from lcg.extract.openai_extractor import OpenAICompatExtractor
+from lcg.projections.base import Projection, Projections, RecordProjection
+from lcg.projections.graph import DB_FILE, GraphProjection, StaleGraphError
+from lcg.projections.text import TextProjection
+from lcg.projections.vectors import VectorProjection
 
-__all__ = ["embedder_from_config", "make_extractor"]
+__all__ = [
+    "PROJECTIONS",
+    "RECORD",
+    "OpenContext",
+    "ProjectionSpec",
+    "embedder_from_config",
+    "make_extractor",
+    "open_projections",
+    "projection_dirs",
+]
 
 _log = logging.getLogger(__name__)
+
+P = TypeVar("P", bound=Projection, covariant=True)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenContext:
+    """What a projection is opened with, besides its directory."""
+
+    #: The embedder's vector size and model (the vector projection keeps only its own).
+    dim: int
+    model_id: str
+    #: Opened to look only: nothing created or deleted in the workspace.
+    read_only: bool
+    #: A directory outside the workspace, by name, for what a read-only open must not create.
+    scratch: Callable[[str], Path]
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectionSpec(Generic[P]):
+    """One projection a workspace holds: its name, where it lives, how it is opened."""
+
+    name: str
+    directory: Callable[[Config], Path]
+    open: Callable[[Path, OpenContext], P]
+
+
+def _open_graph(db_dir: Path, ctx: OpenContext) -> GraphProjection:
+    if not ctx.read_only:
+        db_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        return GraphProjection(db_dir)
+    if (db_dir / DB_FILE).exists():
+        try:
+            return GraphProjection(db_dir, read_only=True)
+        except StaleGraphError:
+            pass  # another schema: as good as none until `lcg serve` rebuilds it
+    # No graph to look at: an empty one outside the workspace, none created in it.
+    return GraphProjection(ctx.scratch("db"))
+
+
+def _open_text(directory: Path, ctx: OpenContext) -> TextProjection:
+    return TextProjection(directory, read_only=ctx.read_only)
+
+
+def _open_vectors(directory: Path, ctx: OpenContext) -> VectorProjection:
+    return VectorProjection(directory, ctx.dim, ctx.model_id, read_only=ctx.read_only)
+
+
+#: The projection of record (its position and rows speak for a group; it bulk-loads).
+RECORD: ProjectionSpec[RecordProjection] = ProjectionSpec("graph", lambda c: c.db_dir, _open_graph)
+
+#: The other projections, in the order each batch is applied to them after the record.
+PROJECTIONS: tuple[ProjectionSpec[Projection], ...] = (
+    ProjectionSpec("text", lambda c: c.text_dir, _open_text),
+    ProjectionSpec("vectors", lambda c: c.vectors_dir, _open_vectors),
+)
+
+
+def projection_dirs(config: Config) -> list[Path]:
+    """The directory of every projection of ``config``'s workspace, in order."""
+    return [spec.directory(config) for spec in (RECORD, *PROJECTIONS)]
+
+
+def open_projections(
+    where: Callable[[ProjectionSpec[Projection]], Path], ctx: OpenContext
+) -> Projections:
+    """Open every projection, each in the directory ``where`` names for its spec.
+
+    If one fails to open, those already open are closed and the error is raised.
+    """
+    opened: list[Projection] = []
+    try:
+        record = RECORD.open(where(RECORD), ctx)
+        opened.append(record)
+        for spec in PROJECTIONS:
+            opened.append(spec.open(where(spec), ctx))
+        return Projections(record, *opened[1:])
+    except BaseException:
+        for proj in reversed(opened):
+            try:
+                proj.close()
+            except Exception:  # noqa: BLE001, S110 - the open's own error is the one to raise
+                pass
+        raise
 
 
 def _path(config: Config, raw: str) -> Path:

@@ -21,15 +21,13 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Protocol
 
 import msgspec
 
 from lcg.errors import GenerationError
-from lcg.projections.graph import GraphProjection
+from lcg.projections.base import Projections
 from lcg.projections.projector import Projector
-from lcg.projections.text import TextProjection
-from lcg.projections.vectors import VectorProjection
+from lcg.workspace.factory import OpenContext, open_projections
 from lcg.workspace.workspace import Workspace
 
 __all__ = ["GroupVerdict", "VerifyReport", "verify_workspace"]
@@ -69,46 +67,38 @@ def verify_workspace(ws: Workspace, groups: list[str] | None = None) -> VerifyRe
     verdicts: list[GroupVerdict] = []
     with ws.reading(), tempfile.TemporaryDirectory(prefix="lcg-verify-") as tmp:
         root = Path(tmp)
-        graph = GraphProjection(root / "db")
-        text = TextProjection(root / "text")
-        vectors = VectorProjection(root / "vectors", ws.embedder.dim, ws.embedder.model_id)
-        scratch: dict[str, _Digestible] = {"graph": graph, "text": text, "vectors": vectors}
+        # The same projections as the workspace's, by the same builder, in scratch.
+        scratch = open_projections(
+            lambda spec: root / spec.name,
+            OpenContext(
+                dim=ws.embedder.dim,
+                model_id=ws.embedder.model_id,
+                read_only=False,
+                scratch=lambda name: root / "scratch" / name,
+            ),
+        )
         projector = Projector(
-            ws.store,
-            graph,
-            text,
-            vectors,
-            ws.text_embedder,
-            batch_size=max(64, ws.config.replay_batch_size),
+            ws.store, scratch, ws.text_embedder, batch_size=max(64, ws.config.replay_batch_size)
         )
         try:
             for group_id in chosen:
                 verdicts.append(_verdict(ws, projector, scratch, group_id))
         finally:
-            graph.close()
-            text.close()
-            vectors.close()
+            for proj in scratch:
+                proj.close()
     return VerifyReport(
         ok=all(v.equal and not v.problems and not v.behind for v in verdicts), groups=verdicts
     )
 
 
-class _Digestible(Protocol):
-    def digest(self, group_id: str) -> str: ...
-
-
 def _verdict(
-    ws: Workspace, projector: Projector, scratch: dict[str, _Digestible], group_id: str
+    ws: Workspace, projector: Projector, scratch: Projections, group_id: str
 ) -> GroupVerdict:
     """Replay ``group_id`` into the scratch projections, comparing each live projection at
     the seq it stands at."""
     seqs = {name: pos[0] for name, pos in ws.projector.positions(group_id).items()}
     applied = ws.projector.applied_seq(group_id)
-    live = {
-        "graph": ws.graph.digest(group_id),
-        "text": ws.text.digest(group_id),
-        "vectors": ws.vectors.digest(group_id),
-    }
+    live = ws.projections.digests(group_id)
     note = None
     if len(set(seqs.values())) > 1:
         note = f"projections stand at different seqs {seqs}; compared at each"
@@ -117,7 +107,9 @@ def _verdict(
     if degraded is not None:
         problems.append(f"degraded: {degraded}")
     # A projection that applied nothing is compared with the replay of nothing.
-    replayed = {name: scratch[name].digest(group_id) for name, seq in seqs.items() if seq is None}
+    replayed = {
+        name: scratch.named(name).digest(group_id) for name, seq in seqs.items() if seq is None
+    }
     done: int | None = None
     for stop in sorted({seq for seq in seqs.values() if seq is not None}):
         try:
@@ -135,10 +127,14 @@ def _verdict(
             )
         done = stop
         replayed.update(
-            {name: scratch[name].digest(group_id) for name, seq in seqs.items() if seq == stop}
+            {
+                name: scratch.named(name).digest(group_id)
+                for name, seq in seqs.items()
+                if seq == stop
+            }
         )
     for name in live:
-        replayed.setdefault(name, scratch[name].digest(group_id))  # not replayed: its failure
+        replayed.setdefault(name, scratch.named(name).digest(group_id))  # not replayed: its failure
     differing = [k for k in live if live[k] != replayed[k]]
     max_seq = ws.store.bounds(group_id).max_seq
     # Events up to a clear_all floor are left unapplied on purpose (ADR 0100): no lag.

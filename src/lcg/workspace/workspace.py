@@ -1,4 +1,4 @@
-"""A workspace opened for use: the streams, the three projections, the projector, the embedder.
+"""A workspace opened for use: the streams, the projections, the projector, the embedder.
 
 ``Workspace.open`` takes an exclusive lock on the workspace (one process at a time: Kuzu
 allows no second opener), opens every projection and catches them up with the streams.
@@ -25,7 +25,6 @@ from lcg.errors import (
     ProjectionIOError,
 )
 from lcg.events.files import (
-    DIR_MODE,
     describe_os_error,
     private_dir,
     remove_trees,
@@ -45,17 +44,21 @@ from lcg.events.sidecars import EmbeddingModelSidecar, write_embedding_model
 from lcg.events.store import WalStore
 from lcg.events.writer import utc_now
 from lcg.extract.embedders import Embedder, HttpEmbedder, StandbyEmbedder
-from lcg.projections import DB_FILE
 from lcg.projections.cache import EMBEDDINGS_DIR, EmbeddingCache, cache_dir_name
 from lcg.projections.embedding import CachedTextEmbedder
-from lcg.projections.graph import GraphProjection, StaleGraphError
+from lcg.projections.graph import GraphProjection
 from lcg.projections.projector import ProgressFn, Projector, ReplayResult
 from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection
 from lcg.workspace import lock as workspace_lock
 from lcg.workspace._rwlock import RWLock
 from lcg.workspace.embedder_standby import recover, standby_for
-from lcg.workspace.factory import embedder_from_config
+from lcg.workspace.factory import (
+    OpenContext,
+    embedder_from_config,
+    open_projections,
+    projection_dirs,
+)
 
 __all__ = ["Workspace"]
 
@@ -150,16 +153,23 @@ class Workspace:
                 cache_dir = self._scratch_dir("cache")  # looking makes no cache of its own
             self.cache = EmbeddingCache.for_embedder(cache_dir, self.embedder)
             self.text_embedder = CachedTextEmbedder(self.embedder, self.cache)
-            self.graph = self._open_graph(config.db_dir, inspect)
-            self.text = TextProjection(config.text_dir, read_only=inspect)
-            self.vectors = VectorProjection(
-                config.vectors_dir, self.embedder.dim, self.embedder.model_id, read_only=inspect
+            #: Every projection, in the order each batch is applied to them.
+            self.projections = open_projections(
+                lambda spec: spec.directory(config),
+                OpenContext(
+                    dim=self.embedder.dim,
+                    model_id=self.embedder.model_id,
+                    read_only=inspect,
+                    scratch=self._scratch_dir,
+                ),
             )
+            # The roles the reads need by type (the rest iterates ``projections``).
+            self.graph = self.projections.role("graph", GraphProjection)
+            self.text = self.projections.role("text", TextProjection)
+            self.vectors = self.projections.role("vectors", VectorProjection)
             self.projector = Projector(
                 self.store,
-                self.graph,
-                self.text,
-                self.vectors,
+                self.projections,
                 self.text_embedder,
                 batch_size=config.replay_batch_size,
                 failure_samples=config.replay_failure_samples,
@@ -186,22 +196,10 @@ class Workspace:
         this workspace's own), projections (``recover``), group vectors and Kuzu side files
         (ADR 0156)."""
         own_streams = (config.wal_dir,) if streams else ()
-        for directory in (*own_streams, config.db_dir, config.vectors_dir):
+        for directory in (*own_streams, *projection_dirs(config)):
             sweep_removals(directory)
-        for own in (config.db_dir, config.text_dir, config.vectors_dir):
+        for own in projection_dirs(config):
             sweep_removals(own.parent, of=own.name)  # a parent LCG_*_DIR may share
-
-    def _open_graph(self, db_dir: Path, inspect: bool) -> GraphProjection:
-        if not inspect:
-            db_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-            return GraphProjection(db_dir)
-        if (db_dir / DB_FILE).exists():
-            try:
-                return GraphProjection(db_dir, read_only=True)
-            except StaleGraphError:
-                pass  # another schema: as good as none until `lcg serve` rebuilds it
-        # No graph to look at: an empty one outside the workspace, none created in it.
-        return GraphProjection(self._scratch_dir("db"))
 
     def _scratch_dir(self, name: str) -> Path:
         """A directory outside the workspace for what an inspecting open must not create."""
@@ -385,15 +383,10 @@ class Workspace:
     def wipe(self) -> None:
         """Delete every stream and everything projected from them (``clear_all``)."""
         with self.rw.write():
-            groups = set(self.store.groups())
-            for proj in (self.graph, self.text, self.vectors):
-                groups.update(proj.positions() if hasattr(proj, "positions") else {})
-                groups.update(getattr(proj, "groups", list)())
+            groups = set(self.store.groups()) | self.projections.groups()
             self.store.close()
             for group_id in groups:
-                self.graph.purge_group(group_id)
-                self.text.purge_group(group_id)
-                self.vectors.purge_group(group_id)
+                self.projections.purge_group(group_id)
             # Each stream goes in one step (renamed away, then deleted): a crash here leaves
             # it whole or gone, never with a hole (ADR 0156).
             if self.config.wal_dir.is_dir():
@@ -408,11 +401,7 @@ class Workspace:
     def digests(self, group_id: str) -> dict[str, str]:
         """The canonical digest of each projection for ``group_id``."""
         with self.rw.read():
-            return {
-                "graph": self.graph.digest(group_id),
-                "text": self.text.digest(group_id),
-                "vectors": self.vectors.digest(group_id),
-            }
+            return self.projections.digests(group_id)
 
     def close(self) -> None:
         """Save snapshots, close projections and writers, release the workspace lock."""
@@ -427,9 +416,7 @@ class Workspace:
         steps: list[tuple[str, Callable[[], None]]] = [] if self.inspect_only else [("save", save)]
         steps += [
             ("streams", self.store.close),
-            ("graph", self.graph.close),
-            ("text", self.text.close),
-            ("vectors", self.vectors.close),
+            *((proj.name, proj.close) for proj in self.projections),
             ("cache", self.cache.close),
         ]
         if self._owns_embedder:

@@ -133,9 +133,12 @@ def test_only_the_workspace_builds_from_config() -> None:
 def test_the_workspace_does_build_them() -> None:
     # The check looks at real code: the workspace's own builders are seen by it.
     seen = {(b.module, b.builder, b.from_config) for b in builds(SRC)}
-    assert ("lcg.workspace.workspace", "TextProjection", True) in seen
-    assert ("lcg.workspace.workspace", "GraphProjection", False) in seen
-    assert ("lcg.workspace.verify", "GraphProjection", False) in seen  # the scratch replay
+    # One builder (factory.open_projections) opens the projections for both the workspace
+    # and verify's scratch replay (ADR 0182).
+    assert ("lcg.workspace.factory", "TextProjection", False) in seen
+    assert ("lcg.workspace.factory", "GraphProjection", False) in seen
+    assert ("lcg.workspace.workspace", "Projector", True) in seen
+    assert ("lcg.workspace.verify", "Projector", False) in seen  # the scratch replay
     assert ("lcg.workspace.factory", "make_embedder", True) in seen
     assert ("lcg.workspace.factory", "OpenAICompatExtractor", True) in seen
 

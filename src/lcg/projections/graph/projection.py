@@ -34,6 +34,7 @@ import msgspec
 from lcg.errors import ProjectionError, ProjectionIOError, RebuildRefusedError
 from lcg.events.files import remove_tree
 from lcg.events.model import Event
+from lcg.projections.base import Batch, Capabilities
 from lcg.projections.graph._apply import apply_events, fold_events
 from lcg.projections.graph._conn import execute, forget_prepared
 from lcg.projections.graph._guard import abandon, is_io_failure, reserve_room
@@ -67,7 +68,11 @@ class StaleGraphError(ProjectionError):
 
 
 class GraphProjection:
-    """The Kuzu-backed graph projection of every group's stream."""
+    """The Kuzu-backed graph projection of every group's stream (the projection of record)."""
+
+    name = "graph"
+    #: An event that fails to apply fails its transaction alone: the projector bisects.
+    capabilities = Capabilities(isolates_events=True)
 
     def __init__(
         self,
@@ -309,7 +314,38 @@ class GraphProjection:
         acknowledged before this call is in it."""
         return dict(self._positions)
 
+    def groups(self) -> list[str]:
+        """Every group with a recorded position."""
+        return list(self.positions())
+
+    @property
+    def damaged(self) -> dict[str, str]:
+        """Nothing: a damaged database fails its open instead (``Projection``)."""
+        return {}
+
     # ---- writes ----------------------------------------------------------------------
+
+    def apply_batch(self, batch: Batch) -> None:
+        """Apply ``batch``'s events (``Projection``; the graph reads events, not ops)."""
+        self.apply(batch.group_id, batch.generation, list(batch.events))
+
+    def begin_bulk(self, group_id: str) -> None:
+        """Nothing to defer: ``load_group`` is the graph's bulk path (``Projection``)."""
+
+    def end_bulk(self, group_id: str) -> None:
+        """Nothing deferred (``Projection``)."""
+
+    def save(self) -> None:
+        """Nothing to save: every apply commits (``Projection``)."""
+
+    def holds_rows(self, group_id: str) -> bool:
+        """True if an entity, episode or edge of ``group_id`` is held."""
+        counts = self.counts(group_id)
+        return bool(counts.entities or counts.episodes or counts.edges)
+
+    def bulk_loadable(self, group_id: str) -> bool:
+        """True if ``group_id`` holds no entity (``load_group`` may fold its stream)."""
+        return self.counts(group_id).entities == 0
 
     def apply(self, group_id: str, generation: str, events: list[Event]) -> None:
         """Apply ``events`` of one group and set its position to the last seq, atomically.

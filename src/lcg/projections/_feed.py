@@ -1,0 +1,300 @@
+"""The replay loop: a group's stream read in batches and fed to every projection in order.
+
+Each projection is fed only the events past its own position (after a crash the graph may
+be ahead of the snapshots), as a ``Batch`` with the ops derived from those events and, for a
+projection that ``embeds``, their embeddings (one embedder call per batch, through the
+cache). A projection that ``isolates_events`` has a failing batch bisected so that only the
+failing events are skipped. Into an empty group the projection of record may load the
+stream in one pass while the others are fed along (its bulk path).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+
+import msgspec
+import numpy as np
+
+from lcg import telemetry
+from lcg.errors import EmbedderError, ProjectionError, ProjectionIOError
+from lcg.events.model import Event
+from lcg.events.reader import ReadReport, StreamReader
+from lcg.events.segments import list_segments
+from lcg.events.store import WalStore
+from lcg.projections._replay_report import (
+    ProgressFn,
+    ReplayProgress,
+    ReplayResult,
+    fold_report,
+    record_failure,
+)
+from lcg.projections.base import Batch, Projection, Projections
+from lcg.projections.embedding import TextEmbedder
+from lcg.projections.ops import Op, derive_ops, texts_to_embed
+
+__all__ = ["Feeder"]
+
+
+class Feeder:
+    """Feeds stream batches to the projections, each past its own position."""
+
+    def __init__(
+        self,
+        store: WalStore,
+        projections: Projections,
+        embedder: TextEmbedder,
+        *,
+        batch_size: int,
+        failure_samples: int,
+        fidelity_threshold: float,
+        bulk_load: bool,
+    ) -> None:
+        self.store = store
+        self.projections = projections
+        self.embedder = embedder
+        self.batch_size = max(1, batch_size)
+        self.failure_samples = failure_samples
+        self.fidelity_threshold = fidelity_threshold
+        self.bulk_load = bulk_load
+        #: Groups whose embedding projections could not embed; they lag until it works.
+        self.embedder_failures: dict[str, str] = {}
+        # Groups whose embeddings stopped mid-replay: later batches must not skip the gap.
+        self.blocked: set[str] = set()
+
+    def fold(self, result: ReplayResult, report: ReadReport) -> None:
+        """Add the reader's ``report`` to ``result``."""
+        fold_report(
+            result,
+            report,
+            samples=self.failure_samples,
+            fidelity_threshold=self.fidelity_threshold,
+        )
+
+    # ---- one batch -----------------------------------------------------------------------
+
+    def apply(
+        self, group_id: str, generation: str, batch: list[Event], result: ReplayResult
+    ) -> None:
+        """Apply ``batch`` to every projection, in order, each past its own position."""
+        self._feed(self.projections, group_id, generation, batch, result)
+        result.mutations_replayed += len(batch)
+        result.last_committed_seq = batch[-1].seq
+
+    def _feed(
+        self,
+        projections: Sequence[Projection] | Projections,
+        group_id: str,
+        generation: str,
+        batch: list[Event],
+        result: ReplayResult,
+    ) -> None:
+        ops_by_event: list[list[Op]] | None = None
+        for proj in projections:
+            seq = proj.position(group_id)[0]
+            if seq is not None and batch[-1].seq <= seq:
+                continue  # it holds the whole batch
+            if ops_by_event is None:
+                ops_by_event = [derive_ops(e) for e in batch]
+            pairs = [
+                (e, ops)
+                for e, ops in zip(batch, ops_by_event, strict=True)
+                if seq is None or e.seq > seq
+            ]
+            if proj.capabilities.isolates_events:
+                self._apply_isolating(proj, group_id, generation, pairs, result)
+                continue
+            ops = [op for _, event_ops in pairs for op in event_ops]
+            vectors: dict[str, np.ndarray] = {}
+            if proj.capabilities.embeds:
+                if group_id in self.blocked:
+                    continue
+                try:
+                    vectors = self.embedder.vectors(texts_to_embed(ops))
+                except EmbedderError as exc:
+                    # This projection lags until the embedder works; nothing else waits.
+                    self.embedder_failures[group_id] = str(exc)
+                    self.blocked.add(group_id)
+                    result.warnings.append(f"{proj.name} not updated: {exc}")
+                    continue
+                self.embedder_failures.pop(group_id, None)
+            events = [e for e, _ in pairs]
+            proj.apply_batch(Batch(group_id, generation, events, ops, batch[-1].seq, vectors))
+
+    def _apply_isolating(
+        self,
+        proj: Projection,
+        group_id: str,
+        generation: str,
+        pairs: list[tuple[Event, list[Op]]],
+        result: ReplayResult,
+    ) -> None:
+        events = [e for e, _ in pairs]
+        ops = [op for _, event_ops in pairs for op in event_ops]
+        try:
+            proj.apply_batch(Batch(group_id, generation, events, ops, events[-1].seq))
+            result.transactions_committed += 1
+            return
+        except ProjectionIOError:
+            # No room on disk (or Kuzu failed on I/O): no event is to blame, so none is
+            # skipped; the projection lags and catches up from the stream later (ADR 0081).
+            result.transactions_rolled_back += 1
+            raise
+        except ProjectionError as exc:
+            result.transactions_rolled_back += 1
+            if len(pairs) == 1:
+                record_failure(result, pairs[0][0], exc, self.failure_samples)
+                return
+        # Isolate the failing events by bisection so the others still apply, in order.
+        mid = len(pairs) // 2
+        self._apply_isolating(proj, group_id, generation, pairs[:mid], result)
+        self._apply_isolating(proj, group_id, generation, pairs[mid:], result)
+
+    # ---- a replay ------------------------------------------------------------------------
+
+    def replay(
+        self,
+        group_id: str,
+        generation: str,
+        from_seq: int,
+        to_seq: int | None,
+        result: ReplayResult,
+        progress: ProgressFn | None,
+    ) -> ReplayResult:
+        """Feed ``group_id``'s events ``from_seq..to_seq`` to every projection past its own."""
+        started = time.monotonic()
+        self.blocked.discard(group_id)
+        record = self.projections.record
+        positions = [p.position(group_id)[0] for p in self.projections]
+        lowest = min(-1 if s is None else s for s in positions)
+        start = max(from_seq, lowest + 1)
+        if from_seq > lowest + 1 and lowest >= 0:
+            result.warnings.append(
+                f"from_seq {from_seq} is past applied seq {lowest} + 1: events "
+                f"{lowest + 1}..{from_seq - 1} are not applied"
+            )
+        gdir = self.store.group_dir(group_id)
+        files_total = len(list_segments(gdir))
+        bounds_max = self.store.bounds(group_id).max_seq
+        report = ReadReport()
+        reader = StreamReader(gdir, generation=generation)
+        stats_before = msgspec.structs.replace(self.embedder.stats)
+
+        def stage(message: str, phase: str) -> None:
+            if progress is not None:
+                progress(
+                    ReplayProgress(
+                        group_id=group_id,
+                        message=message,
+                        phase=phase,
+                        mutations_replayed_so_far=result.mutations_replayed,
+                        files_processed_so_far=report.files_read,
+                        files_total=files_total,
+                        failed_lines_so_far=result.failed_lines,
+                        last_seq=result.last_committed_seq,
+                        max_seq=bounds_max,
+                    )
+                )
+
+        def note(batch: list[Event]) -> None:
+            stage(f"applied through seq {batch[-1].seq}", "apply")
+
+        bulk = (
+            self.bulk_load
+            and record.position(group_id)[0] is None
+            and start == 0
+            and record.bulk_loadable(group_id)
+        )
+        if bulk and self._bulk_load(
+            group_id, generation, reader, to_seq, report, result, note, stage
+        ):
+            # Continue past every line the bulk pass read, bad ones too: counted once.
+            start = max((record.position(group_id)[0] or -1) + 1, report.resume_seq)
+            report = ReadReport()
+            reader = StreamReader(gdir, generation=generation)
+            # Only lines appended while the bulk pass ran are left; reading the last file
+            # again for none would count it (and its frame) twice (issue 12 item 7).
+            end = self.store.bounds(group_id).max_seq
+            if to_seq is not None and end is not None:
+                end = min(end, to_seq)
+            tail = end is not None and start <= end
+        else:
+            start = max(from_seq, lowest + 1)
+            tail = True
+        for batch in (
+            reader.batches(start, to_seq, batch_size=self.batch_size, report=report) if tail else ()
+        ):
+            self.apply(group_id, generation, batch, result)
+            note(batch)
+        self.fold(result, report)
+        stats = self.embedder.stats
+        result.embeddings_recomputed = (
+            stats.embeddings_recomputed - stats_before.embeddings_recomputed
+        )
+        result.embeddings_cached = stats.embeddings_cached - stats_before.embeddings_cached
+        result.embeddings_recompute_failed = (
+            stats.embeddings_recompute_failed - stats_before.embeddings_recompute_failed
+        )
+        result.duration_ms = int((time.monotonic() - started) * 1000)
+        telemetry.emit(
+            telemetry.WalReplayComplete(
+                group_id=group_id,
+                mutations_replayed=result.mutations_replayed,
+                unrecognised_lines=result.unrecognised_lines,
+                failed_lines=result.failed_lines,
+                unparseable_lines=result.unparseable_lines,
+                legacy_skipped_lines=result.legacy_skipped_lines,
+                duration_ms=result.duration_ms,
+            )
+        )
+        return result
+
+    def _bulk_load(
+        self,
+        group_id: str,
+        generation: str,
+        reader: StreamReader,
+        to_seq: int | None,
+        report: ReadReport,
+        result: ReplayResult,
+        note: Callable[[list[Event]], None],
+        stage: Callable[[str, str], None],
+    ) -> bool:
+        """Load an empty group into the projection of record in one pass, feeding the others
+        on the way.
+
+        Returns False (record untouched, counters reset) if the bulk load failed, so the
+        caller replays incrementally, isolating the failing events.
+        """
+        bulk_size = max(self.batch_size, 1024)
+        record = self.projections.record
+        others = [p for p in self.projections if p is not record]
+
+        def feed() -> Iterator[list[Event]]:
+            for batch in reader.batches(0, to_seq, batch_size=bulk_size, report=report):
+                self._feed(others, group_id, generation, batch, result)
+                result.mutations_replayed += len(batch)
+                result.last_committed_seq = batch[-1].seq
+                note(batch)
+                yield batch
+            stage("all events read; writing the graph", "graph")
+
+        # Upkeep that a full replay would redo many times runs once, at the end: each live
+        # vector enters hnswlib once (not once per revision), BM25 compacts once.
+        for proj in others:
+            proj.begin_bulk(group_id)
+        try:
+            record.load_group(group_id, generation, feed())
+            stage("building the vector indexes", "vectors")
+        except ProjectionError as exc:
+            result.warnings.append(f"bulk load failed ({exc}); replaying event by event")
+            result.mutations_replayed = 0
+            result.last_committed_seq = None
+            return False
+        finally:
+            for proj in others:
+                proj.end_bulk(group_id)
+        result.transactions_committed += 1
+        # What the bulk pass read is folded in once, after the (empty) incremental pass.
+        self.fold(result, report)
+        return True
