@@ -196,9 +196,7 @@ def clear_all(ws: Workspace, *, confirm: bool, preserve_wal: bool) -> ClearAllRe
         raise InvalidParamsError("Must set 'confirm' to true to clear graph")
     if preserve_wal:
         with ws.rw.write():
-            groups = set(ws.store.groups()) | set(ws.graph.positions())
-            groups.update(ws.text.groups())
-            groups.update(ws.vectors.groups())
+            groups = set(ws.store.groups()) | ws.projections.groups()
             ws.projector.clear_projections(sorted(groups))
     else:
         ws.wipe()

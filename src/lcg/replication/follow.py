@@ -241,8 +241,7 @@ class Follower:
         for _ in probe.read(yield_after=None):
             pass
         with self.ws.rw.write():
-            for proj in (self.ws.graph, self.ws.text, self.ws.vectors):
-                proj.purge_group(group_id)
+            self.ws.projections.purge_group(group_id)
         fresh = self.source.cursor(group_id, generation)
         self._tracks[group_id] = fresh
         status.reset_detected = True

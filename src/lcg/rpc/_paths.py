@@ -14,6 +14,7 @@ from pathlib import Path
 
 from lcg.config import Config
 from lcg.errors import InvalidParamsError
+from lcg.workspace.factory import projection_dirs
 
 __all__ = ["export_target"]
 
@@ -42,7 +43,7 @@ def export_target(config: Config, raw: str, *, param: str = "target_dir") -> Pat
             "workspace (relative paths are taken from it), or set LCG_EXPORT_ROOT for the "
             "service to allow a directory elsewhere"
         )
-    state = (config.wal_dir, config.db_dir, config.text_dir, config.vectors_dir, config.cache_dir)
+    state = (config.wal_dir, *projection_dirs(config), config.cache_dir)
     for own in state:
         if _within(target, _real(own)):
             raise InvalidParamsError(

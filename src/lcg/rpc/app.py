@@ -31,6 +31,7 @@ from lcg.projections.search import Searcher
 from lcg.rpc.registry import Registry
 from lcg.workspace import Workspace
 from lcg.workspace.cypher import open_cypher_sandbox
+from lcg.workspace.factory import projection_dirs
 from lcg.workspace.status import OntologyStatus, ontology_status
 
 __all__ = ["Job", "ServiceApp", "build_app"]
@@ -322,7 +323,7 @@ class ServiceApp:
             self._searcher = None
             if strategy == "rebuild_from_workspace_wal":
                 # Each in one step: a crash here leaves a projection whole or gone (ADR 0156).
-                remove_trees([self.config.db_dir, self.config.text_dir, self.config.vectors_dir])
+                remove_trees(projection_dirs(self.config))
             embedder = self.embedder_factory() if self.embedder_factory else None
             ws = Workspace(self.config, embedder)
             try:
