@@ -25,14 +25,13 @@ import fcntl
 import os
 import threading
 import time
-import uuid
 from pathlib import Path
 from typing import Literal
 
 import msgspec
 
 from lcg import telemetry
-from lcg.errors import GenerationError, StreamError, StreamLockedError
+from lcg.errors import StreamError, StreamLockedError
 from lcg.events.codec import admit, decode_line
 from lcg.events.files import (
     DIR_MODE,
@@ -43,15 +42,15 @@ from lcg.events.files import (
     probe_write,
     sweep_temps,
 )
-from lcg.events.generation import mint_generation, stream_generation, write_generation
 from lcg.events.groups import (
     check_group_dir,
     check_wal_root,
     encode_group,
     guard_case_collision,
 )
-from lcg.events.layout import LOCK_FILE, QUARANTINE_DIR, segment_name
+from lcg.events.layout import LOCK_FILE, segment_name
 from lcg.events.model import Event
+from lcg.events.opening import recover_tail, resolve_generation
 from lcg.events.segments import list_segments, read_tail
 from lcg.timestamps import now as utc_now
 
@@ -113,8 +112,8 @@ class StreamWriter:
         self._lock_fd = self._acquire_lock()
         try:
             sweep_temps(self.group_dir)
-            self._recover_tail()
-            self.generation = self._resolve_generation()
+            recover_tail(self.group_dir)
+            self.generation = resolve_generation(self.group_dir, group_id)
             self._open_last_segment()
         except BaseException:
             os.close(self._lock_fd)
@@ -165,81 +164,6 @@ class StreamWriter:
                 ) from None
             raise StreamError(f"cannot lock {self.group_dir / LOCK_FILE}: {exc}") from exc
         return fd
-
-    def _recover_tail(self) -> None:
-        """Cut a torn or undecodable final line off the last segment, keeping its bytes."""
-        segments = list_segments(self.group_dir)
-        if not segments:
-            return
-        path = segments[-1].path
-        while True:
-            tail = read_tail(path)
-            cut = tail.good_end
-            if tail.last_line is not None and decode_line(tail.last_line).problem == "unparseable":
-                # A complete but undecodable last line is a torn write too.
-                cut = tail.good_end - len(tail.last_line) - 1
-            if cut >= tail.size:
-                return
-            self._quarantine(path, cut)
-
-    def _quarantine(self, path: Path, offset: int) -> None:
-        qdir = self.group_dir / QUARANTINE_DIR
-        qdir.mkdir(mode=DIR_MODE, exist_ok=True)
-        with open(path, "r+b") as fh:
-            fh.seek(offset)
-            torn = fh.read()
-            # A name per cut: repeated crashes at one offset must not overwrite earlier bytes.
-            target = qdir / f"{path.name}.{offset}.{uuid.uuid4().hex[:8]}.torn"
-            with open(
-                os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE), "wb"
-            ) as out:
-                out.write(torn)
-                out.flush()
-                os.fsync(out.fileno())
-            fh.truncate(offset)
-            fh.flush()
-            os.fsync(fh.fileno())
-        fsync_dir(qdir)
-
-    def _resolve_generation(self) -> str:
-        witnesses = stream_generation(self.group_dir)
-        recorded, from_lines = witnesses.sidecar, witnesses.lines
-        last_gen = self._last_line_generation()
-        if recorded is None:
-            if from_lines is not None:
-                if last_gen is not None and last_gen != from_lines:
-                    raise GenerationError(
-                        f"group {self.group_id!r}: its first line carries generation "
-                        f"{from_lines!r} and its last {last_gen!r}; the stream mixes two "
-                        "generations - restore it from its publication or dump it to a new stream"
-                    )
-                # The dot-file was dropped (a glob copy) but every line carries the generation.
-                write_generation(self.group_dir, from_lines)
-                return from_lines
-            if any(seg.path.stat().st_size > 0 for seg in list_segments(self.group_dir)):
-                # Minting into a populated stream would silently re-identify its lines.
-                raise GenerationError(
-                    f"group {self.group_id!r}: {self.group_dir} holds lines but no generation "
-                    "(no .wal-generation.json and no line carries one); restore the sidecar "
-                    "from the stream's publication"
-                )
-            return mint_generation(self.group_dir)
-        for seen in (from_lines, last_gen):
-            if seen is not None and seen != recorded:
-                raise GenerationError(
-                    f"group {self.group_id!r}: lines carry generation {seen!r} but "
-                    f"{self.group_dir}/.wal-generation.json says {recorded!r}; the stream mixes "
-                    "two generations - restore it from its publication or dump it to a new stream"
-                )
-        return recorded
-
-    def _last_line_generation(self) -> str | None:
-        for seg in reversed(list_segments(self.group_dir)):
-            tail = read_tail(seg.path)
-            if tail.last_line is not None:
-                decoded = decode_line(tail.last_line)
-                return decoded.event.gen if decoded.event is not None else None
-        return None
 
     def _open_last_segment(self) -> None:
         self._fd: int | None = None
