@@ -61,7 +61,7 @@ from lcg.events.position import Position
 from lcg.events.reader import ReadReport, StreamReader
 from lcg.events.store import WalStore
 from lcg.events.tail import TailDefect, VerifiedTail
-from lcg.events.writer import FsyncPolicy, StreamWriter, utc_now
+from lcg.events.writer import FsyncPolicy, StreamWriter
 
 __all__ = [
     "CURRENT_VERSIONS",
@@ -123,6 +123,5 @@ __all__ = [
     "read_generation",
     "seal",
     "stream_generation",
-    "utc_now",
     "verify_checksum",
 ]

@@ -54,6 +54,8 @@ from lcg.events.opening import recover_tail, resolve_generation
 from lcg.events.segments import list_segments, read_tail
 from lcg.timestamps import now as utc_now
 
+# ``utc_now`` is ``timestamps.now`` under another name, still exported only because
+# ``workspace/workspace.py`` imports it from here; once that imports ``timestamps.now``, it goes.
 __all__ = ["FsyncPolicy", "StreamWriter", "utc_now"]
 
 FsyncPolicy = Literal["always", "batch", "off"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from lcg import telemetry
+from lcg import telemetry, timestamps
 from lcg.errors import GenerationError, StreamError, StreamLockedError
 from lcg.events.codec import decode_line, encode_event
 from lcg.events.generation import read_generation
@@ -18,7 +18,7 @@ from lcg.events.layout import GENERATION_FILE, QUARANTINE_DIR, TEMP_SUFFIX
 from lcg.events.model import EpisodeAdded, Event
 from lcg.events.reader import ReadReport, StreamReader
 from lcg.events.segments import list_segments
-from lcg.events.writer import StreamWriter, utc_now
+from lcg.events.writer import StreamWriter
 
 Episode = Callable[..., EpisodeAdded]
 
@@ -59,7 +59,7 @@ def test_generation_is_minted_once_and_stamped(gdir: Path, make_episode: Episode
 
 
 def test_ts_is_rfc3339_utc_with_microseconds() -> None:
-    ts = utc_now()
+    ts = timestamps.now()
     assert len(ts) == 27 and ts[10] == "T" and ts.endswith("Z") and ts[19] == "."
 
 
@@ -82,7 +82,9 @@ def test_rotation_by_events(gdir: Path, make_episode: Episode) -> None:
 
 
 def test_rotation_by_bytes(gdir: Path, make_episode: Episode) -> None:
-    sample = msgspec.structs.replace(make_episode(0, size=100), seq=0, ts=utc_now(), gen="a" * 32)
+    sample = msgspec.structs.replace(
+        make_episode(0, size=100), seq=0, ts=timestamps.now(), gen="a" * 32
+    )
     line = len(encode_event(sample))
     with StreamWriter(
         gdir.parent, "g", fsync="batch", max_bytes_per_file=2 * line + 10, max_events_per_file=99
