@@ -113,15 +113,13 @@ class _Probe(DelegatingExtractor):
 
 def _scratch_config(base: Config, root: Path) -> Config:
     fresh = Config.from_env(root, env={"LCG_EMBEDDER": base.embedder})
-    # Settings of the instance carry over (extraction, costs); the paths are the scratch's.
+    # Settings of the instance carry over (extraction, costs); the paths are the scratch's:
+    # every ``*_dir`` (the streams, each projection's, the cache), so none is missed.
+    dirs = {f: getattr(fresh, f) for f in Config.__struct_fields__ if f.endswith("_dir")}
     return msgspec.structs.replace(
         base,
         workspace=fresh.workspace,
-        wal_dir=fresh.wal_dir,
-        db_dir=fresh.db_dir,
-        vectors_dir=fresh.vectors_dir,
-        text_dir=fresh.text_dir,
-        cache_dir=fresh.cache_dir,
+        **dirs,
         socket_path=fresh.socket_path,
         wal_fsync="off",
         workspace_root=fresh.workspace,
