@@ -94,8 +94,9 @@ def non_negative(text: str) -> int:
 def config_from(args: argparse.Namespace, *, existing: bool = False) -> Config:
     """The settings for the workspace named by ``-C`` (default: the current directory); with
     ``existing``, a ``ConfigError`` when there is no workspace there (nothing is created)."""
-    workspace: Path | None = args.workspace
-    config = Config.from_env(workspace)
+    # ``getattr``: a namespace built by hand, without the top-level ``-C``, means the CWD.
+    workspace = getattr(args, "workspace", None)
+    config = Config.from_env(Path(workspace) if workspace else None)
     if existing:
         require_workspace(config)
     return config

@@ -7,9 +7,7 @@ open the workspace themselves when none does.
 
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -27,23 +25,12 @@ if TYPE_CHECKING:
 __all__ = [
     "ProgressBar",
     "attach_extractor_flags",
-    "config_of",
     "live_client",
     "open_direct",
     "print_json",
     "show_replay",
     "with_embedder_flags",
 ]
-
-
-def config_of(args: argparse.Namespace, *, existing: bool = False) -> Config:
-    """The settings for the workspace the command names (``-C DIR``, default CWD); with
-    ``existing``, a ``ConfigError`` when there is no workspace there (nothing is created)."""
-    workspace = getattr(args, "workspace", None)
-    config = Config.from_env(Path(workspace) if workspace else None)
-    if existing:
-        require_workspace(config)
-    return config
 
 
 def with_embedder_flags(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import msgspec
 
-from lcg.cli._common import group_dir
-from lcg.cli._service import config_of, live_client, open_direct, print_json
+from lcg.cli._common import config_from, group_dir
+from lcg.cli._service import live_client, open_direct, print_json
 from lcg.errors import StreamError
 from lcg.events.groups import encode_group
 
@@ -28,7 +28,7 @@ Example:
 
 
 def _run(args: argparse.Namespace) -> int:
-    config = config_of(args, existing=True)
+    config = config_from(args, existing=True)
     if args.group is not None:
         group_dir(config, args.group)  # an unknown group is an error, as in `lcg wal tail`
     target = Path(args.to).resolve()

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from lcg.cli._service import ProgressBar, config_of, live_client, print_json, show_replay
+from lcg.cli._common import config_from
+from lcg.cli._service import ProgressBar, live_client, print_json, show_replay
 from lcg.errors import LcgError
 from lcg.ingest.reference import ImportResult
 
@@ -66,7 +67,7 @@ def _show(result: ImportResult) -> None:
 def _run(args: argparse.Namespace) -> int:
     from lcg.ingest.reference import import_reference
 
-    config = config_of(args)
+    config = config_from(args)
     client = live_client(config)
     if client is not None:
         client.close()

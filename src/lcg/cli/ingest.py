@@ -14,8 +14,7 @@ from pathlib import Path
 
 import msgspec
 
-from lcg.cli._common import add_command, emit_json
-from lcg.cli._service import config_of
+from lcg.cli._common import add_command, config_from, emit_json
 from lcg.cli._sync import SyncBar, open_backend, summary_line
 from lcg.errors import ConfigError
 from lcg.events.layout import DEFAULT_GROUP
@@ -103,7 +102,7 @@ def _total(group_id: str, reports: list[SyncReport]) -> IngestSummary:
 
 def _run(args: argparse.Namespace) -> int:
     roots = check_roots(args.paths)
-    config = config_of(args)
+    config = config_from(args)
     quiet = args.silent or args.json
     reports: list[SyncReport] = []
     with open_backend(config, silent=quiet) as (backend, how):

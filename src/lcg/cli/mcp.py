@@ -27,10 +27,10 @@ _EXAMPLE = """Example:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lcg.cli._service import config_of
+    from lcg.cli._common import config_from
     from lcg.rpc.mcp_server import run
 
-    return run(args, config=config_of(args))
+    return run(args, config=config_from(args))
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -8,10 +8,9 @@ from typing import Any
 
 import msgspec
 
-from lcg.cli._common import group_dir
+from lcg.cli._common import config_from, group_dir
 from lcg.cli._service import (
     ProgressBar,
-    config_of,
     live_client,
     open_direct,
     print_json,
@@ -137,7 +136,7 @@ def _n(value: int | None) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    config = config_of(args, existing=True)
+    config = config_from(args, existing=True)
     if args.dry_run:
         return _dry_run(config, args)
     try:

@@ -15,8 +15,8 @@ from typing import Any
 
 import msgspec
 
-from lcg.cli._common import add_command, emit_json
-from lcg.cli._service import config_of, live_client, open_direct
+from lcg.cli._common import add_command, config_from, emit_json
+from lcg.cli._service import live_client, open_direct
 from lcg.ingest.sources import heading_of
 
 __all__ = ["Hit", "hit_of", "register", "snippet"]
@@ -106,7 +106,7 @@ def snippet(text: str, query: str, *, width: int = 220, mark: bool = False) -> s
 
 
 def _search(args: argparse.Namespace, kind: str) -> list[dict[str, Any]]:
-    config = config_of(args)
+    config = config_from(args)
     groups = [args.group] if args.group else None
     client = live_client(config)
     if client is not None:

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from lcg import telemetry
-from lcg.cli._service import attach_extractor_flags, config_of, with_embedder_flags
+from lcg.cli._common import config_from
+from lcg.cli._service import attach_extractor_flags, with_embedder_flags
 from lcg.config import Config
 from lcg.errors import LcgError
 from lcg.events.layout import LCG_DIR
@@ -107,7 +108,7 @@ def serve_workspace(
 
 def _run(args: argparse.Namespace) -> int:
     config = with_embedder_flags(
-        config_of(args), http=args.embedder_http, uds=args.embedder_uds, kind=args.embedder
+        config_from(args), http=args.embedder_http, uds=args.embedder_uds, kind=args.embedder
     )
     return serve_workspace(
         config, extractor_http=args.extractor_http, extractor_uds=args.extractor_uds

@@ -7,8 +7,8 @@ from typing import Any
 
 import msgspec
 
-from lcg.cli._common import format_table
-from lcg.cli._service import config_of, live_client, open_direct, print_json
+from lcg.cli._common import config_from, format_table
+from lcg.cli._service import live_client, open_direct, print_json
 
 __all__ = ["register"]
 
@@ -25,7 +25,7 @@ Example:
 
 
 def _fetch(args: argparse.Namespace) -> dict[str, Any]:
-    config = config_of(args, existing=True)
+    config = config_from(args, existing=True)
     client = live_client(config)
     if client is not None:
         with client:

@@ -7,8 +7,8 @@ from typing import Any
 
 import msgspec
 
-from lcg.cli._common import group_dir
-from lcg.cli._service import config_of, live_client, open_direct, print_json
+from lcg.cli._common import config_from, group_dir
+from lcg.cli._service import live_client, open_direct, print_json
 
 __all__ = ["register"]
 
@@ -26,7 +26,7 @@ Example:
 
 
 def _run(args: argparse.Namespace) -> int:
-    config = config_of(args, existing=True)
+    config = config_from(args, existing=True)
     if args.group is not None:
         # A group that does not exist is an error naming those that do, with a service or
         # without (an empty verdict of nothing would read as ok).

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 
-from lcg.cli._common import add_command
-from lcg.cli._service import config_of, live_client
+from lcg.cli._common import add_command, config_from
+from lcg.cli._service import live_client
 from lcg.cli._sync import ServiceBackend, summary_line
 from lcg.cli.ingest import check_roots
 from lcg.config import Config
@@ -234,7 +234,7 @@ def _watch_hosting(config: Config, roots: list[Path], group_id: str) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     roots = check_roots(args.paths)
-    config = config_of(args)
+    config = config_from(args)
     client = live_client(config)
     if client is not None:
         client.close()
