@@ -6,20 +6,15 @@ import re
 import unicodedata
 import uuid
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
 from lcg import timestamps
 from lcg.errors import InvalidParamsError
 
-if TYPE_CHECKING:
-    from lcg.events.model import Event
-    from lcg.workspace import Workspace
-
 __all__ = [
     "attributes_text",
-    "commit",
     "new_uuid",
     "normalize_name",
     "parse_timestamp",
@@ -78,8 +73,3 @@ def attributes_text(value: Any) -> str:
     if isinstance(value, dict):
         return msgspec.json.encode(value, order="sorted").decode()
     return "{}"
-
-
-def commit(ws: Workspace, group_id: str, events: list[Event]) -> list[Event]:
-    """``ws.commit`` (which also stamps a new group's embedding-model sidecar)."""
-    return ws.commit(group_id, events)

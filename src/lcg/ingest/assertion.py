@@ -19,7 +19,7 @@ from lcg import timestamps
 from lcg.errors import InvalidParamsError, NotFoundError, RequestError
 from lcg.events.keys import lookup_key
 from lcg.events.model import EdgeRecord, EntityAsserted, EntityRecord, RelationshipAsserted
-from lcg.ingest._common import attributes_text, commit, new_uuid
+from lcg.ingest._common import attributes_text, new_uuid
 from lcg.projections.graph import records as gr
 from lcg.projections.ops import MERGED_LABEL
 from lcg.workspace import Workspace
@@ -142,8 +142,7 @@ def assert_entity(
             attributes=attributes_text(attributes),
             created_at=existing.created_at if existing else timestamps.now(),
         )
-        commit(
-            ws,
+        ws.commit(
             group_id,
             [EntityAsserted(group_id=group_id, entity=record, created=existing is None)],
         )
@@ -214,8 +213,7 @@ def assert_relationship(
                 attributes=attributes_text(attributes),
                 created_at=timestamps.now(),
             )
-        commit(
-            ws,
+        ws.commit(
             group_id,
             [RelationshipAsserted(group_id=group_id, edge=edge, created=not current)],
         )

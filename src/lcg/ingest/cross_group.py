@@ -25,7 +25,7 @@ from lcg.events.model import (
     PointerRebind,
     PointersRebound,
 )
-from lcg.ingest._common import commit, new_uuid, strip_control
+from lcg.ingest._common import new_uuid, strip_control
 from lcg.ingest.assertion import follow_merged
 from lcg.projections.graph import records as gr
 from lcg.projections.graph.pointers import (
@@ -157,7 +157,7 @@ def add_cross_group_edge(
             attributes=with_pointers("{}", pointers),
             created_at=timestamps.now(),
         )
-        commit(ws, group_id, [CrossGroupEdgeAdded(group_id=group_id, edge=edge)])
+        ws.commit(group_id, [CrossGroupEdgeAdded(group_id=group_id, edge=edge)])
     return CrossGroupEdgeResult(
         uuid=edge.uuid,
         name=edge.name,
@@ -242,7 +242,7 @@ def rebind_pointers(ws: Workspace, source_group_id: str, *, forced: bool = False
             PointersRebound(group_id=owner, source_group_id=source_group_id, rebinds=rebinds)
         ]
         with ws.group_lock(owner):
-            commit(ws, owner, events)
+            ws.commit(owner, events)
     return result
 
 

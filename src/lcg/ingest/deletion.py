@@ -14,7 +14,6 @@ import msgspec
 from lcg.errors import InvalidParamsError
 from lcg.events.layout import DEFAULT_GROUP
 from lcg.events.model import EpisodesDeleted, GroupPurged
-from lcg.ingest._common import commit
 from lcg.ingest.cross_group import rebind_pointers
 from lcg.projections.graph import records as gr
 from lcg.workspace import Workspace
@@ -91,8 +90,7 @@ def _delete(ws: Workspace, by: str, key: str, matches: dict[str, list[str]]) -> 
         if not uuids:
             continue
         with ws.group_lock(group_id):
-            commit(
-                ws,
+            ws.commit(
                 group_id,
                 [EpisodesDeleted(group_id=group_id, by=by, key=key, episode_uuids=uuids)],  # type: ignore[arg-type]
             )
@@ -164,8 +162,7 @@ def delete_by_group(
             continue
         purged.append(group_id)
         with ws.group_lock(group_id):
-            commit(
-                ws,
+            ws.commit(
                 group_id,
                 [
                     GroupPurged(

@@ -19,7 +19,7 @@ import msgspec
 from lcg import telemetry, timestamps
 from lcg.errors import InvalidParamsError
 from lcg.events.model import DroppedEdge, EpisodeAdded, EpisodesDeleted, Event
-from lcg.ingest._common import commit, new_uuid, parse_timestamp
+from lcg.ingest._common import new_uuid, parse_timestamp
 from lcg.projections.graph import records as gr
 from lcg.workspace import Workspace
 
@@ -140,7 +140,7 @@ def _record(
                 EpisodesDeleted(group_id=group_id, by="chunk", key=name, episode_uuids=stale)
             )
         if events:
-            commit(ws, group_id, events)
+            ws.commit(group_id, events)
         if existing is not None:
             return existing, False
         first = events[0]

@@ -23,7 +23,7 @@ from lcg.events.model import (
     MergedAlias,
     MergeOutcome,
 )
-from lcg.ingest._common import commit, new_uuid
+from lcg.ingest._common import new_uuid
 from lcg.projections.graph import records as gr
 from lcg.projections.ops import MERGED_LABEL
 from lcg.workspace import Workspace
@@ -238,5 +238,5 @@ def merge_entities(
             )
             return result
         if aliases:
-            commit(ws, group_id, [EntitiesMerged(group_id=group_id, merge=outcome)])
+            ws.commit(group_id, [EntitiesMerged(group_id=group_id, merge=outcome)])
     return result

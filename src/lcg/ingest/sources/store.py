@@ -17,7 +17,7 @@ import msgspec
 
 from lcg.errors import InvalidParamsError
 from lcg.events.model import EpisodeAdded, EpisodesDeleted, Event
-from lcg.ingest._common import commit, new_uuid, parse_timestamp
+from lcg.ingest._common import new_uuid, parse_timestamp
 from lcg.ingest.episodes import content_hash
 from lcg.ingest.sources.tree import StoredChunk, TreeScope, is_source_chunk
 from lcg.workspace import Workspace
@@ -153,7 +153,7 @@ def _record(
                 )
                 result.removed += len(uuids)
         if events:
-            commit(ws, group_id, events)
+            ws.commit(group_id, events)
     return result
 
 
