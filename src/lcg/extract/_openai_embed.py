@@ -23,7 +23,13 @@ import numpy.typing as npt
 
 from lcg.errors import EmbedderError
 
-__all__ = ["REFERENCE_MODEL", "HttpEmbedder", "UdsEmbedder", "embeddings_endpoint"]
+__all__ = [
+    "REFERENCE_MODEL",
+    "HttpEmbedder",
+    "UdsEmbedder",
+    "embeddings_endpoint",
+    "openai_endpoint",
+]
 
 _PATH: Final = "/v1/embeddings"
 #: The text the startup probe embeds (as the reference).
@@ -65,14 +71,23 @@ _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder(_EmbeddingResponse).decode
 
 
-def embeddings_endpoint(url: str) -> str:
-    """The full endpoint for ``url``: a base URL gets ``/v1/embeddings`` appended."""
+def openai_endpoint(url: str, resource: str) -> str:
+    """The full endpoint of ``resource`` (``embeddings``, ``chat/completions``) for ``url``.
+
+    A URL already ending in the resource is kept; one ending in ``/v1`` gets the resource, and
+    a base URL gets ``/v1/<resource>`` appended.
+    """
     path = urlsplit(url).path.rstrip("/")
-    if path.endswith("/embeddings"):
+    if path.endswith("/" + resource):
         return url
     if path.endswith("/v1"):
-        return url.rstrip("/") + "/embeddings"
-    return url.rstrip("/") + _PATH
+        return url.rstrip("/") + "/" + resource
+    return url.rstrip("/") + "/v1/" + resource
+
+
+def embeddings_endpoint(url: str) -> str:
+    """The full endpoint for ``url``: a base URL gets ``/v1/embeddings`` appended."""
+    return openai_endpoint(url, "embeddings")
 
 
 class HttpEmbedder:

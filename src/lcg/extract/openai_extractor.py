@@ -11,13 +11,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from typing import Final
-from urllib.parse import urlsplit
 
 import httpx
 import msgspec
 
 from lcg.extract import prompts
-from lcg.extract._openai_embed import _UdsTransport
+from lcg.extract._openai_embed import _UdsTransport, openai_endpoint
 from lcg.extract.cost import CostTable
 from lcg.extract.extractor import (
     DEFAULT_RETRY_DELAYS,
@@ -79,12 +78,7 @@ _decode = msgspec.json.Decoder(_ChatResponse).decode
 
 def chat_endpoint(url: str) -> str:
     """The full endpoint for ``url``: a base URL gets ``/v1/chat/completions`` appended."""
-    path = urlsplit(url).path.rstrip("/")
-    if path.endswith("/chat/completions"):
-        return url
-    if path.endswith("/v1"):
-        return url.rstrip("/") + "/chat/completions"
-    return url.rstrip("/") + _PATH
+    return openai_endpoint(url, "chat/completions")
 
 
 class OpenAICompatExtractor(LlmExtractor):
