@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_ARGS ?=
 
-.PHONY: install test bench lint demo clean
+.PHONY: install test test-fast bench lint demo clean
 
 ifdef NO_INSTALL
 install:
@@ -25,6 +25,11 @@ $(STAMP): pyproject.toml
 test: install
 	@# pytest exits 5 when it collected nothing: treat that as a failure.
 	$(BIN)/python -m pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo 'pytest collected no tests' >&2; exit 1; fi; exit $$rc
+
+# The unit and property tests alone (no service subprocesses, no crash or e2e runs): the quick
+# check while working; `make test` runs everything, as CI does.
+test-fast: install
+	$(BIN)/python -m pytest tests/unit tests/property
 
 lint: install
 	$(BIN)/ruff check src tests bench
