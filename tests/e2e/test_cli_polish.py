@@ -223,6 +223,8 @@ def test_follow_prints_a_ready_line() -> None:
         finally:
             follow.terminate()
             rc = follow.wait(60)
+            if follow.stdout is not None:
+                follow.stdout.close()
     assert line.startswith("lcg follow: following every group of "), line
     assert "read-only" in line and "Ctrl-C" in line
     assert rc == 0
