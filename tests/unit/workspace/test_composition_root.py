@@ -3,8 +3,10 @@ projector are built only in ``lcg.workspace``, and every function that builds an
 extractor from a ``Config`` lives there too.
 
 Read with ``ast`` (the calls inside every function of ``src/lcg``). The allow-list is of places;
-the one other place is the eval harness, which builds the extractor a ``--backend`` spec names
-(not the workspace's configured one).
+the other places are the eval harness, which builds the extractor a ``--backend`` spec names
+(not the workspace's configured one), and the Cypher worker, the composition root of its own
+process, which opens only its read model of the graph from the spec the service sends it
+(ADR 0152).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ EXTRACTOR_BUILDERS = frozenset(
 ALLOWED: dict[str, frozenset[str]] = {
     "lcg.workspace": PROJECTION_BUILDERS | EMBEDDER_BUILDERS | EXTRACTOR_BUILDERS,
     "lcg.eval.backends": EXTRACTOR_BUILDERS,
+    "lcg.projections.sandbox.worker": frozenset({"GraphProjection"}),
 }
 
 
