@@ -30,7 +30,7 @@ from typing import Literal
 
 import msgspec
 
-from lcg import telemetry
+from lcg import telemetry, timestamps
 from lcg.errors import StreamError, StreamLockedError
 from lcg.events.codec import admit, decode_line
 from lcg.events.files import (
@@ -52,11 +52,8 @@ from lcg.events.layout import LOCK_FILE, segment_name
 from lcg.events.model import Event
 from lcg.events.opening import recover_tail, resolve_generation
 from lcg.events.segments import list_segments, read_tail
-from lcg.timestamps import now as utc_now
 
-# ``utc_now`` is ``timestamps.now`` under another name, still exported only because
-# ``workspace/workspace.py`` imports it from here; once that imports ``timestamps.now``, it goes.
-__all__ = ["FsyncPolicy", "StreamWriter", "utc_now"]
+__all__ = ["FsyncPolicy", "StreamWriter"]
 
 FsyncPolicy = Literal["always", "batch", "off"]
 
@@ -221,7 +218,7 @@ class StreamWriter:
         return stamped
 
     def _stamp(self, events: list[Event]) -> list[Event]:
-        ts = utc_now()
+        ts = timestamps.now()
         seq = self.next_seq
         stamped: list[Event] = []
         for event in events:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from lcg import telemetry
+from lcg import telemetry, timestamps
 from lcg.config import Config, require_workspace
 from lcg.errors import (
     ConfigError,
@@ -42,7 +42,6 @@ from lcg.events.layout import (
 from lcg.events.model import Event
 from lcg.events.sidecars import EmbeddingModelSidecar, write_embedding_model
 from lcg.events.store import WalStore
-from lcg.events.writer import utc_now
 from lcg.extract.embedders import Embedder, HttpEmbedder, StandbyEmbedder
 from lcg.projections.cache import EMBEDDINGS_DIR, EmbeddingCache, cache_dir_name
 from lcg.projections.embedding import CachedTextEmbedder
@@ -374,7 +373,9 @@ class Workspace:
                 write_embedding_model(
                     gdir,
                     EmbeddingModelSidecar(
-                        model=self.embedder.model_id, dim=self.embedder.dim, written_at=utc_now()
+                        model=self.embedder.model_id,
+                        dim=self.embedder.dim,
+                        written_at=timestamps.now(),
                     ),
                 )
             except OSError:
