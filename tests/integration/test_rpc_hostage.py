@@ -206,7 +206,9 @@ class _HoldingEmbedder:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-                texts: list[str] = body["input"]
+                # One text comes as a string, several as a list (the reference's body).
+                raw = body["input"]
+                texts: list[str] = [raw] if isinstance(raw, str) else raw
                 if any("HOLD" in t for t in texts):
                     state.held.release()
                     state.release.wait(60)
