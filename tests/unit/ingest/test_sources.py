@@ -190,3 +190,18 @@ def test_chunk_ids_name_the_file_and_the_text(tmp_path: Path) -> None:
     root = _tree(tmp_path / "m", {"d.txt": ("same " * 50 + "\n\n") * 2})
     ids = [c.chunk_id for f in scan_tree(root, max_chars=260).files for c in f.chunks]
     assert len(ids) == 2 and ids[1] == ids[0] + "~2" and ids[0].startswith("m/d.txt#")
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        ("org", "* Ideas\n** Visit the Kennedy Space Center\n"),
+        ("markdown", "# Ideas\n## Visit the Kennedy Space Center\n"),
+        ("rst", "Ideas\n=====\n"),
+    ],
+)
+def test_a_file_of_headings_only_is_still_a_chunk(kind: str, text: str) -> None:
+    """An outline with no body under any heading is what the file says: it is searchable,
+    not a file that silently holds nothing (it was counted nowhere)."""
+    chunks = chunk_document(Document(kind=kind, text=text))
+    assert chunks and "Ideas" in chunks[0].text

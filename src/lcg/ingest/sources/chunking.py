@@ -63,6 +63,11 @@ def chunk_document(doc: Document, max_chars: int = DEFAULT_MAX_CHARS) -> list[Ch
         budget = max(_MIN_BODY, max_chars - len(prefix))
         for body in _pack(pieces, budget, joiner):
             out.append(Chunk(heading=heading, text=prefix + body))
+    if not out and doc.text.strip():
+        # Text with no body under any heading (an outline of headings only) is still what
+        # the file says: kept as plain paragraphs, never a file that silently holds nothing.
+        for body in _pack(_paragraphs(doc.text.split("\n")), max_chars, "\n\n"):
+            out.append(Chunk(heading="", text=body))
     return out
 
 
