@@ -20,16 +20,18 @@ import msgspec
 from lcg.config import Config
 from lcg.errors import ConfigError
 from lcg.eval.corpus import Corpus
-from lcg.extract import prompts
-from lcg.extract.cassette import RecordingExtractor, ReplayExtractor
-from lcg.extract.cost import CostTable, load_cost_table
-from lcg.extract.extractor import (
+from lcg.extract import (
+    CostTable,
     DelegatingExtractor,
     ExtractionOutput,
     Extractor,
     ExtractRequest,
+    RecordingExtractor,
+    ReplayExtractor,
+    load_cost_table,
+    perfect_extractor,
+    prompts,
 )
-from lcg.extract.scripted import perfect_extractor
 
 __all__ = [
     "BackendKind",
@@ -277,7 +279,7 @@ def build_extractor(
     elif spec.kind == "anthropic":
         if not config.anthropic_api_key:
             raise ConfigError("--backend anthropic needs ANTHROPIC_API_KEY")
-        from lcg.extract.anthropic_extractor import AnthropicExtractor
+        from lcg.extract import AnthropicExtractor
 
         inner = AnthropicExtractor.from_spec(
             spec.arg or config.extraction_llm,
@@ -287,7 +289,7 @@ def build_extractor(
             cost_table=costs,
         )
     else:
-        from lcg.extract.openai_extractor import OpenAICompatExtractor
+        from lcg.extract import OpenAICompatExtractor
 
         inner = OpenAICompatExtractor(
             url=spec.arg if spec.kind == "oai-http" else None,

@@ -25,9 +25,8 @@ from typing import Any, Literal, Protocol
 import msgspec
 
 from lcg.eval.report import EvalRefusedError
-from lcg.ingest.resolution import name_key
-from lcg.projections.graph import reads as graph_reads
-from lcg.projections.search import Searcher
+from lcg.ingest import name_key
+from lcg.projections import Searcher, graph_reads
 from lcg.workspace import Workspace
 
 __all__ = [

@@ -30,8 +30,8 @@ from rapidfuzz import fuzz
 from lcg.errors import ExtractionError
 from lcg.eval.backends import Capture
 from lcg.eval.corpus import Corpus
-from lcg.extract.extractor import ExtractionOutput
-from lcg.ingest.resolution import fuzzy_key
+from lcg.extract import ExtractionOutput
+from lcg.ingest import fuzzy_key
 
 __all__ = [
     "AnthropicJudge",

@@ -24,14 +24,9 @@ import numpy as np
 
 from lcg import timestamps
 from lcg.config import Config
-from lcg.events.model import EpisodeAdded, Event
-from lcg.extract.embedders import Embedder
-from lcg.projections.search import (
-    DEFAULT_HALF_LIFE_DAYS,
-    DEFAULT_WEIGHTS,
-    PassageWeights,
-    Searcher,
-)
+from lcg.events import EpisodeAdded, Event
+from lcg.extract import Embedder
+from lcg.projections import DEFAULT_HALF_LIFE_DAYS, DEFAULT_WEIGHTS, PassageWeights, Searcher
 from lcg.workspace import Workspace
 
 __all__ = ["LongMemEvalReport", "MethodScores", "run_longmemeval"]
@@ -190,7 +185,7 @@ def run_longmemeval(
         if have < len(turns):
             ingested = len(turns)
             if have:
-                from lcg.ingest.deletion import delete_by_group
+                from lcg.ingest import delete_by_group
 
                 delete_by_group(ws, [GROUP], confirm=True, dry_run=False)
             batch: list[Event] = []

@@ -22,8 +22,7 @@ from lcg.errors import LcgError
 from lcg.eval.backends import PriceEstimate
 from lcg.eval.chart import chart_metrics, report_chart
 from lcg.eval.runner import SeedRun
-from lcg.events.files import atomic_write
-from lcg.events.layout import LCG_DIR
+from lcg.events import LCG_DIR, atomic_write
 
 __all__ = [
     "REPORTS_DIR",

@@ -23,9 +23,7 @@ import msgspec
 from lcg.eval.corpus import Corpus
 from lcg.eval.questions import RANKED, Question, plant_questions
 from lcg.eval.scoring import GoldIndex
-from lcg.projections.graph import reads as graph_reads
-from lcg.projections.graph.rows import EdgeRow
-from lcg.projections.search import Searcher
+from lcg.projections import EdgeRow, Searcher, graph_reads
 from lcg.workspace import Workspace
 
 __all__ = ["KindScores", "QuestionRow", "RetrievalScores", "score_retrieval"]

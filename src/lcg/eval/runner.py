@@ -31,18 +31,10 @@ from lcg.eval.questions import plant_questions
 from lcg.eval.retrieval import RetrievalScores, score_retrieval
 from lcg.eval.scoring import ExtractionScores, score_extraction
 from lcg.eval.structural import StructuralScores, score_structural
-from lcg.extract.embedders import Embedder
-from lcg.extract.extractor import (
-    DelegatingExtractor,
-    ExtractionOutput,
-    Extractor,
-    ExtractRequest,
-)
+from lcg.extract import DelegatingExtractor, Embedder, ExtractionOutput, Extractor, ExtractRequest
+from lcg.ingest import ExtractionService, delete_by_source
 from lcg.ingest import episodes as episode_commands
-from lcg.ingest.deletion import delete_by_source
-from lcg.ingest.extraction import ExtractionService
-from lcg.workspace import Workspace
-from lcg.workspace.ontology_files import OntologyLoader, workspace_ontology_path
+from lcg.workspace import OntologyLoader, Workspace, workspace_ontology_path
 
 __all__ = ["GROUP", "SeedRun", "Timing", "Withdrawal", "run_seed"]
 

@@ -18,9 +18,8 @@ from rapidfuzz import fuzz
 
 from lcg.eval.backends import Capture
 from lcg.eval.gold import Gold
-from lcg.extract.extractor import ExtractedEdge
-from lcg.extract.ontology import pascal_case, screaming_snake
-from lcg.ingest.resolution import fuzzy_key, name_key
+from lcg.extract import ExtractedEdge, pascal_case, screaming_snake
+from lcg.ingest import fuzzy_key, name_key
 
 __all__ = [
     "CostScores",

@@ -22,12 +22,9 @@ import msgspec
 from lcg.eval.backends import Capture
 from lcg.eval.corpus import Corpus
 from lcg.eval.scoring import GoldIndex
-from lcg.ingest.resolution import name_key
-from lcg.projections.graph import reads as graph_reads
-from lcg.projections.graph import records as graph_records
-from lcg.projections.search import Searcher
-from lcg.workspace import Workspace
-from lcg.workspace.verify import verify_workspace
+from lcg.ingest import name_key
+from lcg.projections import Searcher, graph_reads, graph_records
+from lcg.workspace import Workspace, verify_workspace
 
 __all__ = ["Check", "StructuralScores", "score_structural"]
 

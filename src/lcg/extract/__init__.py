@@ -2,25 +2,47 @@
 
 from __future__ import annotations
 
+from lcg.extract.anthropic_extractor import AnthropicExtractor
+from lcg.extract.cassette import RecordingExtractor, ReplayExtractor, failures_path
+from lcg.extract.cost import CostTable, load_cost_table
 from lcg.extract.embedders import (
     Embedder,
     HashEmbedder,
     HttpEmbedder,
     LocalEmbedder,
+    StandbyEmbedder,
     UdsEmbedder,
     make_embedder,
 )
 from lcg.extract.extractor import (
+    DelegatingExtractor,
     ExtractedEdge,
     ExtractedEntity,
     ExtractionOutput,
     Extractor,
     ExtractRequest,
+    SourceType,
+    relation_type_for,
 )
-from lcg.extract.ontology import Ontology
-from lcg.extract.scripted import ScriptedExtractor
+from lcg.extract.ontology import (
+    NO_ONTOLOGY_HASH,
+    UNCLASSIFIED_ENTITY,
+    UNCLASSIFIED_RELATION,
+    Ontology,
+    OntologyHashFile,
+    drift_summary,
+    hash_record,
+    load_ontology_file,
+    pascal_case,
+    screaming_snake,
+)
+from lcg.extract.openai_extractor import OpenAICompatExtractor
+from lcg.extract.scripted import ScriptedExtractor, perfect_extractor
 
 __all__ = [
+    "AnthropicExtractor",
+    "CostTable",
+    "DelegatingExtractor",
     "Embedder",
     "ExtractRequest",
     "ExtractedEdge",
@@ -30,8 +52,26 @@ __all__ = [
     "HashEmbedder",
     "HttpEmbedder",
     "LocalEmbedder",
+    "NO_ONTOLOGY_HASH",
     "Ontology",
+    "OntologyHashFile",
+    "OpenAICompatExtractor",
+    "RecordingExtractor",
+    "ReplayExtractor",
     "ScriptedExtractor",
+    "SourceType",
+    "StandbyEmbedder",
+    "UNCLASSIFIED_ENTITY",
+    "UNCLASSIFIED_RELATION",
     "UdsEmbedder",
+    "drift_summary",
+    "failures_path",
+    "hash_record",
+    "load_cost_table",
+    "load_ontology_file",
     "make_embedder",
+    "pascal_case",
+    "perfect_extractor",
+    "relation_type_for",
+    "screaming_snake",
 ]

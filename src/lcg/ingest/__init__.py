@@ -17,6 +17,7 @@ from lcg.ingest.dump import DumpResult, dump_groups
 from lcg.ingest.episodes import add_episode, process_chunk
 from lcg.ingest.extraction import ExtractionService
 from lcg.ingest.merge import merge_entities
+from lcg.ingest.resolution import fuzzy_key, name_key
 
 __all__ = [
     "DumpResult",
@@ -31,7 +32,9 @@ __all__ = [
     "delete_chunk_episode",
     "delete_episode",
     "dump_groups",
+    "fuzzy_key",
     "merge_entities",
+    "name_key",
     "parse_timestamp",
     "process_chunk",
     "rebind_pointers",

@@ -17,11 +17,10 @@ import msgspec
 
 from lcg import timestamps
 from lcg.errors import InvalidParamsError, NotFoundError, RequestError
-from lcg.events.keys import lookup_key
-from lcg.events.model import EdgeRecord, EntityAsserted, EntityRecord, RelationshipAsserted
+from lcg.events import EdgeRecord, EntityAsserted, EntityRecord, RelationshipAsserted, lookup_key
 from lcg.ingest._common import attributes_text, new_uuid
-from lcg.projections.graph import records as gr
-from lcg.projections.ops import MERGED_LABEL
+from lcg.projections import MERGED_LABEL
+from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace
 
 __all__ = [

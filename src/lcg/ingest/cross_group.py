@@ -17,26 +17,26 @@ import msgspec
 
 from lcg import timestamps
 from lcg.errors import InvalidParamsError, LcgError, NotFoundError
-from lcg.events.groups import nfc_group_ids
-from lcg.events.model import (
+from lcg.events import (
     CrossGroupEdgeAdded,
     EdgeRecord,
     Event,
     PointerRebind,
     PointersRebound,
+    nfc_group_ids,
 )
 from lcg.ingest._common import new_uuid, strip_control
 from lcg.ingest.assertion import follow_merged
-from lcg.projections.graph import records as gr
-from lcg.projections.graph.pointers import (
+from lcg.projections import (
+    MERGED_LABEL,
     BindingState,
     Pointer,
     Pointers,
+    ReplayResult,
     pointers_of,
     with_pointers,
 )
-from lcg.projections.ops import MERGED_LABEL
-from lcg.projections.projector import ReplayResult
+from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace
 
 __all__ = [

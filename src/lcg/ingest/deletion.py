@@ -12,10 +12,9 @@ from __future__ import annotations
 import msgspec
 
 from lcg.errors import InvalidParamsError
-from lcg.events.layout import DEFAULT_GROUP
-from lcg.events.model import EpisodesDeleted, GroupPurged
+from lcg.events import DEFAULT_GROUP, EpisodesDeleted, GroupPurged
 from lcg.ingest.cross_group import rebind_pointers
-from lcg.projections.graph import records as gr
+from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace
 
 __all__ = [

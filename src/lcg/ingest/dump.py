@@ -22,18 +22,20 @@ from pathlib import Path
 import msgspec
 
 from lcg.errors import StreamError
-from lcg.events.files import fsync_dir, remove_tree, sweep_removals
-from lcg.events.model import (
+from lcg.events import (
     CrossGroupEdgeAdded,
     EntityAsserted,
     EpisodeAdded,
     EpisodeExtracted,
     Event,
+    WalStore,
+    fsync_dir,
+    list_segments,
+    remove_tree,
+    sweep_removals,
 )
-from lcg.events.segments import list_segments
-from lcg.events.store import WalStore
-from lcg.projections.graph import pointers
-from lcg.projections.graph import records as gr
+from lcg.projections import graph_pointers as pointers
+from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace
 
 __all__ = ["DumpResult", "dump_groups"]
@@ -62,7 +64,7 @@ def _events_of_group(ws: Workspace, group_id: str) -> tuple[list[Event], int, in
         if pointers.ATTRIBUTE in edge.attributes or not (edge.source_uuid and edge.target_uuid):
             events.append(CrossGroupEdgeAdded(group_id=group_id, edge=edge))
         else:
-            from lcg.events.model import RelationshipAsserted
+            from lcg.events import RelationshipAsserted
 
             events.append(RelationshipAsserted(group_id=group_id, edge=edge, created=True))
     episodes = gr.all_episodes(ws.graph, group_id)

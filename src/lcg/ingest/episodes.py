@@ -18,9 +18,9 @@ import msgspec
 
 from lcg import telemetry, timestamps
 from lcg.errors import InvalidParamsError
-from lcg.events.model import DroppedEdge, EpisodeAdded, EpisodesDeleted, Event
+from lcg.events import DroppedEdge, EpisodeAdded, EpisodesDeleted, Event
 from lcg.ingest._common import new_uuid, parse_timestamp
-from lcg.projections.graph import records as gr
+from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace
 
 __all__ = [

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from lcg import timestamps
-from lcg.events.model import (
+from lcg.events import (
     EdgeInvalidation,
     EdgeRecord,
     EntitiesMerged,
@@ -24,8 +24,8 @@ from lcg.events.model import (
     MergeOutcome,
 )
 from lcg.ingest._common import new_uuid
-from lcg.projections.graph import records as gr
-from lcg.projections.ops import MERGED_LABEL
+from lcg.projections import MERGED_LABEL
+from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace
 
 __all__ = ["AliasPlan", "MergePlan", "MergeResult", "merge_entities", "plan_merge"]

@@ -29,11 +29,10 @@ import msgspec
 import numpy as np
 from rapidfuzz import fuzz
 
-from lcg.events.keys import fold, lookup_key
+from lcg.events import fold, lookup_key
 from lcg.ingest._common import normalize_name
-from lcg.projections.graph import reads as graph_reads
-from lcg.projections.graph import records as gr
-from lcg.projections.ops import MERGED_LABEL
+from lcg.projections import MERGED_LABEL, graph_reads
+from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace
 
 __all__ = [

@@ -3,36 +3,96 @@ projector that feeds them from the streams, digests, search and the embedding ca
 
 from __future__ import annotations
 
-from lcg.projections.cache import EmbeddingCache, embed_with_cache
-from lcg.projections.graph import DB_FILE, GraphProjection
+from lcg.projections.base import Projection, Projections, RecordProjection
+from lcg.projections.cache import EMBEDDINGS_DIR, EmbeddingCache, cache_dir_name, embed_with_cache
+from lcg.projections.embedding import CachedTextEmbedder
+from lcg.projections.graph import (
+    DB_FILE,
+    GraphProjection,
+    StaleGraphError,
+    forget_prepared,
+    query_rows,
+)
+from lcg.projections.graph import pointers as graph_pointers
+from lcg.projections.graph import reads as graph_reads
+from lcg.projections.graph import records as graph_records
+from lcg.projections.graph.pointers import (
+    BindingState,
+    Pointer,
+    Pointers,
+    pointers_of,
+    with_pointers,
+)
 from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow, GraphCounts
-from lcg.projections.ops import ClearGroup, Delete, Op, Upsert, derive_ops, texts_to_embed
-from lcg.projections.projector import Projector, ReplayProgress, ReplayResult
-from lcg.projections.search import PassageRow, Searcher, rrf_fuse
+from lcg.projections.ops import (
+    MERGED_LABEL,
+    ClearGroup,
+    Delete,
+    Op,
+    Upsert,
+    derive_ops,
+    texts_to_embed,
+)
+from lcg.projections.projector import ProgressFn, Projector, ReplayProgress, ReplayResult
+from lcg.projections.sandbox import CypherSandbox, SandboxLimits, Target
+from lcg.projections.search import (
+    DEFAULT_HALF_LIFE_DAYS,
+    DEFAULT_WEIGHTS,
+    PassageRow,
+    PassageWeights,
+    Searcher,
+    rrf_fuse,
+)
 from lcg.projections.text import TextProjection
-from lcg.projections.vectors import VectorProjection
+from lcg.projections.vectors import VectorProjection, snapshot_identities
 
 __all__ = [
-    "DB_FILE",
+    "BindingState",
+    "CachedTextEmbedder",
     "ClearGroup",
+    "CypherSandbox",
+    "DB_FILE",
+    "DEFAULT_HALF_LIFE_DAYS",
+    "DEFAULT_WEIGHTS",
     "Delete",
+    "EMBEDDINGS_DIR",
     "EdgeRow",
     "EmbeddingCache",
     "EntityRow",
     "EpisodeRow",
     "GraphCounts",
     "GraphProjection",
+    "MERGED_LABEL",
     "Op",
     "PassageRow",
+    "PassageWeights",
+    "Pointer",
+    "Pointers",
+    "ProgressFn",
+    "Projection",
+    "Projections",
     "Projector",
+    "RecordProjection",
     "ReplayProgress",
     "ReplayResult",
+    "SandboxLimits",
     "Searcher",
+    "StaleGraphError",
+    "Target",
     "TextProjection",
     "Upsert",
     "VectorProjection",
+    "cache_dir_name",
     "derive_ops",
     "embed_with_cache",
+    "forget_prepared",
+    "graph_pointers",
+    "graph_reads",
+    "graph_records",
+    "pointers_of",
+    "query_rows",
     "rrf_fuse",
+    "snapshot_identities",
     "texts_to_embed",
+    "with_pointers",
 ]

@@ -40,10 +40,7 @@ import msgspec
 
 from lcg import telemetry
 from lcg.errors import LcgError
-from lcg.events.guarded import ReadLimits, UnsafeFileError
-from lcg.events.layout import GENERATION_FILE
-from lcg.events.model import Event
-from lcg.events.tail import TailDefect
+from lcg.events import GENERATION_FILE, Event, ReadLimits, TailDefect, UnsafeFileError
 from lcg.replication.scan import PublicationScan
 from lcg.replication.status import (
     ReplicaApplied,

@@ -27,13 +27,23 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lcg.errors import ConfigError, StreamError
-from lcg.events.codec import decode_line
-from lcg.events.files import atomic_write, remove_tree, sweep_removals
-from lcg.events.generation import effective_generation, read_generation, write_generation
-from lcg.events.groups import encode_group, guard_case_collision
-from lcg.events.guarded import DEFAULT_MAX_SIDECAR_BYTES, UnsafeFileError, read_small
-from lcg.events.layout import CHECKPOINTS_DIR
-from lcg.events.segments import list_segments, read_tail
+from lcg.events import (
+    CHECKPOINTS_DIR,
+    DEFAULT_MAX_SIDECAR_BYTES,
+    UnsafeFileError,
+    atomic_write,
+    decode_line,
+    effective_generation,
+    encode_group,
+    guard_case_collision,
+    list_segments,
+    read_generation,
+    read_small,
+    read_tail,
+    remove_tree,
+    sweep_removals,
+    write_generation,
+)
 from lcg.replication.staging import StagedGroup, refuse_other_generation
 from lcg.replication.transport import PublishResult
 from lcg.replication.tree import TreeSource

@@ -44,9 +44,7 @@ from nats.js import JetStreamContext, api
 from nats.js.errors import NotFoundError
 
 from lcg.errors import ConfigError, GenerationError, StreamError
-from lcg.events.groups import decode_group, encode_group
-from lcg.events.linecheck import LineCheck
-from lcg.events.segments import list_segments, segments_from
+from lcg.events import LineCheck, decode_group, encode_group, list_segments, segments_from
 from lcg.replication.staging import StagedGroup
 from lcg.replication.transport import PublishResult
 

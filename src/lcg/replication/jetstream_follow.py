@@ -45,15 +45,21 @@ from nats.js import JetStreamContext, api
 from nats.js.errors import NotFoundError
 
 from lcg import timestamps
-from lcg.events.codec import decode_line
-from lcg.events.files import atomic_write, fsync_dir, remove_tree
-from lcg.events.generation import read_generation, write_generation
-from lcg.events.groups import encode_group
-from lcg.events.guarded import ReadLimits
-from lcg.events.layout import segment_name
-from lcg.events.linecheck import LineCheck
-from lcg.events.segments import list_segments, read_tail
-from lcg.events.tail import TailDefect
+from lcg.events import (
+    LineCheck,
+    ReadLimits,
+    TailDefect,
+    atomic_write,
+    decode_line,
+    encode_group,
+    fsync_dir,
+    list_segments,
+    read_generation,
+    read_tail,
+    remove_tree,
+    segment_name,
+    write_generation,
+)
 from lcg.replication.jetstream import H_GENERATION, H_SEQ, JetStreamTarget
 from lcg.replication.transport import SourceTail
 from lcg.replication.tree import TreeSource

@@ -22,8 +22,7 @@ from pathlib import Path
 import msgspec
 
 from lcg.errors import LcgError
-from lcg.events.generation import effective_generation
-from lcg.events.groups import encode_group, list_groups
+from lcg.events import effective_generation, encode_group, list_groups
 from lcg.replication.jetstream import AckedPosition, JetStreamPublisher, LiveLines
 
 __all__ = ["LivePublisher", "LiveStatus"]

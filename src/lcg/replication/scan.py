@@ -16,7 +16,7 @@ from pathlib import Path
 
 import msgspec
 
-from lcg.events.groups import decode_group
+from lcg.events import decode_group
 
 __all__ = ["MAX_SKIPPED", "PublicationScan", "scan_publication"]
 

@@ -21,9 +21,8 @@ import msgspec
 
 from lcg.config import Config
 from lcg.errors import ConfigError
-from lcg.events.guarded import ReadLimits
-from lcg.events.layout import LCG_DIR, WAL_DIR
-from lcg.extract.embedders import Embedder
+from lcg.events import LCG_DIR, WAL_DIR, ReadLimits
+from lcg.extract import Embedder
 from lcg.replication.follow import Follower
 from lcg.replication.status import ReplicaStatus
 from lcg.replication.transport import Source

@@ -19,11 +19,16 @@ from pathlib import Path
 import msgspec
 
 from lcg.errors import GenerationError, StreamError
-from lcg.events.generation import effective_generation
-from lcg.events.groups import encode_group
-from lcg.events.layout import CHECKPOINTS_DIR, EMBEDDING_MODEL_FILE, ONTOLOGY_SIDECAR_FILE
-from lcg.events.linecheck import LineCheck
-from lcg.events.segments import Segment, list_segments
+from lcg.events import (
+    CHECKPOINTS_DIR,
+    EMBEDDING_MODEL_FILE,
+    ONTOLOGY_SIDECAR_FILE,
+    LineCheck,
+    Segment,
+    effective_generation,
+    encode_group,
+    list_segments,
+)
 
 __all__ = ["StagedGroup", "StagedLine", "refuse_other_generation", "stage_group"]
 

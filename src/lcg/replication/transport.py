@@ -29,7 +29,7 @@ from typing import Protocol
 
 import msgspec
 
-from lcg.events.model import Event
+from lcg.events import Event
 from lcg.replication.scan import PublicationScan
 from lcg.replication.staging import StagedGroup
 

@@ -28,13 +28,21 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from lcg.errors import GenerationError, StreamError
-from lcg.events.codec import decode_line
-from lcg.events.generation import stream_generation
-from lcg.events.groups import encode_group
-from lcg.events.guarded import ReadLimits, check_real_dir
-from lcg.events.layout import BOUNDS_FILE, GENERATION_FILE, SEGMENT_DIGITS, SEGMENT_SUFFIX
-from lcg.events.segments import list_segments, read_tail
-from lcg.events.tail import TailDefect, VerifiedTail
+from lcg.events import (
+    BOUNDS_FILE,
+    GENERATION_FILE,
+    SEGMENT_DIGITS,
+    SEGMENT_SUFFIX,
+    ReadLimits,
+    TailDefect,
+    VerifiedTail,
+    check_real_dir,
+    decode_line,
+    encode_group,
+    list_segments,
+    read_tail,
+    stream_generation,
+)
 from lcg.replication.scan import PublicationScan, scan_publication
 from lcg.replication.transport import GroupCursor, SourceTail
 from lcg.replication.verified import load_saved, save_verified

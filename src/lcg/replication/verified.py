@@ -12,10 +12,7 @@ from pathlib import Path
 
 import msgspec
 
-from lcg.events.files import atomic_write
-from lcg.events.groups import encode_group
-from lcg.events.layout import LCG_DIR, REPLICA_DIR
-from lcg.events.tail import VerifiedTail
+from lcg.events import LCG_DIR, REPLICA_DIR, VerifiedTail, atomic_write, encode_group
 
 __all__ = ["SavedFile", "SavedTrack", "load_saved", "save_verified", "saved_path"]
 

@@ -5,7 +5,7 @@ extractor, the projections and the projector (``Workspace``, ``factory``), the s
 from __future__ import annotations
 
 from lcg.workspace.factory import embedder_from_config, make_extractor
-from lcg.workspace.ontology_files import OntologyLoader
+from lcg.workspace.ontology_files import OntologyLoader, workspace_ontology_path, write_hash_file
 from lcg.workspace.status import StatusReport, build_status
 from lcg.workspace.verify import VerifyReport, verify_workspace
 from lcg.workspace.workspace import Workspace
@@ -19,4 +19,6 @@ __all__ = [
     "embedder_from_config",
     "make_extractor",
     "verify_workspace",
+    "workspace_ontology_path",
+    "write_hash_file",
 ]

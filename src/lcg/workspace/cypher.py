@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from lcg.events.layout import LCG_DIR
-from lcg.projections.sandbox import CypherSandbox, SandboxLimits, Target
+from lcg.events import LCG_DIR
+from lcg.projections import CypherSandbox, SandboxLimits, Target
 from lcg.workspace.workspace import Workspace
 
 __all__ = ["CYPHER_DIR", "open_cypher_sandbox"]

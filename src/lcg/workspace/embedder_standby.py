@@ -22,13 +22,15 @@ from typing import Final, Protocol
 
 from lcg.config import Config
 from lcg.errors import EmbedderError
-from lcg.events.sidecars import read_embedding_model
-from lcg.events.store import WalStore
-from lcg.extract.embedders import Embedder, HttpEmbedder, StandbyEmbedder
-from lcg.projections.cache import EmbeddingCache
-from lcg.projections.embedding import CachedTextEmbedder
-from lcg.projections.projector import Projector
-from lcg.projections.vectors import VectorProjection, snapshot_identities
+from lcg.events import WalStore, read_embedding_model
+from lcg.extract import Embedder, HttpEmbedder, StandbyEmbedder
+from lcg.projections import (
+    CachedTextEmbedder,
+    EmbeddingCache,
+    Projector,
+    VectorProjection,
+    snapshot_identities,
+)
 
 __all__ = ["PLACEHOLDER_DIM", "Host", "provisional_identity", "recover", "standby_for"]
 

@@ -21,16 +21,28 @@ from typing import Generic, TypeVar
 
 from lcg.config import Config
 from lcg.errors import ConfigError
-from lcg.events.files import DIR_MODE
-from lcg.extract.cassette import RecordingExtractor, ReplayExtractor, failures_path
-from lcg.extract.cost import CostTable, load_cost_table
-from lcg.extract.embedders import Embedder, make_embedder
-from lcg.extract.extractor import Extractor
-from lcg.extract.openai_extractor import OpenAICompatExtractor
-from lcg.projections.base import Projection, Projections, RecordProjection
-from lcg.projections.graph import DB_FILE, GraphProjection, StaleGraphError
-from lcg.projections.text import TextProjection
-from lcg.projections.vectors import VectorProjection
+from lcg.events import DIR_MODE
+from lcg.extract import (
+    CostTable,
+    Embedder,
+    Extractor,
+    OpenAICompatExtractor,
+    RecordingExtractor,
+    ReplayExtractor,
+    failures_path,
+    load_cost_table,
+    make_embedder,
+)
+from lcg.projections import (
+    DB_FILE,
+    GraphProjection,
+    Projection,
+    Projections,
+    RecordProjection,
+    StaleGraphError,
+    TextProjection,
+    VectorProjection,
+)
 
 __all__ = [
     "PROJECTIONS",
@@ -178,7 +190,7 @@ def make_extractor(
         )
     elif config.anthropic_api_key:
         # Imported here: the SDK costs seconds to import, and lite mode never needs it.
-        from lcg.extract.anthropic_extractor import AnthropicExtractor
+        from lcg.extract import AnthropicExtractor
 
         inner = AnthropicExtractor.from_spec(
             config.extraction_llm,

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lcg.errors import StreamLockedError
-from lcg.events.files import FILE_MODE, private_dir
-from lcg.events.layout import WORKSPACE_LOCK_FILE
+from lcg.events import FILE_MODE, WORKSPACE_LOCK_FILE, private_dir
 
 __all__ = ["WorkspaceLock", "acquire", "hold_for_process", "holder_pid", "writing_offline"]
 

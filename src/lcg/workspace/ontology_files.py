@@ -15,16 +15,16 @@ from pathlib import Path
 import msgspec
 
 from lcg.errors import CorruptFileError, GroupNameError
-from lcg.events.files import atomic_write
-from lcg.events.groups import encode_group
-from lcg.events.layout import (
+from lcg.events import (
     GROUP_ONTOLOGY_DIR,
     LCG_DIR,
     LEGACY_LCG_DIR,
     ONTOLOGY_FILE,
     ONTOLOGY_HASH_FILE,
+    atomic_write,
+    encode_group,
 )
-from lcg.extract.ontology import (
+from lcg.extract import (
     NO_ONTOLOGY_HASH,
     Ontology,
     OntologyHashFile,

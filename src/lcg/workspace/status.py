@@ -24,11 +24,15 @@ from typing import Literal
 import msgspec
 
 from lcg.errors import CorruptFileError, StreamError
-from lcg.events.generation import effective_generation
-from lcg.events.layout import DEFAULT_GROUP, LEGACY_LCG_DIR, ONTOLOGY_FILE
-from lcg.events.sidecars import read_embedding_model
-from lcg.extract.ontology import drift_summary
-from lcg.projections.graph import records as gr
+from lcg.events import (
+    DEFAULT_GROUP,
+    LEGACY_LCG_DIR,
+    ONTOLOGY_FILE,
+    effective_generation,
+    read_embedding_model,
+)
+from lcg.extract import drift_summary
+from lcg.projections import graph_records as gr
 from lcg.workspace.ontology_files import (
     OntologyLoader,
     read_hash_file,

@@ -25,8 +25,7 @@ from pathlib import Path
 import msgspec
 
 from lcg.errors import GenerationError
-from lcg.projections.base import Projections
-from lcg.projections.projector import Projector
+from lcg.projections import Projections, Projector
 from lcg.workspace.factory import OpenContext, open_projections
 from lcg.workspace.workspace import Workspace
 

@@ -24,31 +24,36 @@ from lcg.errors import (
     ProjectionError,
     ProjectionIOError,
 )
-from lcg.events.files import (
-    describe_os_error,
-    private_dir,
-    remove_trees,
-    sweep_removals,
-)
-from lcg.events.groups import check_streams
-from lcg.events.guarded import ReadLimits
-from lcg.events.layout import (
+from lcg.events import (
     CLEARED_FILE,
     DAMAGE_FILE,
     EMBEDDING_MODEL_FILE,
     LCG_DIR,
     RESETS_FILE,
+    EmbeddingModelSidecar,
+    Event,
+    ReadLimits,
+    WalStore,
+    check_streams,
+    describe_os_error,
+    private_dir,
+    remove_trees,
+    sweep_removals,
+    write_embedding_model,
 )
-from lcg.events.model import Event
-from lcg.events.sidecars import EmbeddingModelSidecar, write_embedding_model
-from lcg.events.store import WalStore
-from lcg.extract.embedders import Embedder, HttpEmbedder, StandbyEmbedder
-from lcg.projections.cache import EMBEDDINGS_DIR, EmbeddingCache, cache_dir_name
-from lcg.projections.embedding import CachedTextEmbedder
-from lcg.projections.graph import GraphProjection
-from lcg.projections.projector import ProgressFn, Projector, ReplayResult
-from lcg.projections.text import TextProjection
-from lcg.projections.vectors import VectorProjection
+from lcg.extract import Embedder, HttpEmbedder, StandbyEmbedder
+from lcg.projections import (
+    EMBEDDINGS_DIR,
+    CachedTextEmbedder,
+    EmbeddingCache,
+    GraphProjection,
+    ProgressFn,
+    Projector,
+    ReplayResult,
+    TextProjection,
+    VectorProjection,
+    cache_dir_name,
+)
 from lcg.workspace import lock as workspace_lock
 from lcg.workspace._rwlock import RWLock
 from lcg.workspace.embedder_standby import recover, standby_for

@@ -13,13 +13,17 @@ import yaml
 
 from lcg import timestamps
 from lcg.errors import ConfigError
-from lcg.events.files import atomic_write
-from lcg.events.keys import lookup_key
-from lcg.events.model import CorrectionsApplied, EdgeInvalidation, EntityRecord, MergeOutcome
+from lcg.events import (
+    CorrectionsApplied,
+    EdgeInvalidation,
+    EntityRecord,
+    MergeOutcome,
+    atomic_write,
+    lookup_key,
+)
 from lcg.ingest.merge import plan_merge
-from lcg.projections.graph import reads as graph_reads
-from lcg.projections.graph import records as gr
-from lcg.projections.ops import MERGED_LABEL
+from lcg.projections import MERGED_LABEL, graph_reads
+from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace
 
 __all__ = [

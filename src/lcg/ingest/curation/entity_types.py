@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lcg.errors import ConfigError, LcgError
-from lcg.events.model import EntityRecord, EntityRetyped, EntityTypesChanged
-from lcg.extract.extractor import Extractor
-from lcg.extract.ontology import Ontology, pascal_case
+from lcg.events import EntityRecord, EntityRetyped, EntityTypesChanged
+from lcg.extract import Extractor, Ontology, pascal_case
 from lcg.ingest.curation._common import (
     CLASSIFY_BATCH,
     NO_EXTRACTOR,
@@ -22,8 +21,8 @@ from lcg.ingest.curation._common import (
     emit,
     soft,
 )
-from lcg.projections.graph import records as gr
-from lcg.projections.ops import MERGED_LABEL
+from lcg.projections import MERGED_LABEL
+from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace
 
 __all__ = ["backfill_summary_embeddings", "reprocess_entity_types"]

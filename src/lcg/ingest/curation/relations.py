@@ -9,9 +9,8 @@ from typing import Any, Literal
 import numpy as np
 
 from lcg.errors import ConfigError, EmbedderError, LcgError
-from lcg.events.model import EdgeRecord, RelationRetyped, RelationTypesChanged
-from lcg.extract.extractor import Extractor
-from lcg.extract.ontology import UNCLASSIFIED_RELATION, Ontology, screaming_snake
+from lcg.events import EdgeRecord, RelationRetyped, RelationTypesChanged
+from lcg.extract import UNCLASSIFIED_RELATION, Extractor, Ontology, screaming_snake
 from lcg.ingest.curation._common import (
     CLASSIFY_BATCH,
     NO_EXTRACTOR,
@@ -23,7 +22,7 @@ from lcg.ingest.curation._common import (
     emit,
     soft,
 )
-from lcg.projections.graph import records as gr
+from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace
 
 __all__ = [

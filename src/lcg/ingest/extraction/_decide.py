@@ -9,7 +9,7 @@ from typing import Any, Literal
 import msgspec
 
 from lcg.errors import InvalidParamsError
-from lcg.events.model import (
+from lcg.events import (
     DroppedEdge,
     EdgeInvalidation,
     EdgeRecord,
@@ -18,8 +18,7 @@ from lcg.events.model import (
     EntitySummaryUpdate,
     EpisodeExtracted,
 )
-from lcg.extract.extractor import ExtractedEdge, ExtractionOutput
-from lcg.extract.ontology import Ontology
+from lcg.extract import ExtractedEdge, ExtractionOutput, Ontology
 from lcg.ingest._common import attributes_text, new_uuid, parse_timestamp
 from lcg.ingest.extraction._prepare import BatchEdge, BatchEntity, Episode, Prepared
 from lcg.ingest.extraction.results import ChunkCounters

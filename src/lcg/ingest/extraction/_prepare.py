@@ -11,13 +11,15 @@ import msgspec
 import numpy as np
 
 from lcg import timestamps
-from lcg.extract.extractor import (
+from lcg.extract import (
+    UNCLASSIFIED_ENTITY,
     ExtractedEdge,
     ExtractionOutput,
+    Ontology,
     SourceType,
+    pascal_case,
     relation_type_for,
 )
-from lcg.extract.ontology import UNCLASSIFIED_ENTITY, Ontology, pascal_case
 from lcg.ingest.resolution import (
     SALVAGE_THRESHOLD,
     cap_summary,

@@ -8,7 +8,7 @@ from typing import Literal
 
 import msgspec
 
-from lcg.events.model import DroppedEdge
+from lcg.events import DroppedEdge
 
 __all__ = [
     "ChunkCounters",

@@ -24,9 +24,8 @@ import msgspec
 from lcg import timestamps
 from lcg.config import Config
 from lcg.errors import LcgError, StreamError
-from lcg.events.sidecars import OntologySidecar, write_ontology_sidecar
-from lcg.extract.extractor import Extractor, ExtractRequest
-from lcg.extract.ontology import NO_ONTOLOGY_HASH, Ontology, hash_record
+from lcg.events import OntologySidecar, write_ontology_sidecar
+from lcg.extract import NO_ONTOLOGY_HASH, Extractor, ExtractRequest, Ontology, hash_record
 from lcg.ingest import episodes
 from lcg.ingest.extraction._decide import decide
 from lcg.ingest.extraction._prepare import load_episode, prepare, source_type
@@ -36,9 +35,8 @@ from lcg.ingest.extraction.results import (
     PendingFailure,
     ProgressFn,
 )
-from lcg.projections.graph import reads as graph_reads
-from lcg.workspace import Workspace
-from lcg.workspace.ontology_files import OntologyLoader, write_hash_file
+from lcg.projections import graph_reads
+from lcg.workspace import OntologyLoader, Workspace, write_hash_file
 
 __all__ = ["ExtractionService"]
 

@@ -29,15 +29,20 @@ import msgspec
 
 from lcg.config import Config
 from lcg.errors import LcgError
-from lcg.events.files import fsync_dir, private_dir, remove_tree
-from lcg.events.groups import encode_group, list_groups
-from lcg.events.layout import LCG_DIR
-from lcg.events.model import Event
-from lcg.events.store import WalStore
+from lcg.events import (
+    LCG_DIR,
+    Event,
+    WalStore,
+    encode_group,
+    fsync_dir,
+    list_groups,
+    private_dir,
+    remove_tree,
+)
 from lcg.ingest.reference import layout
 from lcg.ingest.reference.rows import events_of_group, rows_of_no_group
 from lcg.ingest.reference.scratch import LineReport, ScratchGraph
-from lcg.projections.projector import ProgressFn
+from lcg.projections import ProgressFn
 from lcg.workspace import lock as workspace_lock
 
 __all__ = ["GroupImport", "ImportResult", "Skipped", "import_reference"]

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lcg.errors import LcgError
-from lcg.events.groups import decode_group
-from lcg.events.layout import DEFAULT_GROUP
+from lcg.events import DEFAULT_GROUP, decode_group
 
 __all__ = [
     "BadLine",

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from lcg import timestamps
-from lcg.events.model import (
+from lcg.events import (
     CrossGroupEdgeAdded,
     EdgeRecord,
     EntityAsserted,
@@ -28,7 +28,7 @@ from lcg.events.model import (
 )
 from lcg.ingest.episodes import content_hash
 from lcg.ingest.reference.scratch import LineReport, ScratchGraph
-from lcg.projections.graph import pointers
+from lcg.projections import graph_pointers as pointers
 
 __all__ = ["GroupRows", "events_of_group", "rows_of_no_group"]
 

@@ -18,7 +18,7 @@ import kuzu
 
 from lcg.ingest.reference.cypher import BindError, is_index_statement, is_mutation, prepare
 from lcg.ingest.reference.layout import BadLine, RefLine
-from lcg.projections.graph import forget_prepared, query_rows
+from lcg.projections import forget_prepared, query_rows
 
 __all__ = ["REFERENCE_DDL", "LineReport", "ScratchGraph"]
 

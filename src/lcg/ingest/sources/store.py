@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from lcg.errors import InvalidParamsError
-from lcg.events.model import EpisodeAdded, EpisodesDeleted, Event
+from lcg.events import EpisodeAdded, EpisodesDeleted, Event
 from lcg.ingest._common import new_uuid, parse_timestamp
 from lcg.ingest.episodes import content_hash
 from lcg.ingest.sources.tree import StoredChunk, TreeScope, is_source_chunk
