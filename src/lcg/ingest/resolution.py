@@ -103,7 +103,8 @@ def fuzzy_key(name: str) -> str:
 
 def guards_hold(a: str, b: str) -> bool:
     """Whether two fuzzy keys may denote the same thing: same numbers, same short tokens,
-    and every token of the name with fewer tokens has a close counterpart in the other."""
+    and every token of the name with fewer tokens (of each, when both have as many) has a
+    close counterpart in the other."""
     if Counter(_DIGITS.findall(a)) != Counter(_DIGITS.findall(b)):
         return False
     ta, tb = a.split(), b.split()
@@ -111,8 +112,15 @@ def guards_hold(a: str, b: str) -> bool:
     short_b = Counter(t for t in tb if len(t) <= SHORT_TOKEN_CHARS)
     if short_a != short_b:
         return False
-    fewer, more = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
-    return all(any(fuzz.ratio(t, u) >= TOKEN_FLOOR for u in more) for t in fewer)
+
+    def covered(fewer: list[str], more: list[str]) -> bool:
+        return all(any(fuzz.ratio(t, u) >= TOKEN_FLOOR for u in more) for t in fewer)
+
+    # With as many tokens on each side, neither name is "the one with fewer": both are
+    # checked, or the order the names arrived in would decide (Hanna Anna / Hanna Anne).
+    if len(ta) == len(tb):
+        return covered(ta, tb) and covered(tb, ta)
+    return covered(ta, tb) if len(ta) < len(tb) else covered(tb, ta)
 
 
 def fuzzy_score(a: str, b: str) -> float | None:
