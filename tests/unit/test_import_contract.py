@@ -62,29 +62,6 @@ ALLOWED: dict[str, frozenset[str]] = {
 #: The import cycles of today, each as every import between its modules (``lcg.`` left off),
 #: so that any new cycle, or any new import inside one of these, fails.
 KNOWN_CYCLES: dict[str, frozenset[tuple[str, str]]] = {
-    # The method tables import the app they take, and the app imports the tables. Broken by
-    # issue 20 item 3 (handlers typed against a narrow protocol, or the registry built
-    # outside ``ServiceApp``); left alone meanwhile, rpc/ being reworked in parallel.
-    "rpc app and method tables (issue 20 item 3)": frozenset(
-        {
-            ("rpc.app", "rpc.methods"),
-            ("rpc.methods", "rpc.app"),
-            ("rpc.methods", "rpc.methods_admin"),
-            ("rpc.methods", "rpc.methods_extract"),
-            ("rpc.methods", "rpc.methods_read"),
-            ("rpc.methods", "rpc.methods_sources"),
-            ("rpc.methods", "rpc.methods_write"),
-            ("rpc.methods_admin", "rpc.app"),
-            ("rpc.methods_admin", "rpc.methods_wal"),
-            ("rpc.methods_extract", "rpc.app"),
-            ("rpc.methods_read", "rpc.app"),
-            ("rpc.methods_sources", "rpc.app"),
-            ("rpc.methods_sources", "rpc.methods_extract"),
-            ("rpc.methods_wal", "rpc.app"),
-            ("rpc.methods_write", "rpc.app"),
-            ("rpc.methods_write", "rpc.methods_extract"),
-        }
-    ),
     # The attached MCP backend (issue 19 item 5) and the MCP server that builds it; also
     # issue 20 item 3's (one job per module in rpc/).
     "rpc MCP server and attached backend (issue 20 item 3)": frozenset(

@@ -15,9 +15,7 @@ import threading
 import uuid
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal, TypeVar
-
-import msgspec
+from typing import Any, TypeVar
 
 from lcg import timestamps
 from lcg.config import Config
@@ -25,38 +23,24 @@ from lcg.errors import DegradedError, LcgError, ProjectionError
 from lcg.events.files import remove_trees
 from lcg.extract.embedders import REPROBE_S, Embedder, StandbyEmbedder
 from lcg.ingest.extraction import ExtractionService
-from lcg.projections.projector import ReplayProgress, ReplayResult
+from lcg.projections.projector import ReplayProgress
 from lcg.projections.sandbox import CypherSandbox
 from lcg.projections.search import Searcher
+from lcg.rpc.dispatch import State
+from lcg.rpc.host import Job
+from lcg.rpc.methods import build_registry
 from lcg.rpc.registry import Registry
 from lcg.workspace import Workspace
 from lcg.workspace.cypher import open_cypher_sandbox
 from lcg.workspace.factory import projection_dirs
 from lcg.workspace.status import OntologyStatus, ontology_status
 
-__all__ = ["Job", "ServiceApp", "build_app"]
+__all__ = ["Job", "ServiceApp", "State", "build_app"]
 
 T = TypeVar("T")
 #: Worker threads for reads (searches, graph reads, status) and for writes.
 READ_THREADS = 32
 WRITE_THREADS = 16
-State = Literal["initializing", "healthy", "degraded"]
-
-
-class Job(msgspec.Struct, kw_only=True):
-    """A background rebuild job (``knowledge_rebuild_status``)."""
-
-    job_id: str
-    status: Literal["running", "completed", "failed"] = "running"
-    group_id: str = ""
-    mutations_replayed: int = 0
-    wal_files_processed: int = 0
-    wal_files_total: int = 0
-    start_time: str = ""
-    started_monotonic: float = 0.0
-    elapsed_seconds: float = 0.0
-    error: str | None = None
-    result: ReplayResult | None = None
 
 
 class ServiceApp:
@@ -96,8 +80,6 @@ class ServiceApp:
         # few of them would otherwise take every thread and stall reads and health checks.
         self._read_pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="lcg-read")
         self._write_pool = ThreadPoolExecutor(WRITE_THREADS, thread_name_prefix="lcg-write")
-        from lcg.rpc.methods import build_registry
-
         self._registry = build_registry(self)
 
     # ---- App protocol --------------------------------------------------------------------

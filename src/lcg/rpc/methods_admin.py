@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 from msgspec import Meta
@@ -16,30 +16,13 @@ from lcg.errors import (
 from lcg.ingest import cross_group, deletion
 from lcg.projections.cypher import check_read_only
 from lcg.projections.graph import records as gr
-from lcg.rpc.methods_wal import (
-    DumpParams,
-    MarkCreateParams,
-    MarkDeleteParams,
-    MarkListParams,
-    RebuildParams,
-    RebuildStatusParams,
-    dump_wal,
-    mark_create,
-    mark_delete,
-    mark_list,
-    prepare_checkpoint,
-    rebuild,
-    rebuild_status,
-)
+from lcg.rpc.host import ServiceHost
 from lcg.rpc.params import RequiredGroupIds, unique
 from lcg.rpc.registry import CallContext, MethodDef, NoParams, Params
 from lcg.workspace.status import build_status, degraded_status
 from lcg.workspace.verify import verify_workspace
 
-if TYPE_CHECKING:
-    from lcg.rpc.app import ServiceApp
-
-__all__ = ["ADMIN_METHODS"]
+__all__ = ["ADMIN_METHODS", "RECOVERY_METHODS", "STATUS_METHODS"]
 
 
 class Health(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -141,7 +124,7 @@ class VerifyParams(Params):
     group_ids: Annotated[list[str] | None, Meta(description="groups (default all)")] = None
 
 
-async def health_check(app: ServiceApp, ctx: CallContext, p: NoParams) -> Health:
+async def health_check(app: ServiceHost, ctx: CallContext, p: NoParams) -> Health:
     """``health_check``."""
     state, reason = app.health()
     if state == "healthy":
@@ -150,7 +133,7 @@ async def health_check(app: ServiceApp, ctx: CallContext, p: NoParams) -> Health
     return Health(ok=False, healthy=False, state=state, reason=reason)
 
 
-async def status(app: ServiceApp, ctx: CallContext, p: NoParams) -> msgspec.Struct:
+async def status(app: ServiceHost, ctx: CallContext, p: NoParams) -> msgspec.Struct:
     """``knowledge_status``."""
     state, reason = app.state()
     ws = app.workspace_or_none
@@ -166,7 +149,7 @@ async def status(app: ServiceApp, ctx: CallContext, p: NoParams) -> msgspec.Stru
     return await app.run(run)
 
 
-async def query_cypher(app: ServiceApp, ctx: CallContext, p: CypherParams) -> CypherRows:
+async def query_cypher(app: ServiceHost, ctx: CallContext, p: CypherParams) -> CypherRows:
     """``knowledge_query_cypher``."""
     query = p.query
     check_read_only(query)
@@ -180,7 +163,7 @@ async def query_cypher(app: ServiceApp, ctx: CallContext, p: CypherParams) -> Cy
     return CypherRows(rows=rows)
 
 
-async def build_indices(app: ServiceApp, ctx: CallContext, p: NoParams) -> IndicesBuilt:
+async def build_indices(app: ServiceHost, ctx: CallContext, p: NoParams) -> IndicesBuilt:
     """``knowledge_build_indices``."""
     ws = app.ws
 
@@ -193,7 +176,7 @@ async def build_indices(app: ServiceApp, ctx: CallContext, p: NoParams) -> Indic
 
 
 async def delete_by_group(
-    app: ServiceApp, ctx: CallContext, p: DeleteByGroupParams
+    app: ServiceHost, ctx: CallContext, p: DeleteByGroupParams
 ) -> msgspec.Struct:
     """``knowledge_delete_by_group``."""
     return await app.run_write(
@@ -205,12 +188,12 @@ async def delete_by_group(
     )
 
 
-async def rebind(app: ServiceApp, ctx: CallContext, p: RebindParams) -> msgspec.Struct:
+async def rebind(app: ServiceHost, ctx: CallContext, p: RebindParams) -> msgspec.Struct:
     """``knowledge_rebind_pointers``."""
     return await app.run_write(cross_group.rebind_pointers, app.ws, p.source_group_id)
 
 
-async def recover(app: ServiceApp, ctx: CallContext, p: RecoverParams) -> RecoverResult:
+async def recover(app: ServiceHost, ctx: CallContext, p: RecoverParams) -> RecoverResult:
     """``knowledge_recover``."""
     strategy = p.strategy
     if strategy not in ("drop_lbug_wal", "rebuild_from_workspace_wal", "restore_from_backup"):
@@ -227,7 +210,7 @@ async def recover(app: ServiceApp, ctx: CallContext, p: RecoverParams) -> Recove
 
 
 async def recover_full(
-    app: ServiceApp, ctx: CallContext, p: NoParams
+    app: ServiceHost, ctx: CallContext, p: NoParams
 ) -> RecoverFullResult | RecoverFullFailed:
     """``knowledge_recover_full``."""
     ws = app.workspace_or_none
@@ -255,19 +238,20 @@ async def recover_full(
     )
 
 
-async def verify(app: ServiceApp, ctx: CallContext, p: VerifyParams) -> msgspec.Struct:
+async def verify(app: ServiceHost, ctx: CallContext, p: VerifyParams) -> msgspec.Struct:
     """``knowledge_verify``."""
     return await app.run(verify_workspace, app.ws, p.group_ids or None)
 
 
-async def close(app: ServiceApp, ctx: CallContext, p: NoParams) -> Closed:
+async def close(app: ServiceHost, ctx: CallContext, p: NoParams) -> Closed:
     """``knowledge_close``."""
     ctx.request_shutdown()
     return Closed()
 
 
 #: The health, status, Cypher and admin methods, in the order MCP and ``lcg methods`` show.
-ADMIN_METHODS: tuple[MethodDef, ...] = (
+#: Readiness and status, the first methods MCP and ``lcg methods`` show.
+STATUS_METHODS: tuple[MethodDef, ...] = (
     MethodDef(
         "health_check",
         "none",
@@ -282,13 +266,10 @@ ADMIN_METHODS: tuple[MethodDef, ...] = (
         "Counts, stream positions, generations and hydration per group.",
         exempt=True,
     ),
-    MethodDef(
-        "knowledge_rebuild_status",
-        "read",
-        rebuild_status,
-        "The state of a background rebuild job.",
-        RebuildStatusParams,
-    ),
+)
+
+#: Cypher and group administration (after the rebuild job's status, ``methods_wal``).
+ADMIN_METHODS: tuple[MethodDef, ...] = (
     MethodDef(
         "knowledge_query_cypher",
         "cypher",
@@ -312,51 +293,10 @@ ADMIN_METHODS: tuple[MethodDef, ...] = (
         RebindParams,
         writes=True,
     ),
-    MethodDef(
-        "knowledge_dump_wal",
-        "admin",
-        dump_wal,
-        "Compact the current state into a new stream with a fresh generation.",
-        DumpParams,
-    ),
-    MethodDef(
-        "knowledge_prepare_checkpoint",
-        "admin",
-        prepare_checkpoint,
-        "Close every writer's current segment file.",
-    ),
-    MethodDef(
-        "knowledge_wal_mark_create",
-        "admin",
-        mark_create,
-        "Create a named mark at the group's applied seq.",
-        MarkCreateParams,
-    ),
-    MethodDef(
-        "knowledge_wal_mark_list",
-        "admin",
-        mark_list,
-        "List a group's marks with their reachability.",
-        MarkListParams,
-        exempt=True,
-    ),
-    MethodDef(
-        "knowledge_wal_mark_delete",
-        "admin",
-        mark_delete,
-        "Delete a named mark.",
-        MarkDeleteParams,
-        exempt=True,
-    ),
-    MethodDef(
-        "knowledge_rebuild_from_wal",
-        "admin",
-        rebuild,
-        "Rebuild a group's projections from its stream (background job, or streaming).",
-        RebuildParams,
-        streaming=True,
-        writes=True,
-    ),
+)
+
+#: Indices, recovery, verification and shutdown (after the WAL methods, ``methods_wal``).
+RECOVERY_METHODS: tuple[MethodDef, ...] = (
     MethodDef(
         "knowledge_build_indices",
         "admin",

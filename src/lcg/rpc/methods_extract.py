@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 from msgspec import Meta
@@ -19,11 +19,9 @@ from msgspec import Meta
 from lcg.ingest import curation
 from lcg.ingest.curation import CurationFrame
 from lcg.ingest.extraction import ExtractionService
+from lcg.rpc.host import ServiceHost
 from lcg.rpc.params import GroupId, PositiveInt, RequiredGroupId, write_group
 from lcg.rpc.registry import CallContext, MethodDef, NoParams, Params, Result
-
-if TYPE_CHECKING:
-    from lcg.rpc.app import ServiceApp
 
 __all__ = ["EXTRACTION_METHODS", "extraction_service"]
 
@@ -70,21 +68,20 @@ class DryRunParams(Params):
     dry_run: _Dry = False
 
 
-def extraction_service(app: ServiceApp) -> ExtractionService:
+def extraction_service(app: ServiceHost) -> ExtractionService:
     """The app's ``ExtractionService`` (``app.extraction``); built from the config and the
     configured extractor on first use when the app does not hold one."""
-    service = getattr(app, "extraction", None)
-    if isinstance(service, ExtractionService):
-        return service
+    if app.extraction is not None:
+        return app.extraction
     from lcg.workspace.factory import make_extractor
 
     built = ExtractionService.from_config(app.config, make_extractor(app.config))
-    setattr(app, "extraction", built)  # noqa: B010 - ServiceApp gains the attribute on wiring
+    app.extraction = built
     return built
 
 
 async def _call(
-    app: ServiceApp,
+    app: ServiceHost,
     ctx: CallContext,
     fn: Callable[..., T],
     *args: Any,
@@ -107,7 +104,7 @@ async def _call(
     return await runner(fn, *args, **kwargs)
 
 
-async def extract_pending(app: ServiceApp, ctx: CallContext, p: ExtractPendingParams) -> Result:
+async def extract_pending(app: ServiceHost, ctx: CallContext, p: ExtractPendingParams) -> Result:
     """``knowledge_extract_pending``."""
     service = extraction_service(app)
     gid, limit = p.group_id, p.limit
@@ -123,7 +120,7 @@ async def extract_pending(app: ServiceApp, ctx: CallContext, p: ExtractPendingPa
     return await _call(app, ctx, work)
 
 
-async def canonicalize(app: ServiceApp, ctx: CallContext, p: CanonicalizeParams) -> Result:
+async def canonicalize(app: ServiceHost, ctx: CallContext, p: CanonicalizeParams) -> Result:
     """``knowledge_canonicalize_relations``."""
     gid, dry, threshold = p.group_id, p.dry_run, p.embedding_threshold
     onto = extraction_service(app).ontologies.for_group(gid)
@@ -140,7 +137,7 @@ async def canonicalize(app: ServiceApp, ctx: CallContext, p: CanonicalizeParams)
 
 
 async def backfill_relation_types(
-    app: ServiceApp, ctx: CallContext, p: GroupRequiredParams
+    app: ServiceHost, ctx: CallContext, p: GroupRequiredParams
 ) -> Result:
     """``knowledge_backfill_relation_types``."""
     return await _call(
@@ -153,7 +150,7 @@ async def backfill_relation_types(
     )
 
 
-async def reprocess_entity_types(app: ServiceApp, ctx: CallContext, p: ReprocessParams) -> Result:
+async def reprocess_entity_types(app: ServiceHost, ctx: CallContext, p: ReprocessParams) -> Result:
     """``knowledge_reprocess_entity_types``."""
     gid = write_group(p.group_id)
     service = extraction_service(app)
@@ -171,7 +168,9 @@ async def reprocess_entity_types(app: ServiceApp, ctx: CallContext, p: Reprocess
     )
 
 
-async def reprocess_relation_types(app: ServiceApp, ctx: CallContext, p: ReprocessParams) -> Result:
+async def reprocess_relation_types(
+    app: ServiceHost, ctx: CallContext, p: ReprocessParams
+) -> Result:
     """``knowledge_reprocess_relation_types``."""
     gid = write_group(p.group_id)
     service = extraction_service(app)
@@ -189,7 +188,7 @@ async def reprocess_relation_types(app: ServiceApp, ctx: CallContext, p: Reproce
 
 
 async def backfill_summary_embeddings(
-    app: ServiceApp, ctx: CallContext, p: GroupRequiredParams
+    app: ServiceHost, ctx: CallContext, p: GroupRequiredParams
 ) -> Result:
     """``knowledge_backfill_summary_embeddings``."""
     return await _call(
@@ -203,12 +202,12 @@ async def backfill_summary_embeddings(
     )
 
 
-async def validate_corrections(app: ServiceApp, ctx: CallContext, p: NoParams) -> Result:
+async def validate_corrections(app: ServiceHost, ctx: CallContext, p: NoParams) -> Result:
     """``knowledge_validate_corrections``."""
     return await app.run(curation.validate_corrections, app.ws, app.config.workspace_root)
 
 
-async def apply_corrections(app: ServiceApp, ctx: CallContext, p: DryRunParams) -> Result:
+async def apply_corrections(app: ServiceHost, ctx: CallContext, p: DryRunParams) -> Result:
     """``knowledge_apply_corrections``."""
     return await app.run_write(
         curation.apply_corrections,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 from msgspec import Meta
@@ -12,6 +12,7 @@ from lcg.projections.fanout import GroupFailure, GroupFailures, MissingLeg
 from lcg.projections.graph import reads as graph_reads
 from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow
 from lcg.projections.search import DEFAULT_HALF_LIFE_DAYS, FUSIONS, PassageRow, parse_time
+from lcg.rpc.host import ServiceHost
 from lcg.rpc.params import (
     GroupId,
     Int,
@@ -23,9 +24,6 @@ from lcg.rpc.params import (
     write_group,
 )
 from lcg.rpc.registry import CallContext, MethodDef, Params
-
-if TYPE_CHECKING:
-    from lcg.rpc.app import ServiceApp
 
 __all__ = ["READ_METHODS"]
 
@@ -264,7 +262,7 @@ class BySourceParams(Params):
         self.num_results = clamp(self.num_results, 1, 100_000)
 
 
-async def find_entities(app: ServiceApp, ctx: CallContext, p: FindEntitiesParams) -> NodesResult:
+async def find_entities(app: ServiceHost, ctx: CallContext, p: FindEntitiesParams) -> NodesResult:
     """``knowledge_find_entities``."""
     groups = read_group_ids(p.group_ids, preserve_empty=True)
     failures = GroupFailures()
@@ -280,7 +278,7 @@ async def find_entities(app: ServiceApp, ctx: CallContext, p: FindEntitiesParams
 
 
 async def find_relationships(
-    app: ServiceApp, ctx: CallContext, p: FindRelationshipsParams
+    app: ServiceHost, ctx: CallContext, p: FindRelationshipsParams
 ) -> FactsResult:
     """``knowledge_find_relationships``."""
     groups = read_group_ids(p.group_ids, preserve_empty=True)
@@ -302,7 +300,7 @@ async def find_relationships(
 
 
 async def search_passages(
-    app: ServiceApp, ctx: CallContext, p: SearchPassagesParams
+    app: ServiceHost, ctx: CallContext, p: SearchPassagesParams
 ) -> PassagesResult:
     """``knowledge_search_passages``."""
     groups = read_group_ids(p.group_ids, preserve_empty=False)
@@ -328,34 +326,34 @@ async def search_passages(
     )
 
 
-async def get_episodes(app: ServiceApp, ctx: CallContext, p: GetEpisodesParams) -> EpisodesResult:
+async def get_episodes(app: ServiceHost, ctx: CallContext, p: GetEpisodesParams) -> EpisodesResult:
     """``knowledge_get_episodes``."""
     gid = write_group(p.group_id)
     rows = await app.read(graph_reads.get_episodes, app.ws.graph, gid, p.last_n)
     return EpisodesResult(episodes=rows, count=len(rows))
 
 
-async def nodes_by_group(app: ServiceApp, ctx: CallContext, p: GroupsParams) -> NodesResult:
+async def nodes_by_group(app: ServiceHost, ctx: CallContext, p: GroupsParams) -> NodesResult:
     """``knowledge_get_nodes_by_group``."""
     groups = read_group_ids(p.group_ids, preserve_empty=True)
     rows = await app.read(graph_reads.nodes_by_group, app.ws.graph, groups)
     return NodesResult(nodes=rows, count=len(rows))
 
 
-async def edges_by_group(app: ServiceApp, ctx: CallContext, p: GroupsParams) -> EdgesResult:
+async def edges_by_group(app: ServiceHost, ctx: CallContext, p: GroupsParams) -> EdgesResult:
     """``knowledge_get_edges_by_group``."""
     groups = read_group_ids(p.group_ids, preserve_empty=True)
     rows = await app.read(graph_reads.edges_by_group, app.ws.graph, groups)
     return EdgesResult(edges=rows, count=len(rows))
 
 
-async def edges_by_uuids(app: ServiceApp, ctx: CallContext, p: EdgesByUuidsParams) -> EdgesResult:
+async def edges_by_uuids(app: ServiceHost, ctx: CallContext, p: EdgesByUuidsParams) -> EdgesResult:
     """``knowledge_get_edges_by_uuids``."""
     rows = await app.read(graph_reads.edges_by_uuids, app.ws.graph, strings(p.uuids))
     return EdgesResult(edges=rows, count=len(rows))
 
 
-async def list_entities(app: ServiceApp, ctx: CallContext, p: ListEntitiesParams) -> NodesResult:
+async def list_entities(app: ServiceHost, ctx: CallContext, p: ListEntitiesParams) -> NodesResult:
     """``knowledge_list_entities``."""
     groups = read_group_ids(p.group_ids, preserve_empty=False)
     rows = await app.read(graph_reads.list_entities, app.ws.graph, p.num_results, groups)
@@ -363,7 +361,7 @@ async def list_entities(app: ServiceApp, ctx: CallContext, p: ListEntitiesParams
 
 
 async def list_relationships(
-    app: ServiceApp, ctx: CallContext, p: ListRelationshipsParams
+    app: ServiceHost, ctx: CallContext, p: ListRelationshipsParams
 ) -> FactsResult:
     """``knowledge_list_relationships``."""
     groups = read_group_ids(p.group_ids, preserve_empty=False)
@@ -371,7 +369,7 @@ async def list_relationships(
     return FactsResult(facts=rows, count=len(rows))
 
 
-async def neighbors(app: ServiceApp, ctx: CallContext, p: NeighborsParams) -> NeighborsResult:
+async def neighbors(app: ServiceHost, ctx: CallContext, p: NeighborsParams) -> NeighborsResult:
     """``knowledge_get_entity_neighbors``."""
     groups = read_group_ids(p.group_ids, preserve_empty=False)
     nodes, edges = await app.read(
@@ -387,7 +385,7 @@ async def neighbors(app: ServiceApp, ctx: CallContext, p: NeighborsParams) -> Ne
     )
 
 
-async def by_source(app: ServiceApp, ctx: CallContext, p: BySourceParams) -> BySourceResult:
+async def by_source(app: ServiceHost, ctx: CallContext, p: BySourceParams) -> BySourceResult:
     """``knowledge_get_entities_by_source``."""
     groups = read_group_ids(p.group_ids, preserve_empty=False)
     rows = await app.read(

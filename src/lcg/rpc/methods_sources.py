@@ -3,7 +3,7 @@ of a source tree, and one batch of a sync (chunks to add, episodes to remove).""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 from msgspec import Meta
@@ -11,12 +11,10 @@ from msgspec import Meta
 from lcg.errors import InvalidParamsError
 from lcg.ingest.sources import ChunkIn, RemovalIn, StoredChunk, TreeScope, source_manifest
 from lcg.ingest.sources import sync_chunks as record_sync
+from lcg.rpc.host import ServiceHost
 from lcg.rpc.methods_extract import extraction_service
 from lcg.rpc.params import GroupId, write_group
 from lcg.rpc.registry import CallContext, MethodDef, Params
-
-if TYPE_CHECKING:
-    from lcg.rpc.app import ServiceApp
 
 __all__ = ["SOURCE_METHODS"]
 
@@ -74,13 +72,13 @@ def _scope(prefix: str) -> TreeScope:
     return TreeScope(root="", label=label, prefix=prefix)
 
 
-async def manifest(app: ServiceApp, ctx: CallContext, p: SourceManifestParams) -> ManifestResult:
+async def manifest(app: ServiceHost, ctx: CallContext, p: SourceManifestParams) -> ManifestResult:
     """``knowledge_source_manifest``."""
     rows = await app.run(source_manifest, app.ws, write_group(p.group_id), _scope(p.prefix))
     return ManifestResult(chunks=rows, count=len(rows))
 
 
-async def sync_chunks(app: ServiceApp, ctx: CallContext, p: SyncChunksParams) -> msgspec.Struct:
+async def sync_chunks(app: ServiceHost, ctx: CallContext, p: SyncChunksParams) -> msgspec.Struct:
     """``knowledge_sync_chunks``."""
     return await app.run_write(
         record_sync,

@@ -1,6 +1,7 @@
-"""The stream-side admin handlers: dump, checkpoint, marks and the rebuild from the WAL.
+"""The stream-side admin methods: dump, checkpoint, marks and the rebuild from the WAL.
 
-Their entries are in ``methods_admin.ADMIN_METHODS`` (one table keeps the admin order).
+Two tables, because ``lcg methods`` and MCP list the rebuild job's status among the status
+methods: ``JOB_METHODS`` and ``WAL_METHODS`` (``lcg.rpc.methods`` orders every table).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 from msgspec import Meta
@@ -32,14 +33,14 @@ from lcg.ingest.cross_group import rebind_after_reset
 from lcg.ingest.dump import DumpResult, dump_groups
 from lcg.projections.projector import ReplayProgress, ReplayResult
 from lcg.rpc._paths import export_target
+from lcg.rpc.host import Job, ServiceHost
 from lcg.rpc.params import GroupId, SeqInt, write_group
-from lcg.rpc.registry import CallContext, NoParams, Params
+from lcg.rpc.registry import CallContext, MethodDef, NoParams, Params
 from lcg.workspace import Workspace
 
-if TYPE_CHECKING:
-    from lcg.rpc.app import Job, ServiceApp
-
 __all__ = [
+    "JOB_METHODS",
+    "WAL_METHODS",
     "dump_wal",
     "mark_create",
     "mark_delete",
@@ -246,14 +247,14 @@ def _job_view(job: Job) -> JobView:
 
 
 async def rebuild_status(
-    app: ServiceApp, ctx: CallContext, p: RebuildStatusParams
+    app: ServiceHost, ctx: CallContext, p: RebuildStatusParams
 ) -> msgspec.Struct:
     """``knowledge_rebuild_status``."""
     job = app.jobs.get(p.job_id)
     return JobNotFound() if job is None else _job_view(job)
 
 
-async def dump_wal(app: ServiceApp, ctx: CallContext, p: DumpParams) -> msgspec.Struct:
+async def dump_wal(app: ServiceHost, ctx: CallContext, p: DumpParams) -> msgspec.Struct:
     """``knowledge_dump_wal``."""
     ws = app.ws
     # A client's path lands inside the workspace or LCG_EXPORT_ROOT, never elsewhere.
@@ -268,7 +269,7 @@ async def dump_wal(app: ServiceApp, ctx: CallContext, p: DumpParams) -> msgspec.
     return await app.run_write(dump_groups, ws, target_dir, None)
 
 
-async def prepare_checkpoint(app: ServiceApp, ctx: CallContext, p: NoParams) -> CheckpointResult:
+async def prepare_checkpoint(app: ServiceHost, ctx: CallContext, p: NoParams) -> CheckpointResult:
     """``knowledge_prepare_checkpoint``."""
     ws = app.ws
 
@@ -283,7 +284,7 @@ async def prepare_checkpoint(app: ServiceApp, ctx: CallContext, p: NoParams) -> 
     return await app.run(run)
 
 
-async def mark_create(app: ServiceApp, ctx: CallContext, p: MarkCreateParams) -> MarkCreated:
+async def mark_create(app: ServiceHost, ctx: CallContext, p: MarkCreateParams) -> MarkCreated:
     """``knowledge_wal_mark_create``."""
     name = p.name
     gid = write_group(p.group_id)
@@ -311,7 +312,7 @@ async def mark_create(app: ServiceApp, ctx: CallContext, p: MarkCreateParams) ->
     return await app.run(run)
 
 
-async def mark_list(app: ServiceApp, ctx: CallContext, p: MarkListParams) -> MarkList:
+async def mark_list(app: ServiceHost, ctx: CallContext, p: MarkListParams) -> MarkList:
     """``knowledge_wal_mark_list``."""
     gid = write_group(p.group_id)
     wal_dir = app.config.wal_dir
@@ -336,7 +337,7 @@ async def mark_list(app: ServiceApp, ctx: CallContext, p: MarkListParams) -> Mar
     return await app.run(run)
 
 
-async def mark_delete(app: ServiceApp, ctx: CallContext, p: MarkDeleteParams) -> MarkDeleted:
+async def mark_delete(app: ServiceHost, ctx: CallContext, p: MarkDeleteParams) -> MarkDeleted:
     """``knowledge_wal_mark_delete``."""
     name = p.name
     gid = write_group(p.group_id)
@@ -348,7 +349,7 @@ async def mark_delete(app: ServiceApp, ctx: CallContext, p: MarkDeleteParams) ->
 
 
 async def rebuild(
-    app: ServiceApp, ctx: CallContext, p: RebuildParams
+    app: ServiceHost, ctx: CallContext, p: RebuildParams
 ) -> msgspec.Struct | dict[str, Any]:
     """``knowledge_rebuild_from_wal``."""
     gid = write_group(p.group_id)
@@ -411,15 +412,15 @@ def _preflight(
     """
     with ws.reading():
         generation = ws.store.generation(gid)
-        recorded_seq, recorded_gen = ws.graph.position(gid)
-        if recorded_seq is not None and generation is None:
+        recorded = ws.graph.position(gid)
+        if not recorded.empty and generation is None:
             raise GenerationError(
                 f'group "{gid}": {ws.store.group_dir(gid) / ".wal-generation.json"} is '
                 "absent or unreadable and no line names a generation, but the "
                 "projections hold a recorded position; restore the stream's "
                 ".wal-generation.json, or delete the group's projections and rebuild"
             )
-        reset = (recorded_seq is not None and recorded_gen != generation) or (
+        reset = (not recorded.empty and recorded.generation != generation) or (
             to_seq is None and ws.projector.pending_reset(gid) is not None
         )
         if from_seq == 0 and not force_clear and not reset and ws.projector.group_has_rows(gid):
@@ -430,7 +431,7 @@ def _preflight(
 
 
 def _start_job(
-    app: ServiceApp, gid: str, work: Callable[[Callable[[ReplayProgress], None]], ReplayResult]
+    app: ServiceHost, gid: str, work: Callable[[Callable[[ReplayProgress], None]], ReplayResult]
 ) -> JobStarted:
     """Run ``work`` as the app's background rebuild job (or report the one already running)."""
     running = [j for j in app.jobs.values() if j.status == "running"]
@@ -459,3 +460,64 @@ def _start_job(
 
     app.background(background())
     return JobStarted(job_id=job.job_id)
+
+
+#: The background rebuild job's status (listed after ``methods_admin.STATUS_METHODS``).
+JOB_METHODS: tuple[MethodDef, ...] = (
+    MethodDef(
+        "knowledge_rebuild_status",
+        "read",
+        rebuild_status,
+        "The state of a background rebuild job.",
+        RebuildStatusParams,
+    ),
+)
+
+#: Dump, checkpoint, marks and the rebuild from the WAL, in the order MCP lists them.
+WAL_METHODS: tuple[MethodDef, ...] = (
+    MethodDef(
+        "knowledge_dump_wal",
+        "admin",
+        dump_wal,
+        "Compact the current state into a new stream with a fresh generation.",
+        DumpParams,
+    ),
+    MethodDef(
+        "knowledge_prepare_checkpoint",
+        "admin",
+        prepare_checkpoint,
+        "Close every writer's current segment file.",
+    ),
+    MethodDef(
+        "knowledge_wal_mark_create",
+        "admin",
+        mark_create,
+        "Create a named mark at the group's applied seq.",
+        MarkCreateParams,
+    ),
+    MethodDef(
+        "knowledge_wal_mark_list",
+        "admin",
+        mark_list,
+        "List a group's marks with their reachability.",
+        MarkListParams,
+        exempt=True,
+    ),
+    MethodDef(
+        "knowledge_wal_mark_delete",
+        "admin",
+        mark_delete,
+        "Delete a named mark.",
+        MarkDeleteParams,
+        exempt=True,
+    ),
+    MethodDef(
+        "knowledge_rebuild_from_wal",
+        "admin",
+        rebuild,
+        "Rebuild a group's projections from its stream (background job, or streaming).",
+        RebuildParams,
+        streaming=True,
+        writes=True,
+    ),
+)

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 from msgspec import Meta
 
 from lcg.ingest import assertion, cross_group, deletion, merge, parse_timestamp
+from lcg.rpc.host import ServiceHost
 from lcg.rpc.methods_extract import extraction_service
 from lcg.rpc.params import GroupId, RequiredGroupIds, unique, write_group
 from lcg.rpc.registry import CallContext, MethodDef, Params
-
-if TYPE_CHECKING:
-    from lcg.rpc.app import ServiceApp
 
 __all__ = ["WRITE_METHODS"]
 
@@ -173,7 +171,9 @@ class CrossGroupEdgeParams(Params):
     }
 
 
-async def assert_entity(app: ServiceApp, ctx: CallContext, p: AssertEntityParams) -> msgspec.Struct:
+async def assert_entity(
+    app: ServiceHost, ctx: CallContext, p: AssertEntityParams
+) -> msgspec.Struct:
     """``knowledge_assert_entity``."""
     return await app.run_write(
         assertion.assert_entity,
@@ -188,7 +188,7 @@ async def assert_entity(app: ServiceApp, ctx: CallContext, p: AssertEntityParams
 
 
 async def assert_relationship(
-    app: ServiceApp, ctx: CallContext, p: AssertRelationshipParams
+    app: ServiceHost, ctx: CallContext, p: AssertRelationshipParams
 ) -> msgspec.Struct:
     """``knowledge_assert_relationship``."""
     valid_at = parse_timestamp(p.valid_at, field="valid_at") if p.valid_at else None
@@ -206,7 +206,9 @@ async def assert_relationship(
     )
 
 
-async def process_chunk(app: ServiceApp, ctx: CallContext, p: ProcessChunkParams) -> msgspec.Struct:
+async def process_chunk(
+    app: ServiceHost, ctx: CallContext, p: ProcessChunkParams
+) -> msgspec.Struct:
     """``knowledge_process_chunk``."""
     return await app.run_write(
         extraction_service(app).process_chunk,
@@ -220,7 +222,7 @@ async def process_chunk(app: ServiceApp, ctx: CallContext, p: ProcessChunkParams
     )
 
 
-async def add_episode(app: ServiceApp, ctx: CallContext, p: AddEpisodeParams) -> msgspec.Struct:
+async def add_episode(app: ServiceHost, ctx: CallContext, p: AddEpisodeParams) -> msgspec.Struct:
     """``knowledge_add_episode``."""
     return await app.run_write(
         extraction_service(app).add_episode,
@@ -235,7 +237,7 @@ async def add_episode(app: ServiceApp, ctx: CallContext, p: AddEpisodeParams) ->
 
 
 async def delete_episode(
-    app: ServiceApp, ctx: CallContext, p: DeleteEpisodeParams
+    app: ServiceHost, ctx: CallContext, p: DeleteEpisodeParams
 ) -> DeletedStatus:
     """``knowledge_delete_episode``."""
     await app.run_write(deletion.delete_episode, app.ws, p.episode_uuid)
@@ -243,7 +245,7 @@ async def delete_episode(
 
 
 async def delete_by_source(
-    app: ServiceApp, ctx: CallContext, p: DeleteBySourceParams
+    app: ServiceHost, ctx: CallContext, p: DeleteBySourceParams
 ) -> msgspec.Struct:
     """``knowledge_delete_by_source``."""
     return await app.run_write(
@@ -251,14 +253,14 @@ async def delete_by_source(
     )
 
 
-async def delete_chunk(app: ServiceApp, ctx: CallContext, p: DeleteChunkParams) -> msgspec.Struct:
+async def delete_chunk(app: ServiceHost, ctx: CallContext, p: DeleteChunkParams) -> msgspec.Struct:
     """``knowledge_delete_chunk_episode``."""
     return await app.run_write(
         deletion.delete_chunk_episode, app.ws, p.chunk_id, unique(p.group_ids)
     )
 
 
-async def clear_all(app: ServiceApp, ctx: CallContext, p: ClearAllParams) -> msgspec.Struct:
+async def clear_all(app: ServiceHost, ctx: CallContext, p: ClearAllParams) -> msgspec.Struct:
     """``knowledge_clear_all``."""
     return await app.run_write(
         deletion.clear_all, app.ws, confirm=p.confirm, preserve_wal=p.preserve_wal
@@ -266,7 +268,7 @@ async def clear_all(app: ServiceApp, ctx: CallContext, p: ClearAllParams) -> msg
 
 
 async def merge_entities(
-    app: ServiceApp, ctx: CallContext, p: MergeEntitiesParams
+    app: ServiceHost, ctx: CallContext, p: MergeEntitiesParams
 ) -> msgspec.Struct:
     """``knowledge_merge_entities``."""
     return await app.run_write(
@@ -283,7 +285,7 @@ async def merge_entities(
 
 
 async def add_cross_group_edge(
-    app: ServiceApp, ctx: CallContext, p: CrossGroupEdgeParams
+    app: ServiceHost, ctx: CallContext, p: CrossGroupEdgeParams
 ) -> msgspec.Struct:
     """``knowledge_add_cross_group_edge``."""
     # Checked here as for knowledge_assert_relationship: a time the projections cannot store

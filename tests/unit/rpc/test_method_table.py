@@ -69,7 +69,7 @@ def _run(call: Awaitable[Any]) -> Any:
 
 
 def _fake_app(state: str, reason: str | None) -> Any:
-    # Typed Any: the handlers are annotated with ServiceApp, and the fake has only a part.
+    # Typed Any: the handlers are annotated with ServiceHost, and the fake has only a part.
     return FakeApp(state, reason)
 
 
