@@ -40,6 +40,9 @@ from lcg.extract.openai_extractor import OpenAICompatExtractor
 from lcg.extract.scripted import ScriptedExtractor, perfect_extractor
 
 __all__ = [
+    "NO_ONTOLOGY_HASH",
+    "UNCLASSIFIED_ENTITY",
+    "UNCLASSIFIED_RELATION",
     "AnthropicExtractor",
     "CostTable",
     "DelegatingExtractor",
@@ -52,7 +55,6 @@ __all__ = [
     "HashEmbedder",
     "HttpEmbedder",
     "LocalEmbedder",
-    "NO_ONTOLOGY_HASH",
     "Ontology",
     "OntologyHashFile",
     "OpenAICompatExtractor",
@@ -61,8 +63,6 @@ __all__ = [
     "ScriptedExtractor",
     "SourceType",
     "StandbyEmbedder",
-    "UNCLASSIFIED_ENTITY",
-    "UNCLASSIFIED_RELATION",
     "UdsEmbedder",
     "drift_summary",
     "failures_path",
