@@ -104,7 +104,7 @@ def test_kill_during_replay_then_replay_again(tmp_path: Path) -> None:
     ws = Workspace(cfg, HashEmbedder())
     try:
         positions = ws.projector.positions("big")
-        graph_seq = positions["graph"][0]
+        graph_seq = positions["graph"].seq
         # A rebuild of an empty group loads the graph in one transaction: after the kill it is
         # either wholly absent or (incremental path) at a committed batch boundary.
         assert graph_seq is None or graph_seq >= seen
@@ -113,6 +113,6 @@ def test_kill_during_replay_then_replay_again(tmp_path: Path) -> None:
             assert seq is None or seq <= N - 1
         ws.catch_up()
         assert ws.digests("big") == expected
-        assert all(p[0] == N - 1 for p in ws.projector.positions("big").values())
+        assert all(p.seq == N - 1 for p in ws.projector.positions("big").values())
     finally:
         ws.close()

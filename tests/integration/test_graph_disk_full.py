@@ -66,7 +66,7 @@ for _ in range(300):
         if mode == "reserved" or graph.io_failure is not None:
             break
 out["io_failure"] = graph.io_failure
-out["position_while_full"] = graph.position("g")[0]
+out["position_while_full"] = graph.position("g").seq
 (mnt / "filler").unlink()
 try:
     graph.apply("g", "gen1", [event(seq)])
@@ -74,7 +74,7 @@ try:
     seq += 1
 except ProjectionIOError as exc:
     out["after_space"] = str(exc)
-out["position"] = graph.position("g")[0]
+out["position"] = graph.position("g").seq
 graph.close()
 print(json.dumps(out), flush=True)
 """
@@ -107,7 +107,7 @@ def test_a_full_disk_makes_the_graph_lag_and_the_same_projection_recovers() -> N
         assert out["position"] == out["position_while_full"] + 1  # type: ignore[operator]
         reopened = GraphProjection(mnt / "db")
         try:
-            assert reopened.position("g")[0] == out["position"]
+            assert reopened.position("g").seq == out["position"]
         finally:
             reopened.close()
 
@@ -124,7 +124,7 @@ def test_a_kuzu_write_that_failed_never_aborts_the_process() -> None:
             # The reopened graph is consistent: its position names exactly the events it
             # holds (Kuzu may lose its last commit before the failure; the projection then
             # catches up from the stream, which never depended on it).
-            position = reopened.position("g")[0]
+            position = reopened.position("g").seq
             assert isinstance(position, int) and 10 <= position <= out["position_while_full"]  # type: ignore[operator]
             held = reopened.query("MATCH (e:Episodic) RETURN count(e)")[0][0]
             assert held == position + 1

@@ -109,7 +109,7 @@ def test_reset_rebuilds_the_replica(tmp_path: Path) -> None:
             assert status.previous_generation == first.generation
             assert status.generation == result.generation != first.generation
             positions = follower.ws.projector.positions(G)
-            assert {gen for _, gen in positions.values()} == {result.generation}
+            assert {p.generation for p in positions.values()} == {result.generation}
             # The dump holds the same graph: the rebuilt replica equals the old one.
             assert follower.ws.digests(G) == before
     finally:

@@ -46,7 +46,8 @@ def _damage_times(ws: Path, group: str, uuid: str) -> None:
     text projection's own apply and save (its position is kept)."""
     text = TextProjection(ws / ".lcg" / "text")
     try:
-        seq, generation = text.position(group)
+        pos = text.position(group)
+        seq, generation = pos.seq, pos.generation
         assert seq is not None and generation is not None
         op = Upsert(kind="episode", group_id=group, uuid=uuid, parts={TIME_PART: "not a time"})
         text.apply(group, generation, seq, [op])

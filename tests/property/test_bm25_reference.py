@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lcg.events.position import Position
 from lcg.projections import _bm25
 from lcg.projections._analyzer import query_terms, term_counts
 from lcg.projections._bm25 import Bm25Index, IndexSnapshot
@@ -184,7 +185,9 @@ def test_projection_history_free(
         if op == "save":
             proj.close()  # close saves; reopen loads the snapshot
             proj = TextProjection(root)
-            assert proj.position("g") == ((seq, "gen") if seq else (None, None))
+            assert proj.position("g") == (
+                Position(group_id="g", generation="gen", seq=seq) if seq else Position.none("g")
+            )
             continue
         assert not isinstance(op, str)
         seq += 1

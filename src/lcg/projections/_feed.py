@@ -91,16 +91,14 @@ class Feeder:
     ) -> None:
         ops_by_event: list[list[Op]] | None = None
         for proj in projections:
-            seq = proj.position(group_id)[0]
-            if seq is not None and batch[-1].seq <= seq:
+            # Of ``generation`` only: catch-up and rebuild purge a projection of another one
+            # before they feed it, so finding one here is a fault, not a place to start.
+            start = proj.position(group_id).next_seq(generation)
+            if batch[-1].seq < start:
                 continue  # it holds the whole batch
             if ops_by_event is None:
                 ops_by_event = [derive_ops(e) for e in batch]
-            pairs = [
-                (e, ops)
-                for e, ops in zip(batch, ops_by_event, strict=True)
-                if seq is None or e.seq > seq
-            ]
+            pairs = [(e, ops) for e, ops in zip(batch, ops_by_event, strict=True) if e.seq >= start]
             if proj.capabilities.isolates_events:
                 self._apply_isolating(proj, group_id, generation, pairs, result)
                 continue
@@ -165,8 +163,7 @@ class Feeder:
         started = time.monotonic()
         self.blocked.discard(group_id)
         record = self.projections.record
-        positions = [p.position(group_id)[0] for p in self.projections]
-        lowest = min(-1 if s is None else s for s in positions)
+        lowest = min(p.position(group_id).next_seq(generation) for p in self.projections) - 1
         start = max(from_seq, lowest + 1)
         if from_seq > lowest + 1 and lowest >= 0:
             result.warnings.append(
@@ -201,7 +198,7 @@ class Feeder:
 
         bulk = (
             self.bulk_load
-            and record.position(group_id)[0] is None
+            and record.position(group_id).empty
             and start == 0
             and record.bulk_loadable(group_id)
         )
@@ -209,7 +206,7 @@ class Feeder:
             group_id, generation, reader, to_seq, report, result, note, stage
         ):
             # Continue past every line the bulk pass read, bad ones too: counted once.
-            start = max((record.position(group_id)[0] or -1) + 1, report.resume_seq)
+            start = max(record.position(group_id).next_seq(generation), report.resume_seq)
             report = ReadReport()
             reader = StreamReader(gdir, generation=generation)
             # Only lines appended while the bulk pass ran are left; reading the last file

@@ -24,6 +24,7 @@ import msgspec
 from lcg import telemetry
 from lcg.errors import CorruptFileError
 from lcg.events.files import atomic_write
+from lcg.events.position import Position
 
 __all__ = [
     "ClearedFloor",
@@ -35,8 +36,6 @@ __all__ = [
 ]
 
 DamageKind = Literal["behind", "generation", "skipped", "projection"]
-#: ``(applied seq, generation)`` of one projection for one group.
-_Position = tuple[int | None, str | None]
 
 
 class GroupDamage(msgspec.Struct, kw_only=True):
@@ -177,7 +176,7 @@ class FileRepairs:
     def settle(
         self,
         group_id: str,
-        positions: Mapping[str, _Position],
+        positions: Mapping[str, Position],
         *,
         attempted: bool = True,
         embedder_down: bool = False,
@@ -190,15 +189,13 @@ class FileRepairs:
         pending = self.pending.get(group_id)
         if not pending:
             return
-        graph_seq, graph_gen = positions[record]
+        standard = positions[record]
         for name in list(pending) if attempted else ():
-            seq, gen = positions[name]
-            if gen == graph_gen and (-1 if seq is None else seq) >= (
-                -1 if graph_seq is None else graph_seq
-            ):
+            pos = positions[name]
+            if pos.generation == standard.generation and not pos.behind(standard):
                 done = f"{pending.pop(name)}; its {name} projection was rebuilt from the stream"
-                if seq is not None:
-                    done += f" through seq {seq}"
+                if pos.seq is not None:
+                    done += f" through seq {pos.seq}"
                 self.rebuilt.setdefault(group_id, []).append(done)
                 telemetry.emit(
                     telemetry.ServiceNotice(

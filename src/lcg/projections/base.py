@@ -19,19 +19,16 @@ from typing import Protocol, TypeVar
 import numpy as np
 
 from lcg.events.model import Event
+from lcg.events.position import Position
 from lcg.projections.ops import Op
 
 __all__ = [
     "Batch",
     "Capabilities",
-    "PositionTuple",
     "Projection",
     "Projections",
     "RecordProjection",
 ]
-
-#: ``(applied seq, generation)``; ``(None, None)`` when nothing of the group is applied.
-PositionTuple = tuple[int | None, str | None]
 
 P = TypeVar("P")
 
@@ -82,8 +79,8 @@ class Projection(Protocol):
         """Groups whose files were found damaged on open (not loaded): path and fault."""
         ...
 
-    def position(self, group_id: str) -> PositionTuple:
-        """The ``(seq, generation)`` it has applied of ``group_id``."""
+    def position(self, group_id: str) -> Position:
+        """Where it stands in ``group_id``'s stream (``Position.none`` if nothing applied)."""
         ...
 
     def groups(self) -> list[str]:
@@ -91,7 +88,7 @@ class Projection(Protocol):
         ...
 
     def apply_batch(self, batch: Batch) -> None:
-        """Apply ``batch``; its position becomes ``(batch.last_seq, batch.generation)``."""
+        """Apply ``batch``; its position becomes ``batch.last_seq`` of ``batch.generation``."""
         ...
 
     def purge_group(self, group_id: str) -> None:

@@ -43,6 +43,7 @@ from lcg.errors import GenerationError, RebuildRefusedError, StreamError
 from lcg.events.generation import effective_generation, stream_generation
 from lcg.events.layout import GENERATION_FILE
 from lcg.events.model import Event
+from lcg.events.position import Position
 from lcg.events.reader import ReadReport, StreamReader
 from lcg.events.segments import list_segments
 from lcg.events.store import WalStore
@@ -63,7 +64,7 @@ from lcg.projections._replay_report import (
     ReplayResult,
     describe_skips,
 )
-from lcg.projections.base import PositionTuple, Projections
+from lcg.projections.base import Projections
 from lcg.projections.embedding import TextEmbedder
 
 __all__ = [
@@ -218,7 +219,7 @@ class Projector:
         if not witnesses.split:
             return None
         sidecar, lines = witnesses.sidecar, witnesses.lines
-        held = {gen for p in self.projections if (gen := p.position(group_id)[1])}
+        held = {gen for p in self.projections if (gen := p.position(group_id).generation)}
         kept = ", ".join(sorted(held)) or "none"
         return (
             f"group {group_id!r}: {gdir / GENERATION_FILE} names generation {sidecar!r} but "
@@ -231,15 +232,17 @@ class Projector:
     def _behind(self, group_id: str, generation: str) -> str | None:
         """The reason, if a projection has applied a seq past the end of the stream."""
         max_seq = self.store.bounds(group_id).max_seq
-        end = -1 if max_seq is None else max_seq
+        end = Position(group_id=group_id, generation=generation, seq=max_seq)
         for proj in self.projections:
             name = proj.name
-            seq, gen = proj.position(group_id)
-            if gen == generation and seq is not None and seq > end:
+            pos = proj.position(group_id)
+            # A position of another generation is not past this stream: it is reset.
+            if pos.generation == generation and end.behind(pos):
+                lost = pos.next_seq(generation) - end.next_seq(generation)
                 stream_end = "holds no event" if max_seq is None else f"ends at seq {max_seq}"
                 return (
                     f"group {group_id!r}: the stream {stream_end} but the {name} projection "
-                    f"has applied seq {seq}; the stream lost its last {seq - end} event(s) (a "
+                    f"has applied seq {pos.seq}; the stream lost its last {lost} event(s) (a "
                     "torn line quarantined, power loss under LCG_WAL_FSYNC=batch|off, or an "
                     "older copy restored). New writes would reuse those seqs, so they are "
                     f"refused: rebuild from what the stream holds with `lcg replay --group "
@@ -304,20 +307,24 @@ class Projector:
 
     # ---- positions -----------------------------------------------------------------------
 
-    def positions(self, group_id: str) -> dict[str, PositionTuple]:
-        """Each projection's ``(applied seq, generation)`` for ``group_id``."""
+    def positions(self, group_id: str) -> dict[str, Position]:
+        """Each projection's position in ``group_id``, by name."""
         return {p.name: p.position(group_id) for p in self.projections}
 
     def applied_seq(self, group_id: str) -> int | None:
-        """The lowest applied seq over the projections (``None`` if one has applied nothing)."""
-        seqs = [p.position(group_id)[0] for p in self.projections]
+        """The lowest applied seq over the projections (``None`` if one has applied nothing).
+
+        A number to report (status, lag, verify), as the reference's ``applied_seq``: it is
+        not compared with a stream here, so it takes each position's seq as it stands.
+        """
+        seqs = [p.position(group_id).seq for p in self.projections]
         if any(s is None for s in seqs):
             return None
         return min(s for s in seqs if s is not None)
 
     def group_has_data(self, group_id: str) -> bool:
         """True if any projection holds a position for ``group_id``."""
-        return any(p.position(group_id)[0] is not None for p in self.projections)
+        return any(not p.position(group_id).empty for p in self.projections)
 
     def group_has_rows(self, group_id: str) -> bool:
         """True if the projection of record (the graph) holds a row of ``group_id``."""
@@ -351,8 +358,8 @@ class Projector:
                 raise GenerationError(self._unknown_generation_message(group_id))
             return result
         for proj in self.projections:
-            seq, gen = proj.position(group_id)
-            if gen is not None and gen != generation:
+            gen = proj.position(group_id).stale_generation(generation)
+            if gen is not None:
                 result.reset_detected = True
                 result.previous_generation = gen
                 proj.purge_group(group_id)
@@ -386,12 +393,7 @@ class Projector:
             return
         first = events[0].seq
         generation = events[0].gen
-        lagging = False
-        for proj in self.projections:
-            seq, gen = proj.position(group_id)
-            if gen not in (None, generation) or (-1 if seq is None else seq) != first - 1:
-                lagging = True
-        if lagging:
+        if not all(p.position(group_id).continues(first, generation) for p in self.projections):
             self.catch_up(group_id)
         else:
             result = ReplayResult(group_id=group_id, generation=generation)
@@ -446,7 +448,7 @@ class Projector:
             if self.store.writer(group_id).generation != generation:
                 self.store.close_writer(group_id)
         recorded = self.projections.record.position(group_id)
-        if recorded[0] is not None and generation is None:
+        if not recorded.empty and generation is None:
             raise GenerationError(self._unknown_generation_message(group_id))
         result = ReplayResult(
             group_id=group_id,
@@ -455,9 +457,9 @@ class Projector:
             dry_run=dry_run,
             generation=generation,
         )
-        recorded_gen = recorded[1]
+        recorded_gen = recorded.generation
         pending = self._resets.groups.get(group_id)
-        if recorded[0] is not None and recorded_gen != generation:
+        if not recorded.empty and recorded_gen != generation:
             result.reset_detected = True
             result.previous_generation = (
                 # A reset noted and not reported, then another: the reference's recorded

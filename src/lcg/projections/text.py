@@ -43,6 +43,7 @@ from lcg.errors import ProjectionError
 from lcg.events.files import atomic_write, fsync_dir
 from lcg.events.groups import decode_group, encode_group
 from lcg.events.layout import TEMP_SUFFIX, TEXT_SNAPSHOT_SUFFIX
+from lcg.events.position import Position
 from lcg.projections._analyzer import ANALYZER_VERSION, query_terms, term_counts
 from lcg.projections._bm25 import Bm25Index
 from lcg.projections._checksum import DamagedFile, describe_failure
@@ -377,14 +378,14 @@ class TextProjection:
 
     # -- writes ---------------------------------------------------------------------------
 
-    def position(self, group_id: str) -> tuple[int | None, str | None]:
-        """``(applied seq, generation)`` of ``group_id``, or ``(None, None)`` if unknown."""
+    def position(self, group_id: str) -> Position:
+        """Where ``group_id`` stands (``Position.none`` if unknown)."""
         with self._lock:
             self._check_open()
             group = self._groups.get(group_id)
             if group is None:
-                return (None, None)
-            return (group.seq, group.generation)
+                return Position.none(group_id)
+            return Position(group_id=group_id, generation=group.generation, seq=group.seq)
 
     def apply(self, group_id: str, generation: str, last_seq: int, ops: list[Op]) -> None:
         """Apply ``ops`` (all of ``group_id``) and set the group's position to ``last_seq``.

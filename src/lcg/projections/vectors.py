@@ -42,6 +42,7 @@ from lcg.errors import ProjectionError
 from lcg.events.files import atomic_write, fsync_dir, remove_tree
 from lcg.events.groups import decode_group, encode_group
 from lcg.events.layout import VECTORS_META_FILE
+from lcg.events.position import Position
 from lcg.projections._checksum import DamagedFile, describe_failure, encode_sealed, unseal
 from lcg.projections._hnsw import EXACT_BELOW, FieldIndex, FieldMeta
 from lcg.projections.base import Batch, Capabilities
@@ -228,14 +229,17 @@ class VectorProjection:
         with self._lock:
             return sorted(self._groups)
 
-    def position(self, group_id: str) -> tuple[int | None, str | None]:
-        """``(applied seq, generation)`` of ``group_id``; ``(None, None)`` if none applied."""
+    def position(self, group_id: str) -> Position:
+        """Where ``group_id`` stands (``Position.none`` if nothing is applied)."""
         with self._lock:
             group = self._groups.get(group_id)
             if group is None and group_id in self.foreign_groups:
                 _, _, seq, generation = self.foreign_groups[group_id]
-                return (seq, generation)  # read-only: where the other embedder's vectors stand
-            return (None, None) if group is None else (group.seq, group.generation)
+                # Read-only: where the other embedder's vectors stand.
+                return Position(group_id=group_id, generation=generation, seq=seq)
+            if group is None:
+                return Position.none(group_id)
+            return Position(group_id=group_id, generation=group.generation, seq=group.seq)
 
     # -- changes --------------------------------------------------------------------------
 

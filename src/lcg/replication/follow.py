@@ -184,7 +184,7 @@ class Follower:
         Without it a restarted replica could re-verify seqs and generations but not notice
         that bytes it applied before were since changed in place.
         """
-        gens = {gen for _, gen in self.ws.projector.positions(group_id).values()}
+        gens = {p.generation for p in self.ws.projector.positions(group_id).values()}
         applied = next(iter(gens)) if len(gens) == 1 else None
         if applied is None:
             return self.source.cursor(group_id)  # purged, reset or never applied
@@ -198,8 +198,8 @@ class Follower:
     def _sync(self, group_id: str, track: GroupCursor, status: ReplicaStatus) -> None:
         stream_gen = self.source.generation(group_id)
         positions = self.ws.projector.positions(group_id)
-        recorded = [p for p in positions.values() if p[0] is not None]
-        recorded_gens = {gen for _, gen in recorded if gen is not None}
+        recorded = [p for p in positions.values() if not p.empty]
+        recorded_gens = {p.generation for p in recorded if p.generation is not None}
         status.source_generation = stream_gen
         if stream_gen is None:
             if recorded:
@@ -263,8 +263,10 @@ class Follower:
     def _follow(self, group_id: str, track: GroupCursor, status: ReplicaStatus) -> None:
         proj = self.ws.projector
         positions = proj.positions(group_id)
-        seqs = {p[0] for p in positions.values()}
-        gens = {p[1] for p in positions.values() if p[1] is not None}
+        # Taken as they stand, even of another generation than the track's (then the
+        # rebuild below finds the reset and replays the group in full).
+        seqs = {p.seq for p in positions.values()}
+        gens = {p.generation for p in positions.values() if p.generation is not None}
         assert track.generation is not None
         highest = max(-1 if s is None else s for s in seqs)
         if track.next_seq - 1 > min(-1 if s is None else s for s in seqs):

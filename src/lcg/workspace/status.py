@@ -28,6 +28,7 @@ from lcg.events import (
     DEFAULT_GROUP,
     LEGACY_LCG_DIR,
     ONTOLOGY_FILE,
+    Position,
     effective_generation,
     read_embedding_model,
 )
@@ -215,12 +216,11 @@ def _group_status(ws: Workspace, group_id: str) -> tuple[WalGroupStatus, int, in
     else:
         gen_status = "unknown"
     Hydration = Literal["not_applicable", "hydrated", "wal_ahead", "projections_ahead"]
-    highest = max(
-        (-1 if seq is None or gen != generation else seq) for seq, gen in positions.values()
-    )
-    end = -1 if bounds.max_seq is None else bounds.max_seq
+    # A projection of another generation is not ahead of this stream: it awaits its reset.
+    stream_end = Position(group_id=group_id, generation=generation, seq=bounds.max_seq)
+    ahead = any(p.generation == generation and stream_end.behind(p) for p in positions.values())
     hydration: Hydration
-    if highest > end:
+    if ahead:
         hydration = "projections_ahead"
     elif not bounds.max_seq:
         # The reference's rule: max_seq null or 0 → not_applicable; applied (null → 0) ≥ max.
@@ -254,9 +254,9 @@ def _group_status(ws: Workspace, group_id: str) -> tuple[WalGroupStatus, int, in
         embedding_dim=sidecar.dim if sidecar else None,
         embedding_model_status=model_status,
         projections=ProjectionPositions(
-            graph=positions["graph"][0],
-            text=positions["text"][0],
-            vectors=positions["vectors"][0],
+            graph=positions["graph"].seq,
+            text=positions["text"].seq,
+            vectors=positions["vectors"].seq,
         ),
         entity_count=counts.entities,
         relationship_count=counts.edges,
@@ -285,9 +285,9 @@ def _unreadable_status(ws: Workspace, group_id: str, exc: StreamError) -> WalGro
         embedding_dim=None,
         embedding_model_status="unknown",
         projections=ProjectionPositions(
-            graph=positions["graph"][0],
-            text=positions["text"][0],
-            vectors=positions["vectors"][0],
+            graph=positions["graph"].seq,
+            text=positions["text"].seq,
+            vectors=positions["vectors"].seq,
         ),
         entity_count=counts.entities,
         relationship_count=counts.edges,

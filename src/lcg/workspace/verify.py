@@ -95,7 +95,7 @@ def _verdict(
 ) -> GroupVerdict:
     """Replay ``group_id`` into the scratch projections, comparing each live projection at
     the seq it stands at."""
-    seqs = {name: pos[0] for name, pos in ws.projector.positions(group_id).items()}
+    seqs = {name: pos.seq for name, pos in ws.projector.positions(group_id).items()}
     applied = ws.projector.applied_seq(group_id)
     live = ws.projections.digests(group_id)
     note = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from lcg.events.position import Position
 from lcg.projections._group_records import DamageBook, FileRepairs
 
 FOUND = "text snapshot /ws/.lcg/text/a.bm25 is damaged (its CRC-32 is 00000001, 00000002 recorded)"
@@ -14,12 +15,12 @@ def _repairs() -> tuple[FileRepairs, DamageBook]:
     return repairs, book
 
 
-Positions = dict[str, tuple[int | None, str | None]]
+Positions = dict[str, Position]
 
 
 def _at(text: int | None, graph: int | None) -> Positions:
-    def pos(seq: int | None) -> tuple[int | None, str | None]:
-        return (seq, None if seq is None else "gen")
+    def pos(seq: int | None) -> Position:
+        return Position(group_id="a", generation=None if seq is None else "gen", seq=seq)
 
     return {"graph": pos(graph), "text": pos(text), "vectors": pos(graph)}
 
@@ -59,7 +60,11 @@ def test_vectors_waiting_for_the_embedder_stay_pending_without_degrading() -> No
     book = DamageBook(None)
     repairs = FileRepairs(book)
     repairs.note("vectors", {"a": "vector snapshot meta /x is damaged (cut)"})
-    positions: Positions = {"graph": (41, "gen"), "text": (41, "gen"), "vectors": (None, None)}
+    positions: Positions = {
+        "graph": Position(group_id="a", generation="gen", seq=41),
+        "text": Position(group_id="a", generation="gen", seq=41),
+        "vectors": Position.none("a"),
+    }
     repairs.settle("a", positions, embedder_down=True)
     assert book.groups == {} and repairs.notes("a") == [
         "vector snapshot meta /x is damaged (cut); not yet rebuilt"

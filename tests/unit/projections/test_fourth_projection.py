@@ -23,6 +23,7 @@ import pytest
 
 from lcg.config import Config
 from lcg.events.layout import LCG_DIR
+from lcg.events.position import Position
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest import assertion, episodes
 from lcg.projections.base import Batch, Capabilities
@@ -46,10 +47,12 @@ class EventCounter:
             json.loads(self._path.read_text()) if self._path.exists() else {}
         )
 
-    def position(self, group_id: str) -> tuple[int | None, str | None]:
-        """``(applied seq, generation)``."""
+    def position(self, group_id: str) -> Position:
+        """Where it stands in ``group_id``."""
         held = self._state.get(group_id)
-        return (None, None) if held is None else (int(held[1]), str(held[2]))
+        if held is None:
+            return Position.none(group_id)
+        return Position(group_id=group_id, generation=str(held[2]), seq=int(held[1]))
 
     def count(self, group_id: str) -> int:
         """The events of ``group_id`` applied."""
@@ -162,4 +165,4 @@ def test_wipe_empties_it(tmp_path: Path) -> None:
         _fill(ws)
         ws.wipe()
         assert _counter(ws).groups() == []
-        assert _counter(ws).position("g") == (None, None)
+        assert _counter(ws).position("g") == Position.none("g")

@@ -30,6 +30,7 @@ from lcg.events.model import (
     RelationshipAsserted,
     RelationTypesChanged,
 )
+from lcg.events.position import Position
 from lcg.projections.graph import GraphProjection
 from lcg.projections.graph import reads as gr
 from lcg.projections.graph import records as grec
@@ -62,7 +63,7 @@ def test_episode_added_is_pending_and_a_repeat_is_a_no_op(graph: GraphProjection
     assert row.created_at == "2024-05-01 12:00:00"
     assert row.entity_edges == []
     assert graph.counts(G).pending_episodes == 1
-    assert graph.position(G) == (1, "gen1")
+    assert graph.position(G) == Position(group_id=G, generation="gen1", seq=1)
 
 
 def test_episode_extracted_creates_links_and_marks_the_episode(graph: GraphProjection) -> None:
@@ -233,7 +234,7 @@ def test_group_purged_keeps_position_and_other_groups(graph: GraphProjection) ->
     assert gr.edges_by_uuids(graph, ["xr"]) != []
     apply(graph, [GroupPurged(group_id=G, entities=3, episodes=1, edges=1)], 3)
     assert graph.counts(G) == type(graph.counts(G))()
-    assert graph.position(G) == (3, "gen1")
+    assert graph.position(G) == Position(group_id=G, generation="gen1", seq=3)
     # The foreign edge lost its hop but not its data.
     assert gr.edges_by_uuids(graph, ["xr"]) == []
     assert graph.counts(H).unbound_edges == 1
@@ -316,11 +317,11 @@ def test_a_failing_batch_changes_nothing(graph: GraphProjection) -> None:
             ],
             3,
         )
-    assert graph.position(G) == (2, "gen1")
+    assert graph.position(G) == Position(group_id=G, generation="gen1", seq=2)
     assert graph.digest(G) == digest
     # The writer is still usable.
     apply(graph, [added("ep9")], 3)
-    assert graph.position(G) == (3, "gen1")
+    assert graph.position(G) == Position(group_id=G, generation="gen1", seq=3)
 
 
 def test_a_kuzu_failure_is_a_projection_error(graph: GraphProjection) -> None:
@@ -329,19 +330,22 @@ def test_a_kuzu_failure_is_a_projection_error(graph: GraphProjection) -> None:
     # a Kuzu error (the overlay upserts), but an event of another group is refused.
     with pytest.raises(ProjectionError, match="belongs to group"):
         graph.apply(G, "gen1", stamp([added("z", group=H)], 3))
-    assert graph.position(G) == (2, "gen1")
+    assert graph.position(G) == Position(group_id=G, generation="gen1", seq=2)
 
 
 def test_positions_and_purge_group(graph: GraphProjection) -> None:
-    assert graph.position(G) == (None, None)
+    assert graph.position(G) == Position.none(G)
     apply(graph, scene())
     apply(graph, [added("h1", group=H)], gen="genH", group=H)
-    assert graph.positions() == {G: (2, "gen1"), H: (0, "genH")}
+    assert graph.positions() == {
+        G: Position(group_id=G, generation="gen1", seq=2),
+        H: Position(group_id=H, generation="genH", seq=0),
+    }
     graph.purge_group(G)
-    assert graph.positions() == {H: (0, "genH")}
+    assert graph.positions() == {H: Position(group_id=H, generation="genH", seq=0)}
     assert graph.counts(G).entities == 0 and graph.counts().episodes == 1
     graph.apply(G, "gen1", [])
-    assert graph.position(G) == (None, None)
+    assert graph.position(G) == Position.none(G)
 
 
 @pytest.mark.parametrize("sizes", [[1], [3, 1, 5], [64]])
@@ -368,7 +372,7 @@ def test_digest_is_independent_of_batch_splits_and_reopens(
     g = GraphProjection(db)
     assert g.digest(G) == expected
     assert g.counts(G) == expected_counts
-    assert g.position(G) == (len(events) - 1, "gen1")
+    assert g.position(G) == Position(group_id=G, generation="gen1", seq=len(events) - 1)
     g.close()
 
 
@@ -472,7 +476,8 @@ def test_load_group_equals_incremental_apply(tmp_path: Path, size: int) -> None:
     for g in (G, H):
         assert bulk.digest(g) == incremental.digest(g)
         assert bulk.counts(g) == incremental.counts(g)
-    assert bulk.position(G) == incremental.position(G) == (len(events) - 1, "gen1")
+    at_end = Position(group_id=G, generation="gen1", seq=len(events) - 1)
+    assert bulk.position(G) == incremental.position(G) == at_end
     # The foreign edge waiting for e2 and e4 became a relationship in both.
     assert bulk.counts(H).unbound_edges == 0
     assert [e.uuid for e in gr.edges_by_uuids(bulk, ["hx"])] == ["hx"]
@@ -495,4 +500,4 @@ def test_load_group_refuses_a_group_with_rows(graph: GraphProjection) -> None:
         graph.load_group(H, "gen1", [stamp(scene())])
     assert graph.counts(H) == type(graph.counts(H))()
     assert graph.load_group(H, "genH", []) == 0
-    assert graph.position(H) == (None, None)
+    assert graph.position(H) == Position.none(H)

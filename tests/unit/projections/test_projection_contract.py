@@ -17,6 +17,7 @@ import pytest
 
 from event_samples import G, H, added, ent, history, stamp
 from lcg.events.model import EntityAsserted, Event
+from lcg.events.position import Position
 from lcg.extract.embedders import HashEmbedder
 from lcg.projections.base import Batch, Capabilities, Projection
 from lcg.projections.embedding import CachedTextEmbedder
@@ -89,18 +90,18 @@ def test_name_and_capabilities_are_declared(opened: Opened) -> None:
     assert proj.name == opened.spec.name
     assert isinstance(proj.capabilities, Capabilities)
     assert dict(proj.damaged) == {}  # a fresh directory has nothing damaged
-    assert proj.position(G) == (None, None)
+    assert proj.position(G) == Position.none(G)
     assert proj.groups() == []
 
 
 def test_a_batch_advances_the_position_and_lists_the_group(opened: Opened) -> None:
     events = _events()
     opened.feed(events[:3])
-    assert opened.proj.position(G) == (2, GEN)
+    assert opened.proj.position(G) == Position(group_id=G, generation=GEN, seq=2)
     opened.feed(events[3:])
-    assert opened.proj.position(G) == (events[-1].seq, GEN)
+    assert opened.proj.position(G) == Position(group_id=G, generation=GEN, seq=events[-1].seq)
     opened.feed(_other_group())
-    assert opened.proj.position(H) == (1, GEN)
+    assert opened.proj.position(H) == Position(group_id=H, generation=GEN, seq=1)
     assert sorted(opened.proj.groups()) == sorted([G, H])
 
 
@@ -127,12 +128,12 @@ def test_a_purge_forgets_one_group_and_no_other(opened: Opened, second: Opened) 
     opened.feed(_other_group())
     kept = opened.proj.digest(H)
     opened.proj.purge_group(G)
-    assert opened.proj.position(G) == (None, None)
+    assert opened.proj.position(G) == Position.none(G)
     assert opened.proj.digest(G) == empty
     assert opened.proj.groups() == [H]
     assert opened.proj.digest(H) == kept
     opened.reopen()  # the purge is on disk too
-    assert opened.proj.position(G) == (None, None)
+    assert opened.proj.position(G) == Position.none(G)
     assert opened.proj.groups() == [H]
     # A purged group takes its stream again from the start, as a fresh projection does.
     opened.feed(_events())
@@ -161,7 +162,8 @@ def test_the_record_loads_a_group_in_bulk_as_batches_would(tmp_path: Path) -> No
         assert record.load_group(G, GEN, [events[:4], events[4:]]) == len(events)
         applied.feed(events)
         assert record.digest(G) == applied.proj.digest(G)
-        assert record.position(G) == applied.proj.position(G) == (events[-1].seq, GEN)
+        at_end = Position(group_id=G, generation=GEN, seq=events[-1].seq)
+        assert record.position(G) == applied.proj.position(G) == at_end
         assert record.holds_rows(G) and not record.bulk_loadable(G)
     finally:
         record.close()

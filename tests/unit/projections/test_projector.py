@@ -82,7 +82,7 @@ def test_to_seq_bounds_the_replay_and_dry_run_counts(tmp_path: Path) -> None:
     with Workspace.open(_cfg(tmp_path), HashEmbedder()) as ws:
         _fill(ws)
         ws.projector.rebuild("g", force_clear=True, to_seq=4)
-        assert {p[0] for p in ws.projector.positions("g").values()} == {4}
+        assert {p.seq for p in ws.projector.positions("g").values()} == {4}
         assert ws.graph.counts("g").entities == 5
         dry = ws.projector.rebuild("g", from_seq=5, dry_run=True)
         assert dry.dry_run and dry.mutations_replayed == 6
@@ -102,13 +102,14 @@ def test_generation_change_is_a_reset(tmp_path: Path) -> None:
     with Workspace.open(cfg, HashEmbedder()) as ws:
         ws.store.append("g", [_entity(1), _entity(2)])
     with Workspace.open(cfg, HashEmbedder(), catch_up=False) as ws:
-        assert ws.projector.positions("g")["graph"][1] != ws.store.generation("g")
+        assert ws.projector.positions("g")["graph"].generation != ws.store.generation("g")
         dry = ws.projector.rebuild("g", dry_run=True)
         assert dry.reset_detected and dry.previous_generation is not None
         result = ws.catch_up()["g"]
         assert result.reset_detected
         assert ws.graph.counts("g").entities == 2
-        assert all(p[1] == ws.store.generation("g") for p in ws.projector.positions("g").values())
+        now = ws.store.generation("g")
+        assert all(p.generation == now for p in ws.projector.positions("g").values())
         assert ws.store.generation("g") != old
 
 
@@ -208,12 +209,12 @@ def test_embedder_failure_lets_vectors_lag_then_catch_up(tmp_path: Path) -> None
         emb.broken = True
         assertion.assert_entity(ws, name="while down", group_id="g")
         positions = ws.projector.positions("g")
-        assert positions["graph"][0] == positions["text"][0] == 3
-        assert positions["vectors"][0] == 2
+        assert positions["graph"].seq == positions["text"].seq == 3
+        assert positions["vectors"].seq == 2
         assert "g" in ws.projector.embedder_failures
         emb.broken = False
         assertion.assert_entity(ws, name="after", group_id="g")
-        assert {p[0] for p in ws.projector.positions("g").values()} == {4}
+        assert {p.seq for p in ws.projector.positions("g").values()} == {4}
         live = ws.digests("g")
     for sub in ("db", "text", "vectors"):
         shutil.rmtree(tmp_path / ".lcg" / sub)

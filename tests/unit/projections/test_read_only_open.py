@@ -14,6 +14,7 @@ import numpy.typing as npt
 import pytest
 
 from lcg.events.layout import TEMP_SUFFIX
+from lcg.events.position import Position
 from lcg.projections import text as text_module
 from lcg.projections._analyzer import ANALYZER_VERSION
 from lcg.projections.graph import GraphProjection, StaleGraphError
@@ -53,14 +54,15 @@ def test_vectors_of_another_embedder_are_kept_and_reported(tmp_path: Path) -> No
 
     looking = VectorProjection(root, 8, "model-b", read_only=True)
     assert looking.foreign_groups == {"g": ("model-a", 16, 4, GEN)}
-    assert looking.position("g") == (4, GEN)  # where the other embedder's vectors stand
+    # Where the other embedder's vectors stand.
+    assert looking.position("g") == Position(group_id="g", generation=GEN, seq=4)
     assert looking.discarded_groups == []
     looking.close()
     assert _files(root) == before
 
     # Opening for writing discards them, as before (the projector then re-embeds the group).
     writing = VectorProjection(root, 8, "model-b")
-    assert writing.discarded_groups == ["g"] and writing.position("g") == (None, None)
+    assert writing.discarded_groups == ["g"] and writing.position("g") == Position.none("g")
     writing.close()
     assert not (root / "g").exists()
 
@@ -84,7 +86,7 @@ def test_text_of_an_older_analyzer_is_kept_when_read_only(
     # This lcg's analyzer is a newer one than the snapshot's.
     monkeypatch.setattr(text_module, "ANALYZER_VERSION", ANALYZER_VERSION + "-next")
     looking = TextProjection(root, read_only=True)
-    assert looking.discarded_groups == ["g"] and looking.position("g") == (None, None)
+    assert looking.discarded_groups == ["g"] and looking.position("g") == Position.none("g")
     looking.close()
     assert _files(root) == before
 

@@ -224,7 +224,7 @@ def test_an_old_text_snapshot_is_replayed_through_the_new_analyzer(tmp_path: Pat
     )
     with Workspace.open(_cfg(tmp_path), HashEmbedder()) as ws:
         assert ws.text.discarded_groups == ["g"]
-        assert ws.text.position("g")[0] == snap.seq  # replayed on open
+        assert ws.text.position("g").seq == snap.seq  # replayed on open
         assert [
             r.name
             for r in Searcher(ws.graph, ws.text, ws.vectors, ws.text_embedder).search_passages(

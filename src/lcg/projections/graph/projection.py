@@ -34,6 +34,7 @@ import msgspec
 from lcg.errors import ProjectionError, ProjectionIOError, RebuildRefusedError
 from lcg.events.files import remove_tree
 from lcg.events.model import Event
+from lcg.events.position import Position
 from lcg.projections.base import Batch, Capabilities
 from lcg.projections.graph._apply import apply_events, fold_events
 from lcg.projections.graph._conn import execute, forget_prepared
@@ -137,7 +138,9 @@ class GraphProjection:
         #: Committed ``(applied seq, generation)`` per group, kept beside the ``WalPosition``
         #: rows so that the Cypher sandbox learns what it must have applied without a query.
         self._positions: dict[str, tuple[int, str]] = {
-            g: (seq, gen) for g, (seq, gen) in self.positions().items() if seq is not None and gen
+            g: (p.seq, p.generation)
+            for g, p in self.positions().items()
+            if p.seq is not None and p.generation
         }
         #: Called with a group's id after a purge of it committed (the Cypher sandbox
         #: rebuilds that group of its read model).
@@ -295,19 +298,19 @@ class GraphProjection:
 
     # ---- positions -------------------------------------------------------------------
 
-    def position(self, group_id: str) -> tuple[int | None, str | None]:
-        """``(applied seq, generation)`` of ``group_id``; ``(None, None)`` if none recorded."""
+    def position(self, group_id: str) -> Position:
+        """The recorded position of ``group_id`` (``Position.none`` if none is)."""
         rows = self.query(
             "MATCH (p:WalPosition {id: $g}) RETURN p.applied_seq, p.generation", {"g": group_id}
         )
         if not rows:
-            return None, None
-        return rows[0][0], rows[0][1]
+            return Position.none(group_id)
+        return Position(group_id=group_id, generation=rows[0][1], seq=rows[0][0])
 
-    def positions(self) -> dict[str, tuple[int | None, str | None]]:
+    def positions(self) -> dict[str, Position]:
         """Every recorded group position."""
         rows = self.query("MATCH (p:WalPosition) RETURN p.id, p.applied_seq, p.generation")
-        return {g: (seq, gen) for g, seq, gen in rows}
+        return {g: Position(group_id=g, generation=gen, seq=seq) for g, seq, gen in rows}
 
     def committed_positions(self) -> dict[str, tuple[int, str]]:
         """``positions()`` as of the last commit, from memory (no query): every write
