@@ -19,6 +19,12 @@ and those imports form no cycle. The cycles of today are listed in ``KNOWN_CYCLE
 import of each, as known debt: an import that closes a new cycle, or adds to a known one,
 fails; an entry that no longer closes a cycle fails too, so the list only shrinks.
 (The 600-line bound on every module is ``test_module_shape.py``'s.)
+
+A package is imported from outside through its face (issue 20 item 7): ``from lcg.events import
+EpisodeAdded``, never ``from lcg.events.model import EpisodeAdded``, so the names a package
+offers the others are the ones its ``__init__`` lists in ``__all__``. Only the leaf ``config``
+reads ``events/layout.py`` directly (the face would import the package it is a leaf of), and
+``__main__`` names ``lcg.cli.main`` (the face does not re-export ``main``: see ``lcg.cli``).
 """
 
 from __future__ import annotations
@@ -60,17 +66,15 @@ ALLOWED: dict[str, frozenset[str]] = {
 
 
 #: The import cycles of today, each as every import between its modules (``lcg.`` left off),
-#: so that any new cycle, or any new import inside one of these, fails.
-KNOWN_CYCLES: dict[str, frozenset[tuple[str, str]]] = {
-    # The attached MCP backend (issue 19 item 5) and the MCP server that builds it; also
-    # issue 20 item 3's (one job per module in rpc/).
-    "rpc MCP server and attached backend (issue 20 item 3)": frozenset(
-        {
-            ("rpc.mcp_attached", "rpc.mcp_server"),
-            ("rpc.mcp_server", "rpc.mcp_attached"),
-        }
-    ),
-}
+#: so that any new cycle, or any new import inside one of these, fails. None is left: the
+#: last two (rpc's app and method tables, the MCP server and its attached backend) were
+#: broken by issue 20 item 3 (ADR 0183).
+KNOWN_CYCLES: dict[str, frozenset[tuple[str, str]]] = {}
+
+
+#: Packages whose modules still import other packages past their faces; the list only shrinks
+#: (an entry with no such import left fails).
+FACE_DEBT: frozenset[str] = frozenset({"cli", "projections", "rpc"})
 
 
 class Import(NamedTuple):
@@ -256,6 +260,29 @@ def test_no_import_cycles_but_the_known_ones(imports: list[Import]) -> None:
     )
     gone = sorted(known - on_cycles)
     assert not gone, f"no longer on a cycle, remove from KNOWN_CYCLES: {gone}"
+
+
+def face_violations(imports: list[Import]) -> list[Import]:
+    """Imports of a module inside another package instead of that package's face."""
+    bad = []
+    for imp in imports:
+        mine, theirs = _unit(imp.importer), _unit(imp.imported)
+        if mine in ("", "__main__", *LEAVES) or theirs in ("", mine, *LEAVES):
+            continue
+        if imp.imported != f"lcg.{theirs}":
+            bad.append(imp)
+    return bad
+
+
+def test_other_packages_are_imported_through_their_faces(imports: list[Import]) -> None:
+    bad = face_violations(imports)
+    new = [i for i in bad if _unit(i.importer) not in FACE_DEBT]
+    assert not new, (
+        "imports past another package's face (import the name from the package, adding it to "
+        "the package's __init__ and __all__ if it is not there):\n" + _show(new)
+    )
+    gone = sorted(FACE_DEBT - {_unit(i.importer) for i in bad})
+    assert not gone, f"these packages import only through faces now, remove from FACE_DEBT: {gone}"
 
 
 # ---- the checker catches what it should (a small tree written here) -----------------------

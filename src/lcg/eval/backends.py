@@ -28,9 +28,10 @@ from lcg.extract import (
     ExtractRequest,
     RecordingExtractor,
     ReplayExtractor,
+    edge_system_prompt,
+    entity_system_prompt,
     load_cost_table,
     perfect_extractor,
-    prompts,
 )
 
 __all__ = [
@@ -326,8 +327,8 @@ def estimate_price(
         "oai-uds": config.extraction_model,
     }.get(spec.kind, spec.kind)
     docs = calls = tin = tout = 0
-    system = len(prompts.entity_system_prompt("Text", None, None)) + len(
-        prompts.edge_system_prompt(None, None)
+    system = len(entity_system_prompt("Text", None, None)) + len(
+        edge_system_prompt(None, None)
     )
     for corpus in corpora:
         for doc in corpus.documents:

@@ -32,8 +32,7 @@ from lcg.eval.retrieval import RetrievalScores, score_retrieval
 from lcg.eval.scoring import ExtractionScores, score_extraction
 from lcg.eval.structural import StructuralScores, score_structural
 from lcg.extract import DelegatingExtractor, Embedder, ExtractionOutput, Extractor, ExtractRequest
-from lcg.ingest import ExtractionService, delete_by_source
-from lcg.ingest import episodes as episode_commands
+from lcg.ingest import ExtractionService, add_episode, delete_by_source, process_chunk
 from lcg.workspace import OntologyLoader, Workspace, workspace_ontology_path
 
 __all__ = ["GROUP", "SeedRun", "Timing", "Withdrawal", "run_seed"]
@@ -156,7 +155,7 @@ def run_seed(
             ordered = sorted(corpus.documents, key=lambda d: (d.date, d.doc_id))
             for doc in ordered:
                 if doc.kind == "message":
-                    res = episode_commands.add_episode(
+                    res = add_episode(
                         ws,
                         name=doc.doc_id,
                         episode_body=doc.text,
@@ -167,7 +166,7 @@ def run_seed(
                     )
                     episodes[doc.doc_id] = res.episode_uuid
                 else:
-                    chunk = episode_commands.process_chunk(
+                    chunk = process_chunk(
                         ws,
                         chunk_text=doc.text,
                         chunk_id=doc.doc_id,

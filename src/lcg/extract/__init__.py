@@ -37,6 +37,7 @@ from lcg.extract.ontology import (
     screaming_snake,
 )
 from lcg.extract.openai_extractor import OpenAICompatExtractor
+from lcg.extract.prompts import edge_system_prompt, entity_system_prompt
 from lcg.extract.scripted import ScriptedExtractor, perfect_extractor
 
 __all__ = [
@@ -65,6 +66,8 @@ __all__ = [
     "StandbyEmbedder",
     "UdsEmbedder",
     "drift_summary",
+    "edge_system_prompt",
+    "entity_system_prompt",
     "failures_path",
     "hash_record",
     "load_cost_table",

@@ -5,6 +5,7 @@ extractor, the projections and the projector (``Workspace``, ``factory``), the s
 from __future__ import annotations
 
 from lcg.workspace.factory import embedder_from_config, make_extractor
+from lcg.workspace.lock import writing_offline
 from lcg.workspace.ontology_files import OntologyLoader, workspace_ontology_path, write_hash_file
 from lcg.workspace.status import StatusReport, build_status
 from lcg.workspace.verify import VerifyReport, verify_workspace
@@ -21,4 +22,5 @@ __all__ = [
     "verify_workspace",
     "workspace_ontology_path",
     "write_hash_file",
+    "writing_offline",
 ]

@@ -43,7 +43,7 @@ from lcg.ingest.reference import layout
 from lcg.ingest.reference.rows import events_of_group, rows_of_no_group
 from lcg.ingest.reference.scratch import LineReport, ScratchGraph
 from lcg.projections import ProgressFn
-from lcg.workspace import lock as workspace_lock
+from lcg.workspace import writing_offline
 
 __all__ = ["GroupImport", "ImportResult", "Skipped", "import_reference"]
 
@@ -217,7 +217,7 @@ def _put_in_place(config: Config, groups: list[str], tmp: Path, force: bool) -> 
     lcg_dir = config.workspace / LCG_DIR
     private_dir(lcg_dir)
     replaced: list[str] = []
-    with workspace_lock.writing_offline(lcg_dir):
+    with writing_offline(lcg_dir):
         if not force:
             _refuse_existing(config, groups)  # again, now that no one else can write
         private_dir(config.wal_dir)
