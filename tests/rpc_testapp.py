@@ -359,11 +359,11 @@ def _main(argv: list[str]) -> int:
     args, rest = parser.parse_known_args(argv)
     if args.cmd == "serve":
         from lcg import telemetry
-        from lcg.rpc.server import run_server
+        from lcg.cli.serve import run_server
 
         telemetry.set_sink(None)
         return run_server(TestApp(), args.socket, args.shutdown_timeout_ms)
-    from lcg.rpc.mcp_server import main as mcp_main
+    from lcg.cli.mcp import main as mcp_main
 
     app = TestApp()
     app.closed_marker = os.environ.get("RPC_TESTAPP_CLOSED_MARKER")

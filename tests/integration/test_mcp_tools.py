@@ -198,7 +198,7 @@ def test_bad_scopes(scope: str) -> None:
 
 
 def test_cli_exits_2_on_a_bad_scope(capsys: pytest.CaptureFixture[str]) -> None:
-    from lcg.rpc.mcp_server import main
+    from lcg.cli.mcp import main
 
     assert main(["--scope", "read,bogus"], registry=T.TestApp().registry) == 2
     assert "unknown scope 'bogus'" in capsys.readouterr().err

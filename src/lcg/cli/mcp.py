@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["main", "register"]
+from lcg.errors import ConfigError, LcgError
+
+if TYPE_CHECKING:
+    from lcg.config import Config
+    from lcg.rpc.dispatch import App
+    from lcg.rpc.registry import Registry
+
+__all__ = ["add_arguments", "main", "register", "run"]
 
 _HELP = """Serve lcg's methods as MCP tools on stdin/stdout.
 
@@ -25,18 +35,113 @@ _EXAMPLE = """Example:
   lcg mcp --connect .lcg/service.sock       # attach to a running `lcg serve`
 """
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``lcg mcp`` options."""
+    parser.add_argument(
+        "--scope",
+        default="all",
+        help="tool scopes: comma-separated read,write,cypher,admin,all (default all = every "
+        "scope; read, write and admin never include cypher)",
+    )
+    parser.add_argument(
+        "--connect",
+        metavar="SOCK",
+        default=None,
+        help="attach to a running service's socket instead of opening the workspace",
+    )
+    parser.add_argument(
+        "--allow-remote-close",
+        action="store_true",
+        help="attached mode: expose knowledge_close (which stops the service)",
+    )
+
+
+def _default_app(config: Config) -> App:
+    from lcg.rpc.app import build_app
+
+    return build_app(config)
+
+
+def run(
+    args: argparse.Namespace,
+    *,
+    config: Config | None = None,
+    registry: Registry | None = None,
+    app_factory: Callable[[], App] | None = None,
+) -> int:
+    """Run ``lcg mcp`` with parsed ``args``: exit 0, 1 on an ``LcgError``, 2 on a bad scope.
+
+    ``config`` defaults to the environment's for the current directory; tests inject a
+    ``registry`` (attached mode) and an ``app_factory`` (standalone).
+    """
+    # Imported here: the command table is built on every lcg start, and MCP is not needed.
+    from lcg.rpc import mcp_server
+    from lcg.rpc.mcp_attached import dial_once, not_running, running_service
+
+    try:
+        scopes = mcp_server.parse_scopes(args.scope)
+    except ConfigError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        if config is None:
+            from lcg.config import Config
+
+            config = Config.from_env()
+        from lcg import telemetry
+
+        # stdout carries the protocol: telemetry stays on stderr, and only if enabled.
+        telemetry.set_sink(None, enabled=config.telemetry)
+        connect: str | None = args.connect
+        allow_close = bool(args.allow_remote_close)
+        if connect:
+            # The tool list is static (ADR 0143): initialize and tools/list answer whether or
+            # not the service is up yet; each call dials it. Only a warning here.
+            missing = dial_once(Path(connect))
+            if missing is not None:
+                print(f"warning: {not_running(Path(connect), missing)}", file=sys.stderr)
+        elif running_service(config.socket_path):
+            # The workspace is held by its running service: a second opener would only
+            # degrade, so the tools go to that service (ADR 0172).
+            connect, allow_close = str(config.socket_path), False
+            print(
+                f"lcg mcp: the workspace's service is running; forwarding the tools to "
+                f"{connect} (as --connect; knowledge_close is not offered)",
+                file=sys.stderr,
+            )
+        if connect:
+            reg = registry if registry is not None else mcp_server.default_registry()
+            mcp_server.serve_attached(
+                reg, scopes, connect, config.attached_call_timeout_ms, allow_close
+            )
+        else:
+            if args.allow_remote_close:
+                print(
+                    "warning: --allow-remote-close only applies with --connect; ignored",
+                    file=sys.stderr,
+                )
+            app = app_factory() if app_factory is not None else _default_app(config)
+            if mcp_server.serve_standalone(app, scopes):
+                # knowledge_close: the stdin reader thread cannot be unwound (serve_standalone).
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(0)
+    except LcgError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    return 0
+
 
 def _run(args: argparse.Namespace) -> int:
     from lcg.cli._common import config_from
-    from lcg.rpc.mcp_server import run
 
     return run(args, config=config_from(args))
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``lcg mcp``."""
-    from lcg.rpc.mcp_server import add_arguments
-
     parser = subparsers.add_parser(
         "mcp",
         help="serve the methods as MCP tools over stdio",
@@ -48,11 +153,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=_run)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m lcg.cli.mcp``: the same command without the ``lcg`` group."""
-    from lcg.rpc.mcp_server import main as mcp_main
-
-    return mcp_main(argv)
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    registry: Registry | None = None,
+    app_factory: Callable[[], App] | None = None,
+) -> int:
+    """``python -m lcg.cli.mcp``: the same command without the ``lcg`` group; tests inject a
+    registry (attached) or an App (standalone)."""
+    parser = argparse.ArgumentParser(
+        prog="lcg mcp",
+        description="Serve lcg's methods as MCP tools over stdio.",
+    )
+    add_arguments(parser)
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    return run(args, registry=registry, app_factory=app_factory)
 
 
 if __name__ == "__main__":

@@ -18,9 +18,17 @@ from lcg.events.layout import LCG_DIR
 
 if TYPE_CHECKING:
     from lcg.rpc.app import ServiceApp
-    from lcg.rpc.server import Server
+    from lcg.rpc.dispatch import App
+    from lcg.rpc.server import Limits, Server
 
-__all__ = ["announce_when_ready", "ready_line", "register", "serve_workspace"]
+__all__ = [
+    "announce_when_ready",
+    "limit_malloc_arenas",
+    "ready_line",
+    "register",
+    "run_server",
+    "serve_workspace",
+]
 
 _HELP = """Run the workspace's JSON-RPC 2.0 service on .lcg/service.sock.
 
@@ -71,12 +79,66 @@ def announce_when_ready(app: ServiceApp, line: Callable[[], str]) -> Callable[[S
     return started
 
 
+#: ``mallopt`` parameter number of ``M_ARENA_MAX`` in glibc's ``malloc.h``.
+_M_ARENA_MAX = -8
+
+
+def limit_malloc_arenas(arenas: int) -> bool:
+    """Cap glibc's malloc arenas at ``arenas`` (0 leaves the default); False where not glibc.
+
+    The service answers reads on worker threads; glibc gives each thread an arena of its own
+    and keeps their pages, so RSS climbs with every thread that ever served a heavy call.
+    """
+    if arenas <= 0 or not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    try:
+        libc = ctypes.CDLL(name)
+        return bool(libc.mallopt(_M_ARENA_MAX, arenas))
+    except (OSError, AttributeError):
+        return False
+
+
+def run_server(
+    app: App,
+    socket_path: str | os.PathLike[str],
+    shutdown_timeout_ms: int = 5000,
+    *,
+    ready_timeout_s: float = 300.0,
+    started: Callable[[Server], None] | None = None,
+    limits: Limits | None = None,
+) -> int:
+    """Serve ``app`` on ``socket_path`` until stopped; exit status 0, or 1 on an ``LcgError``."""
+    from lcg.rpc.server import serve
+
+    try:
+        asyncio.run(
+            serve(
+                app,
+                socket_path,
+                shutdown_timeout_ms,
+                ready_timeout_s=ready_timeout_s,
+                started=started,
+                limits=limits,
+            )
+        )
+    except LcgError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def serve_workspace(
     config: Config, *, extractor_http: str | None = None, extractor_uds: str | None = None
 ) -> int:
     """Serve the workspace ``config`` names until stopped; the exit status (1 on an error)."""
     from lcg.rpc.app import build_app
-    from lcg.rpc.server import Limits, limit_malloc_arenas, serve
+    from lcg.rpc.server import Limits
     from lcg.workspace.lock import hold_for_process
 
     # A person watching a foreground service on a terminal reads its states, not a JSON line
@@ -90,20 +152,16 @@ def serve_workspace(
         hold_for_process(config.workspace / LCG_DIR)
         app = build_app(config)
         attach_extractor_flags(app, config, http=extractor_http, uds=extractor_uds)
-        started = announce_when_ready(app, lambda: ready_line(app, config))
-        asyncio.run(
-            serve(
-                app,
-                config.socket_path,
-                config.shutdown_timeout_ms,
-                started=started,
-                limits=Limits.from_config(config),
-            )
-        )
     except LcgError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
-    return 0
+    return run_server(
+        app,
+        config.socket_path,
+        config.shutdown_timeout_ms,
+        started=announce_when_ready(app, lambda: ready_line(app, config)),
+        limits=Limits.from_config(config),
+    )
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ from lcg.rpc.app import ServiceApp, build_app
 from lcg.rpc.client import AsyncClient, Client
 from lcg.rpc.methods import build_registry
 from lcg.rpc.registry import MethodSpec, Params, Registry
-from lcg.rpc.server import run_server, serve
+from lcg.rpc.server import serve
 
 __all__ = [
     "AsyncClient",
@@ -18,6 +18,5 @@ __all__ = [
     "ServiceApp",
     "build_app",
     "build_registry",
-    "run_server",
     "serve",
 ]

@@ -32,7 +32,14 @@ from lcg.rpc.errors import (
     from_wire,
 )
 
-__all__ = ["AsyncClient", "Client", "ProgressCallback", "check_socket", "probe_service"]
+__all__ = [
+    "LINE_LIMIT",
+    "AsyncClient",
+    "Client",
+    "ProgressCallback",
+    "check_socket",
+    "probe_service",
+]
 
 #: Called with each progress frame (a dict with ``type: "progress"``).
 ProgressCallback = Callable[[dict[str, Any]], Any]
@@ -41,8 +48,9 @@ R = TypeVar("R")
 
 _decoder = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()
-#: Longest answer line a client reads (matches the server's request limit).
-_LINE_LIMIT = 64 * 1024 * 1024
+#: The longest *response* line a client of the service reads (this client, attached MCP);
+#: requests are bounded by the server's ``Limits.max_request_bytes`` instead.
+LINE_LIMIT = 64 * 1024 * 1024
 
 
 def _default_socket() -> Path:
@@ -388,7 +396,7 @@ class Client(_Surface[Any]):
                     # The service hung up before reading the request; its last line, when
                     # there is one, says why. Without one it closed the connection as idle
                     # just now: the request cannot have run, so it is sent again, once.
-                    last = self._file.readline(_LINE_LIMIT)
+                    last = self._file.readline(LINE_LIMIT)
                     if last.strip():
                         return _answer(_decoder.decode(last), rid)
                     self.close()
@@ -396,7 +404,7 @@ class Client(_Surface[Any]):
                         raise
             assert self._sock is not None
             while True:
-                line = self._file.readline(_LINE_LIMIT)
+                line = self._file.readline(LINE_LIMIT)
                 if not line:
                     raise TransportError(f"the service at {self.socket_path} hung up")
                 if not line.strip():
@@ -458,7 +466,7 @@ class AsyncClient(_Surface[Awaitable[Any]]):
             return
         try:
             self._reader, self._writer = await asyncio.open_unix_connection(
-                str(self.socket_path), limit=_LINE_LIMIT
+                str(self.socket_path), limit=LINE_LIMIT
             )
         except OSError as exc:
             raise TransportError(f"cannot connect to {self.socket_path}: {exc}") from exc

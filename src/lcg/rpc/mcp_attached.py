@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from lcg.errors import LcgError
+from lcg.rpc.client import LINE_LIMIT, probe_service
 from lcg.rpc.errors import RemoteError, TransportError, from_wire
-from lcg.rpc.server import LINE_LIMIT
+from lcg.rpc.progress import ProgressFn
 
 if TYPE_CHECKING:
-    from lcg.rpc.mcp_server import ProgressFn
     from lcg.rpc.registry import MethodSpec
 
 __all__ = ["AttachedBackend", "dial_once", "not_running", "running_service"]
@@ -71,8 +71,6 @@ def dial_once(socket_path: Path) -> OSError | None:
 
 def running_service(socket_path: Path) -> bool:
     """Whether a service answers ``health_check`` on ``socket_path`` (briefly asked)."""
-    from lcg.rpc.client import probe_service
-
     if dial_once(socket_path) is not None:
         return False
     try:

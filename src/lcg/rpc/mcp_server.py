@@ -1,4 +1,5 @@
-"""``lcg mcp``: the method registry served as MCP tools over stdio (reference §1.5).
+"""The method registry served as MCP tools over stdio (reference §1.5); ``lcg mcp``'s
+command line is ``lcg.cli.mcp``'s.
 
 Tool name = method name; ``health_check`` (scope ``none``) is never a tool. ``--scope``
 selects tools by scope: ``read``, ``write``, ``cypher``, ``admin``, ``all`` (default
@@ -23,26 +24,22 @@ Two backends:
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import itertools
-import os
 import signal
-import sys
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from pathlib import Path
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import msgspec
 
-from lcg.errors import ConfigError, LcgError
+from lcg.errors import ConfigError
+from lcg.rpc.dispatch import App, Dispatcher
 from lcg.rpc.errors import INVALID_PARAMS, METHOD_NOT_FOUND, WireError, to_wire
-from lcg.rpc.mcp_attached import AttachedBackend, dial_once, not_running, running_service
-from lcg.rpc.progress import Frame, frame_fields
+from lcg.rpc.mcp_attached import AttachedBackend
+from lcg.rpc.progress import Frame, ProgressFn, frame_fields
 from lcg.rpc.registry import MCP_SCOPES, MethodSpec, Registry, input_schema
 from lcg.rpc.schema import closest
-from lcg.rpc.server import App, Dispatcher
 
 if TYPE_CHECKING:
     # The SDK is imported where it is used: it costs seconds to import, and a bad --scope
@@ -51,7 +48,6 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server as MCPLowLevelServer
 
-    from lcg.config import Config
 
 __all__ = [
     "SERVER_NAME",
@@ -59,12 +55,11 @@ __all__ = [
     "Backend",
     "ProgressFn",
     "StandaloneBackend",
-    "add_arguments",
     "build_mcp_server",
     "default_registry",
-    "main",
     "parse_scopes",
-    "run",
+    "serve_attached",
+    "serve_standalone",
     "visible_tools",
 ]
 
@@ -74,9 +69,6 @@ SERVER_NAME = "liminis-context-graph"
 _ALL = frozenset(MCP_SCOPES)
 #: Hidden from attached MCP unless ``--allow-remote-close``.
 _CLOSE = "knowledge_close"
-
-#: Receives one progress frame (as a JSON object) of a streaming call.
-ProgressFn = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 def parse_scopes(text: str | None) -> frozenset[str]:
@@ -312,7 +304,9 @@ async def _attached(
         await backend.close()
 
 
-def _run_until_closed(app: App, scopes: frozenset[str]) -> bool:
+def serve_standalone(app: App, scopes: frozenset[str]) -> bool:
+    """Serve ``app``'s tools on stdio until stdin closes (False), or ``knowledge_close`` or a
+    signal stops it (True: the caller ends the process, see ``_standalone``)."""
     loop = asyncio.new_event_loop()
     # Not asyncio.run(): after knowledge_close the loop is left as is (see _standalone).
     closed = loop.run_until_complete(_standalone(app, scopes))
@@ -322,25 +316,12 @@ def _run_until_closed(app: App, scopes: frozenset[str]) -> bool:
     return closed
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``lcg mcp`` options."""
-    parser.add_argument(
-        "--scope",
-        default="all",
-        help="tool scopes: comma-separated read,write,cypher,admin,all (default all = every "
-        "scope; read, write and admin never include cypher)",
-    )
-    parser.add_argument(
-        "--connect",
-        metavar="SOCK",
-        default=None,
-        help="attach to a running service's socket instead of opening the workspace",
-    )
-    parser.add_argument(
-        "--allow-remote-close",
-        action="store_true",
-        help="attached mode: expose knowledge_close (which stops the service)",
-    )
+def serve_attached(
+    registry: Registry, scopes: frozenset[str], socket_path: str, timeout_ms: int, allow_close: bool
+) -> None:
+    """Serve ``registry``'s tools on stdio, forwarding each call to the service on
+    ``socket_path``, until stdin closes (``knowledge_close`` only if ``allow_close``)."""
+    asyncio.run(_attached(registry, scopes, socket_path, timeout_ms, allow_close))
 
 
 def default_registry() -> Registry:
@@ -348,92 +329,3 @@ def default_registry() -> Registry:
     from lcg.rpc.methods import build_registry
 
     return build_registry(None)
-
-
-def _default_app(config: Config) -> App:
-    from lcg.rpc.app import build_app
-
-    return build_app(config)
-
-
-def run(
-    args: argparse.Namespace,
-    *,
-    config: Config | None = None,
-    registry: Registry | None = None,
-    app_factory: Callable[[], App] | None = None,
-) -> int:
-    """Run ``lcg mcp`` with parsed ``args``: exit 0, 1 on an ``LcgError``, 2 on a bad scope.
-
-    ``config`` defaults to the environment's for the current directory; tests inject a
-    ``registry`` (attached mode) and an ``app_factory`` (standalone).
-    """
-    try:
-        scopes = parse_scopes(args.scope)
-    except ConfigError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
-        return 2
-    try:
-        if config is None:
-            from lcg.config import Config
-
-            config = Config.from_env()
-        from lcg import telemetry
-
-        # stdout carries the protocol: telemetry stays on stderr, and only if enabled.
-        telemetry.set_sink(None, enabled=config.telemetry)
-        connect: str | None = args.connect
-        allow_close = bool(args.allow_remote_close)
-        if connect:
-            # The tool list is static (ADR 0143): initialize and tools/list answer whether or
-            # not the service is up yet; each call dials it. Only a warning here.
-            missing = dial_once(Path(connect))
-            if missing is not None:
-                print(f"warning: {not_running(Path(connect), missing)}", file=sys.stderr)
-        elif running_service(config.socket_path):
-            # The workspace is held by its running service: a second opener would only
-            # degrade, so the tools go to that service (ADR 0172).
-            connect, allow_close = str(config.socket_path), False
-            print(
-                f"lcg mcp: the workspace's service is running; forwarding the tools to "
-                f"{connect} (as --connect; knowledge_close is not offered)",
-                file=sys.stderr,
-            )
-        if connect:
-            reg = registry if registry is not None else default_registry()
-            asyncio.run(
-                _attached(reg, scopes, connect, config.attached_call_timeout_ms, allow_close)
-            )
-        else:
-            if args.allow_remote_close:
-                print(
-                    "warning: --allow-remote-close only applies with --connect; ignored",
-                    file=sys.stderr,
-                )
-            app = app_factory() if app_factory is not None else _default_app(config)
-            if _run_until_closed(app, scopes):
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(0)
-    except LcgError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 0
-    return 0
-
-
-def main(
-    argv: Sequence[str] | None = None,
-    *,
-    registry: Registry | None = None,
-    app_factory: Callable[[], App] | None = None,
-) -> int:
-    """``lcg mcp`` as a program (``python -m lcg.cli.mcp``); tests inject a registry/App."""
-    parser = argparse.ArgumentParser(
-        prog="lcg mcp",
-        description="Serve lcg's methods as MCP tools over stdio.",
-    )
-    add_arguments(parser)
-    args = parser.parse_args(list(argv) if argv is not None else None)
-    return run(args, registry=registry, app_factory=app_factory)

@@ -8,7 +8,7 @@ response by ``"type": "progress"`` and the absence of ``"jsonrpc"``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -18,10 +18,15 @@ __all__ = [
     "Frame",
     "MessageFrame",
     "PassFrame",
+    "ProgressFn",
     "encode_frame",
     "frame_fields",
     "frame_message",
 ]
+
+
+#: Receives one progress frame (as a JSON object) of a streaming call (MCP's backends).
+ProgressFn = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 class ClientGone(Exception):

@@ -37,7 +37,6 @@ import os
 import signal
 import socket
 import stat
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -45,7 +44,7 @@ from typing import Any
 import msgspec
 
 from lcg import telemetry
-from lcg.errors import ConfigError, LcgError
+from lcg.errors import ConfigError
 from lcg.rpc import _jsonrpc as J
 from lcg.rpc.connections import (
     READ_CHUNK,
@@ -61,23 +60,17 @@ from lcg.rpc.errors import APPLICATION_ERROR, WireError, invalid_request, parse_
 from lcg.rpc.progress import ClientGone, Frame, encode_frame
 
 __all__ = [
-    "LINE_LIMIT",
     "App",
     "Dispatcher",
     "Limits",
     "ProgressSink",
     "Server",
     "State",
-    "limit_malloc_arenas",
-    "run_server",
     "serve",
 ]
 
 log = logging.getLogger("lcg.rpc")
 
-#: The longest *response* line a client of the service reads (attached MCP); requests are
-#: bounded by ``Limits.max_request_bytes`` instead.
-LINE_LIMIT = 64 * 1024 * 1024
 #: Pending connections the kernel queues before ``accept`` (capped by
 #: /proc/sys/net/core/somaxconn); asyncio's default of 100 refused a burst of 400. Past the
 #: connection limit newcomers wait here (ADR 0153).
@@ -544,53 +537,3 @@ async def serve(
             loop.remove_signal_handler(sig)
         await server.shutdown()
     return server
-
-
-#: ``mallopt`` parameter number of ``M_ARENA_MAX`` in glibc's ``malloc.h``.
-_M_ARENA_MAX = -8
-
-
-def limit_malloc_arenas(arenas: int) -> bool:
-    """Cap glibc's malloc arenas at ``arenas`` (0 leaves the default); False where not glibc.
-
-    The service answers reads on worker threads; glibc gives each thread an arena of its own
-    and keeps their pages, so RSS climbs with every thread that ever served a heavy call.
-    """
-    if arenas <= 0 or not sys.platform.startswith("linux"):
-        return False
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return False
-    try:
-        libc = ctypes.CDLL(name)
-        return bool(libc.mallopt(_M_ARENA_MAX, arenas))
-    except (OSError, AttributeError):
-        return False
-
-
-def run_server(
-    app: App,
-    socket_path: str | os.PathLike[str],
-    shutdown_timeout_ms: int = 5000,
-    *,
-    ready_timeout_s: float = 300.0,
-    limits: Limits | None = None,
-) -> int:
-    """Blocking entry point: serve until stopped; exit status 0, or 1 on an ``LcgError``."""
-    try:
-        asyncio.run(
-            serve(
-                app,
-                socket_path,
-                shutdown_timeout_ms,
-                ready_timeout_s=ready_timeout_s,
-                limits=limits,
-            )
-        )
-    except LcgError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
-        return 1
-    return 0

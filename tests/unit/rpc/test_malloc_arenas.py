@@ -9,7 +9,7 @@ from lcg.config import Config
 
 
 def _cap(arenas: int) -> str:
-    code = f"from lcg.rpc.server import limit_malloc_arenas; print(limit_malloc_arenas({arenas}))"
+    code = f"from lcg.cli.serve import limit_malloc_arenas; print(limit_malloc_arenas({arenas}))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
