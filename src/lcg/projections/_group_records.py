@@ -17,14 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Set
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Literal
 
 import msgspec
 
 from lcg import telemetry
-from lcg.errors import CorruptFileError
-from lcg.events.files import atomic_write
 from lcg.events.position import Position
+from lcg.projections._group_file import GroupsFile, GroupSidecar, read_groups, write_groups
 
 __all__ = [
     "ClearedFloor",
@@ -46,12 +45,6 @@ class GroupDamage(msgspec.Struct, kw_only=True):
     reason: str
 
 
-class _DamageFile(msgspec.Struct, kw_only=True):
-    """``.lcg/damaged-groups.json``: the ``skipped`` damage of each group."""
-
-    groups: dict[str, GroupDamage] = {}
-
-
 class ClearedFloor(msgspec.Struct, kw_only=True):
     """A group whose projections were cleared with its stream kept: the stream's end then."""
 
@@ -59,28 +52,10 @@ class ClearedFloor(msgspec.Struct, kw_only=True):
     generation: str | None = None
 
 
-class _ClearedFile(msgspec.Struct, kw_only=True):
-    """``<db_dir>/cleared.json``: the cleared floor of each group (ADR 0100)."""
-
-    groups: dict[str, ClearedFloor] = {}
-
-
-_T = TypeVar("_T")
-_damage_decoder = msgspec.json.Decoder(_DamageFile)
-_cleared_decoder = msgspec.json.Decoder(_ClearedFile)
-
-
-def _read(path: Path | None, decode: msgspec.json.Decoder[_T], remedy: str) -> _T | None:
-    if path is None:
-        return None
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    try:
-        return decode.decode(data)
-    except ValueError as exc:  # msgspec.DecodeError or UnicodeDecodeError
-        raise CorruptFileError(f"{path} is unreadable ({exc}); {remedy}") from exc
+#: ``.lcg/damaged-groups.json``: the ``skipped`` damage of each group.
+_damage_decoder = msgspec.json.Decoder(GroupsFile[GroupDamage])
+#: ``<db_dir>/cleared.json``: the cleared floor of each group (ADR 0100).
+_cleared_decoder = msgspec.json.Decoder(GroupsFile[ClearedFloor])
 
 
 class DamageBook:
@@ -89,13 +64,12 @@ class DamageBook:
     def __init__(self, path: Path | None) -> None:
         #: Where ``skipped`` damage is kept across restarts (``None``: in memory only).
         self.path = path
-        found = _read(
+        self.groups: dict[str, GroupDamage] = read_groups(
             path,
             _damage_decoder,
             "delete it and rebuild the groups whose streams are damaged "
             "(`lcg replay --group G --force-clear`), which finds the damage again",
         )
-        self.groups: dict[str, GroupDamage] = dict(found.groups) if found else {}
 
     def reason(self, group_id: str) -> str | None:
         """Why ``group_id`` is degraded, or ``None`` when it is not."""
@@ -132,7 +106,8 @@ class DamageBook:
         kept = {g: d for g, d in sorted(self.groups.items()) if d.kind == "skipped"}
         if not kept and not self.path.exists():
             return
-        atomic_write(self.path, msgspec.json.encode(_DamageFile(groups=kept)))
+        # Kept as an empty file once written (not deleted, as the other sidecars are).
+        write_groups(self.path, kept)
 
 
 class FileRepairs:
@@ -226,19 +201,16 @@ class FileRepairs:
         self._damage.set(group_id, "projection", f"group {group_id!r}: {found}; {why}")
 
 
-class ClearedFloors:
+class ClearedFloors(GroupSidecar[ClearedFloor]):
     """The groups cleared with their streams kept, and the stream's end at the clear."""
 
     def __init__(self, path: Path | None) -> None:
-        #: Where the floors are kept (``None``: in memory only).
-        self.path = path
-        found = _read(
+        super().__init__(
             path,
             _cleared_decoder,
             "delete it (the next catch-up then restores every event a clear_all had cleared) "
             "or rebuild the groups",
         )
-        self.groups: dict[str, ClearedFloor] = dict(found.groups) if found else {}
 
     def get(self, group_id: str) -> ClearedFloor | None:
         """The floor of ``group_id``, if it was cleared."""
@@ -252,20 +224,3 @@ class ClearedFloors:
             else:
                 self.groups[group_id] = floor
         self._save()
-
-    def forget(self, group_id: str | None = None) -> None:
-        """Drop the floor of ``group_id`` (of every group if ``None``)."""
-        if group_id is None:
-            self.groups.clear()
-        elif self.groups.pop(group_id, None) is None:
-            return
-        self._save()
-
-    def _save(self) -> None:
-        if self.path is None:
-            return
-        if not self.groups:
-            self.path.unlink(missing_ok=True)
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path, msgspec.json.encode(_ClearedFile(groups=dict(self.groups))))

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import msgspec
 
-from lcg.errors import CorruptFileError
-from lcg.events.files import atomic_write
+from lcg.projections._group_file import GroupsFile, GroupSidecar
 
 __all__ = ["PendingReset", "PendingResets"]
 
@@ -28,34 +27,20 @@ class PendingReset(msgspec.Struct, kw_only=True):
     generation: str
 
 
-class _ResetsFile(msgspec.Struct, kw_only=True):
-    """``<db_dir>/resets.json``: the unreported reset of each group."""
-
-    groups: dict[str, PendingReset] = {}
+#: ``<db_dir>/resets.json``: the unreported reset of each group.
+_decoder = msgspec.json.Decoder(GroupsFile[PendingReset])
 
 
-_decoder = msgspec.json.Decoder(_ResetsFile)
-
-
-class PendingResets:
+class PendingResets(GroupSidecar[PendingReset]):
     """The unreported resets, by group (in memory only without a path)."""
 
     def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self.groups: dict[str, PendingReset] = {}
-        if path is None:
-            return
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return
-        try:
-            self.groups = dict(_decoder.decode(data).groups)
-        except ValueError as exc:  # msgspec.DecodeError or UnicodeDecodeError
-            raise CorruptFileError(
-                f"{path} is unreadable ({exc}); delete it (the next rebuild of a reset group "
-                "then reports no reset, and needs force_clear=true)"
-            ) from exc
+        super().__init__(
+            path,
+            _decoder,
+            "delete it (the next rebuild of a reset group then reports no reset, and needs "
+            "force_clear=true)",
+        )
 
     def get(self, group_id: str, generation: str | None) -> PendingReset | None:
         """The unreported reset of ``group_id`` into ``generation`` (the stream's now)."""
@@ -76,22 +61,3 @@ class PendingResets:
             return
         self.groups[group_id] = PendingReset(previous_generation=origin, generation=generation)
         self._save()
-
-    def forget(self, group_id: str | None = None) -> None:
-        """Drop the reset of ``group_id`` (of every group if ``None``): it was reported."""
-        if group_id is None:
-            if not self.groups:
-                return
-            self.groups.clear()
-        elif self.groups.pop(group_id, None) is None:
-            return
-        self._save()
-
-    def _save(self) -> None:
-        if self.path is None:
-            return
-        if not self.groups:
-            self.path.unlink(missing_ok=True)
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path, msgspec.json.encode(_ResetsFile(groups=dict(self.groups))))
