@@ -75,7 +75,7 @@ from lcg.events.layout import (
     segment_name,
 )
 from lcg.events.linecheck import CheckedLine, LineCheck
-from lcg.events.marks import MarkInfo, create_mark, delete_mark, list_marks
+from lcg.events.marks import MarkInfo, MarkRecord, create_mark, delete_mark, list_marks
 from lcg.events.model import (
     CURRENT_VERSIONS,
     EVENT_TYPES,
@@ -169,6 +169,7 @@ __all__ = [
     "GroupPurged",
     "LineCheck",
     "MarkInfo",
+    "MarkRecord",
     "MergeOutcome",
     "MergedAlias",
     "OntologySidecar",

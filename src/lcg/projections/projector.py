@@ -24,8 +24,8 @@ projections hold it, its writes refused until the operator acts — when
 
 * ``behind``: a projection has applied a seq the stream no longer holds (a lost tail), so the
   writer would hand out seqs the projections take as applied;
-* ``generation``: ``.wal-generation.json`` and the stream's lines name different generations
-  (a reset is detected only when both agree; this is never purged);
+* ``generation``: the generation sidecar (``GENERATION_FILE``) and the stream's lines name
+  different generations (a reset is detected only when both agree; this is never purged);
 * ``skipped``: a replay skipped seqs (a gap, a corrupt, unparseable, unknown, future-version or
   foreign-generation line, an event failing to apply). Its ``success`` is false unless the
   caller passes ``accept_loss``. This kind is kept in ``damage_file`` across restarts (a later
@@ -419,7 +419,7 @@ class Projector:
 
     # ---- rebuild -------------------------------------------------------------------------
 
-    def rebuild(
+    def check_rebuild(
         self,
         group_id: str,
         *,
@@ -427,12 +427,16 @@ class Projector:
         to_seq: int | None = None,
         dry_run: bool = False,
         force_clear: bool = False,
-        accept_loss: bool = False,
-        progress: ProgressFn | None = None,
     ) -> ReplayResult:
-        """Rebuild ``group_id``'s projections from its stream, as the reference's rebuild.
+        """What a rebuild with these arguments would do, or its refusal, changing nothing.
 
-        ``success`` is false when the replay skipped any seq, unless ``accept_loss``.
+        Raises as ``rebuild`` would before it replays (steps 1 to 4 above): ``StreamError``
+        with no stream files, ``GenerationError`` on a split or an unknown generation under a
+        recorded position, ``RebuildRefusedError`` onto a group that holds data. Returns the
+        result the replay starts from (``reset_detected``, ``previous_generation``, the
+        stream's ``generation``; a real rebuild after a reset replays from seq 0). The one
+        place of these rules: ``rebuild`` starts with it, and the service asks it before it
+        starts a rebuild job, so its caller gets the refusal, not a job that fails at once.
         """
         gdir = self.store.group_dir(group_id)
         if not list_segments(gdir):
@@ -444,9 +448,6 @@ class Projector:
         # The stream on disk decides (§3.9 step 3), not the generation an open writer cached:
         # a stream replaced under a running service is a reset.
         generation = effective_generation(gdir)
-        if not dry_run and self.store.has_writer(group_id):
-            if self.store.writer(group_id).generation != generation:
-                self.store.close_writer(group_id)
         recorded = self.projections.record.position(group_id)
         if not recorded.empty and generation is None:
             raise GenerationError(self._unknown_generation_message(group_id))
@@ -475,15 +476,10 @@ class Projector:
             result.reset_detected = True
             result.previous_generation = noted.previous_generation
         if result.reset_detected:
-            if dry_run:
-                result.warnings.append(
-                    f"generation changed from {result.previous_generation} to {generation}: a "
-                    "real rebuild "
-                    "purges the group and replays it in full"
-                )
-                return self._dry_run(group_id, generation, 0, None, result, accept_loss)
-            from_seq, to_seq, force_clear = 0, None, True
-            result.from_seq, result.to_seq = 0, None
+            if not dry_run:
+                # A reset purges the group and replays it in full, whatever was asked.
+                result.from_seq, result.to_seq = 0, None
+            return result
         # As the reference (§3.9 step 4): the group's rows decide, not a recorded position,
         # so an emptied group (delete_by_group, clear_all) can be replayed from seq 0.
         if from_seq == 0 and self.group_has_rows(group_id):
@@ -497,6 +493,42 @@ class Projector:
                     f"group {group_id!r} already holds data; pass force_clear=true to purge and "
                     "replay it, or delete it with knowledge_delete_by_group first"
                 )
+        return result
+
+    def rebuild(
+        self,
+        group_id: str,
+        *,
+        from_seq: int = 0,
+        to_seq: int | None = None,
+        dry_run: bool = False,
+        force_clear: bool = False,
+        accept_loss: bool = False,
+        progress: ProgressFn | None = None,
+    ) -> ReplayResult:
+        """Rebuild ``group_id``'s projections from its stream, as the reference's rebuild.
+
+        ``success`` is false when the replay skipped any seq, unless ``accept_loss``.
+        """
+        if not dry_run and self.store.has_writer(group_id):
+            # A writer that cached another generation than the stream's (a stream replaced
+            # under a running service) must not append to it.
+            gdir = self.store.group_dir(group_id)
+            if self.store.writer(group_id).generation != effective_generation(gdir):
+                self.store.close_writer(group_id)
+        result = self.check_rebuild(
+            group_id, from_seq=from_seq, to_seq=to_seq, dry_run=dry_run, force_clear=force_clear
+        )
+        generation = result.generation
+        if result.reset_detected:
+            if dry_run:
+                result.warnings.append(
+                    f"generation changed from {result.previous_generation} to {generation}: a "
+                    "real rebuild "
+                    "purges the group and replays it in full"
+                )
+                return self._dry_run(group_id, generation, 0, None, result, accept_loss)
+            from_seq, to_seq, force_clear = 0, None, True
         if dry_run:
             return self._dry_run(group_id, generation, from_seq, to_seq, result, accept_loss)
         if generation is None:
@@ -539,11 +571,11 @@ class Projector:
     # ---- helpers -------------------------------------------------------------------------
 
     def _unknown_generation_message(self, group_id: str) -> str:
-        path: Path = self.store.group_dir(group_id) / ".wal-generation.json"
+        path: Path = self.store.group_dir(group_id) / GENERATION_FILE
         return (
             f'group "{group_id}": {path} is absent or unreadable and no line names a generation, '
-            "but the projections hold a recorded position; restore the stream's "
-            ".wal-generation.json from its publication, or delete the group's projections "
+            f"but the projections hold a recorded position; restore the stream's "
+            f"{GENERATION_FILE} from its publication, or delete the group's projections "
             "(knowledge_delete_by_group) and rebuild"
         )
 

@@ -18,17 +18,14 @@ import msgspec
 from msgspec import Meta
 
 from lcg.errors import (
-    GenerationError,
     InvalidParamsError,
     LcgError,
-    MarkError,
     RebuildRefusedError,
     StreamError,
 )
 from lcg.events.files import remove_tree
 from lcg.events.groups import encode_group
-from lcg.events.marks import MarkInfo, create_mark, delete_mark, list_marks
-from lcg.events.segments import list_segments
+from lcg.events.marks import MarkInfo
 from lcg.ingest.cross_group import rebind_after_reset
 from lcg.ingest.dump import DumpResult, dump_groups
 from lcg.projections.projector import ReplayProgress, ReplayResult
@@ -36,7 +33,13 @@ from lcg.rpc._paths import export_target
 from lcg.rpc.host import Job, ServiceHost
 from lcg.rpc.params import GroupId, SeqInt, write_group
 from lcg.rpc.registry import CallContext, MethodDef, NoParams, Params
-from lcg.workspace import Workspace
+from lcg.workspace import (
+    Workspace,
+    close_segments,
+    create_applied_mark,
+    delete_group_mark,
+    group_marks,
+)
 
 __all__ = [
     "JOB_METHODS",
@@ -271,81 +274,28 @@ async def dump_wal(app: ServiceHost, ctx: CallContext, p: DumpParams) -> msgspec
 
 async def prepare_checkpoint(app: ServiceHost, ctx: CallContext, p: NoParams) -> CheckpointResult:
     """``knowledge_prepare_checkpoint``."""
-    ws = app.ws
-
-    def run() -> CheckpointResult:
-        flushed = 0
-        for g in ws.store.groups():
-            if ws.store.has_writer(g) and ws.store.writer(g).close_segment():
-                flushed += 1
-        total = sum(len(list_segments(ws.store.group_dir(g))) for g in ws.store.groups())
-        return CheckpointResult(files_flushed=flushed, files_total=total)
-
-    return await app.run(run)
+    closed = await app.run(close_segments, app.ws)
+    return CheckpointResult(files_flushed=closed.files_flushed, files_total=closed.files_total)
 
 
 async def mark_create(app: ServiceHost, ctx: CallContext, p: MarkCreateParams) -> MarkCreated:
     """``knowledge_wal_mark_create``."""
-    name = p.name
     gid = write_group(p.group_id)
-    ws = app.ws
-
-    def run() -> MarkCreated:
-        applied = ws.projector.applied_seq(gid)
-        gdir = ws.store.group_dir(gid)
-        if applied is None:
-            # As the reference: no applied position, no mark. And nothing is created, so a
-            # mark never makes a group directory (nor one beside another's case).
-            if ws.store.bounds(gid).max_seq is not None:
-                raise MarkError(
-                    f"group {gid!r} has no applied position yet; wait for the service to "
-                    "catch up, then create the mark"
-                )
-            raise MarkError(
-                f"group {gid!r} has never been written (no applied position): write to it "
-                "first, or check the group id (group ids are case-sensitive)"
-            )
-        generation = ws.store.generation(gid)
-        rec = create_mark(gdir, name, applied, generation)
-        return MarkCreated(name=name, group_id=gid, seq=rec.seq, generation=generation)
-
-    return await app.run(run)
+    rec = await app.run(create_applied_mark, app.ws, gid, p.name)
+    return MarkCreated(name=p.name, group_id=gid, seq=rec.seq, generation=rec.wal_generation)
 
 
 async def mark_list(app: ServiceHost, ctx: CallContext, p: MarkListParams) -> MarkList:
     """``knowledge_wal_mark_list``."""
     gid = write_group(p.group_id)
-    wal_dir = app.config.wal_dir
-
-    def run() -> MarkList:
-        from lcg.events.bounds import read_bounds
-        from lcg.events.generation import effective_generation
-        from lcg.events.groups import encode_group
-
-        gdir = wal_dir / encode_group(gid)
-        bounds = read_bounds(gdir, write_cache=False)
-        marks = list_marks(
-            gdir,
-            wal_min_seq=bounds.min_seq,
-            wal_max_seq=bounds.max_seq,
-            # The same generation `lcg mark list` judges by (ADR 0115): a stream whose
-            # sidecar was dropped is still named by its lines.
-            generation=effective_generation(gdir),
-        )
-        return MarkList(group_id=gid, checkpoints=marks)
-
-    return await app.run(run)
+    return MarkList(group_id=gid, checkpoints=await app.run(group_marks, app.config, gid))
 
 
 async def mark_delete(app: ServiceHost, ctx: CallContext, p: MarkDeleteParams) -> MarkDeleted:
     """``knowledge_wal_mark_delete``."""
-    name = p.name
     gid = write_group(p.group_id)
-    from lcg.events.groups import encode_group
-
-    gdir = app.config.wal_dir / encode_group(gid)
-    await app.run(delete_mark, gdir, name)
-    return MarkDeleted(name=name, group_id=gid)
+    await app.run(delete_group_mark, app.config, gid, p.name)
+    return MarkDeleted(name=p.name, group_id=gid)
 
 
 async def rebuild(
@@ -361,8 +311,6 @@ async def rebuild(
             f"Service is busy: {app.active_writes} write operation(s) in progress; "
             "retry the rebuild when they finish"
         )
-    if not list_segments(ws.store.group_dir(gid)):
-        raise StreamError(f"No WAL files found at {ws.store.group_dir(gid)}")
 
     def replay(progress: Callable[[ReplayProgress], None] | None) -> ReplayResult:
         return ws.projector.rebuild(
@@ -399,35 +347,11 @@ async def rebuild(
     if dry_run:
         return _with_indices(await app.run(work, None))
 
-    await app.run(_preflight, ws, gid, from_seq, to_seq, force_clear)
+    # Refused here rather than as a job that fails at once (the projector's one set of rules).
+    await app.read(
+        ws.projector.check_rebuild, gid, from_seq=from_seq, to_seq=to_seq, force_clear=force_clear
+    )
     return _start_job(app, gid, work)
-
-
-def _preflight(
-    ws: Workspace, gid: str, from_seq: int, to_seq: int | None, force_clear: bool
-) -> None:
-    """Refuse a real rebuild before its job starts (reference §3.9 steps 2 and 4).
-
-    So the caller gets the error rather than a job that fails at once.
-    """
-    with ws.reading():
-        generation = ws.store.generation(gid)
-        recorded = ws.graph.position(gid)
-        if not recorded.empty and generation is None:
-            raise GenerationError(
-                f'group "{gid}": {ws.store.group_dir(gid) / ".wal-generation.json"} is '
-                "absent or unreadable and no line names a generation, but the "
-                "projections hold a recorded position; restore the stream's "
-                ".wal-generation.json, or delete the group's projections and rebuild"
-            )
-        reset = (not recorded.empty and recorded.generation != generation) or (
-            to_seq is None and ws.projector.pending_reset(gid) is not None
-        )
-        if from_seq == 0 and not force_clear and not reset and ws.projector.group_has_rows(gid):
-            raise RebuildRefusedError(
-                f"group {gid!r} already holds data; pass force_clear=true to purge and "
-                "replay it, or delete it with knowledge_delete_by_group first"
-            )
 
 
 def _start_job(
