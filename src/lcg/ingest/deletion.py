@@ -192,8 +192,7 @@ def clear_all(ws: Workspace, *, confirm: bool, preserve_wal: bool) -> ClearAllRe
         raise InvalidParamsError("Must set 'confirm' to true to clear graph")
     if preserve_wal:
         with ws.rw.write():
-            groups = set(ws.store.groups()) | ws.projections.groups()
-            ws.projector.clear_projections(sorted(groups))
+            ws.projector.clear_projections(ws.known_groups())
     else:
         ws.wipe()
     return ClearAllResult()

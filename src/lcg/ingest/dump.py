@@ -121,9 +121,7 @@ def dump_groups(ws: Workspace, target_dir: Path, groups: list[str] | None = None
         raise StreamError(
             f"dump target {target_dir} is not empty; choose a new directory or empty it first"
         )
-    chosen = (
-        groups if groups is not None else sorted(set(ws.store.groups()) | set(ws.graph.positions()))
-    )
+    chosen = groups if groups is not None else ws.known_groups(record_only=True)
     target_dir.parent.mkdir(parents=True, exist_ok=True)
     _sweep_dead_dumps(target_dir)
     tmp = _temp_dir(target_dir)

@@ -158,7 +158,8 @@ class Searcher:
         self.embedder = embedder
 
     def _asked(self, group_ids: list[str] | None) -> list[str]:
-        """The groups a search spans (``None``: every group a projection holds)."""
+        """The groups a search spans (``None``: every group its text or vector leg holds,
+        the searchable ones; not ``Workspace.known_groups``, which has the streams' too)."""
         if group_ids is not None:
             return group_ids
         return sorted({*self.text.groups(), *self.vectors.groups()})

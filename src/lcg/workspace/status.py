@@ -299,7 +299,7 @@ def _unreadable_status(ws: Workspace, group_id: str, exc: StreamError) -> WalGro
 
 def build_status(ws: Workspace, ontology: OntologyStatus | None = None) -> StatusReport:
     """The full status report of an open workspace."""
-    groups = sorted(set(ws.store.groups()) | set(ws.graph.positions()))
+    groups = ws.known_groups(record_only=True)
     wal_groups: dict[str, WalGroupStatus] = {}
     flat: WalStatus | None = None
     for group_id in groups:

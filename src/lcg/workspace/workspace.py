@@ -386,10 +386,18 @@ class Workspace:
             except OSError:
                 pass  # A read-only publication keeps its sidecars.
 
+    def known_groups(self, *, record_only: bool = False) -> list[str]:
+        """Every group of the workspace, sorted: those with a stream and those any projection
+        holds anything of. ``record_only``: the projection of record's only beside the
+        streams — the groups whose state status reports and a dump writes (both read the
+        graph); a wipe or a clear reaches whatever any projection holds."""
+        held = self.projections.record.groups() if record_only else self.projections.groups()
+        return sorted({*self.store.groups(), *held})
+
     def wipe(self) -> None:
         """Delete every stream and everything projected from them (``clear_all``)."""
         with self.rw.write():
-            groups = set(self.store.groups()) | self.projections.groups()
+            groups = self.known_groups()
             self.store.close()
             for group_id in groups:
                 self.projections.purge_group(group_id)
