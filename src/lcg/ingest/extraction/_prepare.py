@@ -169,7 +169,6 @@ def _batch_index(batch: list[BatchEntity], name: str) -> int | None:
 def prepare(ws: Workspace, output: ExtractionOutput, ontology: Ontology | None) -> Prepared:
     """The batch of one extraction, ready to resolve against the group (no lock needed)."""
     batch: list[BatchEntity] = []
-    reclassified = 0
     nodes = 0
     for ent in output.entities:
         if not name_key(ent.name):
@@ -178,8 +177,6 @@ def prepare(ws: Workspace, output: ExtractionOutput, ontology: Ontology | None) 
         etype, original = _entity_type(ent.entity_type, ontology)
         idx = _batch_index(batch, ent.name)
         if idx is None:
-            if etype == UNCLASSIFIED_ENTITY and original is not None:
-                reclassified += 1
             batch.append(
                 BatchEntity(
                     name=ent.name.strip(),
@@ -195,6 +192,10 @@ def prepare(ws: Workspace, output: ExtractionOutput, ontology: Ontology | None) 
         same.summary = merge_summary(same.summary, ent.summary)
         if not same.entity_type and etype:
             same.entity_type, same.original_type = etype, original
+    # Counted once the batch is folded: a name said twice may take its type on a later mention.
+    reclassified = sum(
+        1 for b in batch if b.entity_type == UNCLASSIFIED_ENTITY and b.original_type is not None
+    )
     names = [b.name for b in batch]
     unknown: list[str] = []
     for edge in output.edges:
