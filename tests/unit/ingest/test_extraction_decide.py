@@ -546,3 +546,13 @@ def test_an_open_ontology_keeps_undeclared_types(h: Harness) -> None:
     assert labels == {"Moon": ["Entity", "Planet"], "Neil Armstrong": ["Entity", "Agent", "Person"]}
     assert r.event.edges_created[0].relation_type == "WALKED_ON"
     assert r.event.entities_reclassified_unclassified == 0
+
+
+def test_a_type_made_unclassified_on_a_second_mention_is_counted(h: Harness) -> None:
+    h.ontology(STRICT)
+    r = h.run([ent("Moon"), ent("moon", "Planet")])
+    (moon,) = r.event.entities_created
+    assert moon.labels == ["Entity", "Unclassified"]
+    assert moon.attributes == '{"original_entity_type":"Planet"}'
+    assert r.event.entities_reclassified_unclassified == 1
+    assert r.result.counters.entities_reclassified_unclassified == 1
