@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import msgspec
 
@@ -19,11 +18,8 @@ from lcg.cli._common import (
 )
 from lcg.cli._service import live_client
 from lcg.errors import LcgError, MarkError
-from lcg.events.bounds import read_bounds
-from lcg.events.generation import effective_generation
-from lcg.events.layout import LCG_DIR
-from lcg.events.marks import MarkRecord, create_mark, delete_mark, list_marks
-from lcg.workspace.lock import writing_offline
+from lcg.events import LCG_DIR
+from lcg.workspace import create_stream_mark, delete_group_mark, group_marks, writing_offline
 
 __all__ = ["CreatedMark", "register"]
 
@@ -38,35 +34,18 @@ class CreatedMark(msgspec.Struct, kw_only=True):
     generation: str | None
 
 
-def _in_cli_words(exc: MarkError) -> MarkError:
-    """The stream layer's "checkpoint" (the reference's word) is this command's "mark"."""
-    return MarkError(str(exc).replace("checkpoint ", "mark ", 1))
-
-
-def _create_offline(
-    gdir: Path, args: argparse.Namespace
-) -> tuple[MarkRecord, int | None, str | None]:
-    """Mark the stream's last seq (what a service applies on opening), or ``--seq``."""
-    bounds = read_bounds(gdir)
-    seq: int | None = args.seq
-    if seq is None:
-        seq = bounds.max_seq
-    elif bounds.max_seq is None or seq > bounds.max_seq:
-        raise MarkError(
-            f"--seq {seq} is past the end of the stream of group {args.group!r} "
-            f"(max seq {bounds.max_seq})"
-        )
-    generation = effective_generation(gdir)
-    try:
-        record = create_mark(gdir, args.name, seq, generation)
-    except MarkError as exc:
-        raise _in_cli_words(exc) from exc
-    return record, seq, generation
+def _in_cli_words(exc: LcgError) -> MarkError:
+    """The stream layer's "checkpoint" (the reference's word) is this command's "mark", and
+    the seq it was given is its ``--seq``."""
+    message = str(exc).replace("checkpoint ", "mark ", 1)
+    if message.startswith("seq "):
+        message = f"--{message}"
+    return MarkError(message)
 
 
 def _create(args: argparse.Namespace) -> int:
     config = config_from(args, existing=True)
-    gdir = group_dir(config, args.group)
+    group_dir(config, args.group)  # refuses a group with no stream, naming the ones there are
     client = live_client(config)
     if client is not None:
         # The service holds the workspace: it marks the seq it has applied, like every other
@@ -83,15 +62,22 @@ def _create(args: argparse.Namespace) -> int:
                     "knowledge_wal_mark_create", {"name": args.name, "group_id": args.group}
                 )
             except LcgError as exc:
-                raise _in_cli_words(MarkError(str(exc))) from exc
+                raise _in_cli_words(exc) from exc
         created = msgspec.convert(answer, CreatedMark)
     else:
         # No service answers; one may still hold the workspace (its socket file unlinked):
         # then this refuses, naming it, rather than write beside it (ADR 0156).
-        with writing_offline(config.workspace / LCG_DIR):
-            record, seq, generation = _create_offline(gdir, args)
+        try:
+            with writing_offline(config.workspace / LCG_DIR):
+                record = create_stream_mark(config, args.group, args.name, args.seq)
+        except MarkError as exc:
+            raise _in_cli_words(exc) from exc
         created = CreatedMark(
-            success=True, name=record.name, group_id=args.group, seq=seq, generation=generation
+            success=True,
+            name=record.name,
+            group_id=args.group,
+            seq=record.seq,
+            generation=record.wal_generation,
         )
     if args.json:
         emit_json(created)
@@ -103,12 +89,8 @@ def _create(args: argparse.Namespace) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     config = config_from(args, existing=True)
-    gdir = group_dir(config, args.group)
-    bounds = read_bounds(gdir)
-    generation = effective_generation(gdir)
-    marks = list_marks(
-        gdir, wal_min_seq=bounds.min_seq, wal_max_seq=bounds.max_seq, generation=generation
-    )
+    group_dir(config, args.group)
+    marks = group_marks(config, args.group)
     if args.json:
         emit_json({"group_id": args.group, "checkpoints": marks})
     elif not marks:
@@ -121,7 +103,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _delete(args: argparse.Namespace) -> int:
     config = config_from(args, existing=True)
-    gdir = group_dir(config, args.group)
+    group_dir(config, args.group)
     client = live_client(config)
     try:
         if client is not None:
@@ -131,9 +113,9 @@ def _delete(args: argparse.Namespace) -> int:
                 )
         else:
             with writing_offline(config.workspace / LCG_DIR):
-                delete_mark(gdir, args.name)
+                delete_group_mark(config, args.group, args.name)
     except LcgError as exc:
-        raise _in_cli_words(MarkError(str(exc))) from exc
+        raise _in_cli_words(exc) from exc
     if args.json:
         emit_json({"success": True, "name": args.name, "group_id": args.group})
     else:
