@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from functools import partial
 from pathlib import Path
 from typing import Final, assert_never
 
@@ -47,6 +48,7 @@ from lcg.events.position import Position
 from lcg.projections._analyzer import ANALYZER_VERSION, query_terms, term_counts
 from lcg.projections._bm25 import Bm25Index
 from lcg.projections._checksum import DamagedFile, describe_failure
+from lcg.projections._snapshots import SnapshotBook
 from lcg.projections._text_snapshot import FORMAT as _FORMAT
 from lcg.projections._text_snapshot import GroupSnapshot as _GroupSnapshot
 from lcg.projections._text_snapshot import KindState as _KindState
@@ -89,7 +91,6 @@ class _Group:
     """One group's indexes, documents and applied position."""
 
     __slots__ = (
-        "dirty",
         "docs",
         "generation",
         "indexes",
@@ -114,7 +115,6 @@ class _Group:
         self.source_counts: dict[str, dict[str, int]] = {}
         #: Sources whose document in ``sources`` is out of date.
         self.stale: set[str] = set()
-        self.dirty = True
 
     def clear(self) -> None:
         for kind in _KINDS:
@@ -245,7 +245,6 @@ class _Group:
             s not in group.members for s in group.sources.uuids() if s not in group.stale
         ):
             raise ValueError("the sources of the episodes and the source index disagree")
-        group.dirty = False
         return group
 
 
@@ -278,16 +277,17 @@ class TextProjection:
         """
         self._root = root
         self._read_only = read_only
-        self._groups: dict[str, _Group] = {}
+        self._book: SnapshotBook[_Group] = SnapshotBook(read_only=read_only)
+        self._groups = self._book.states
         self._lock = threading.RLock()
         #: Groups being replayed in bulk: compaction waits for ``end_bulk``.
         self._bulk: set[str] = set()
         self._closed = False
         #: Groups whose snapshot was of an older format or analyzer, deleted on open.
-        self.discarded_groups: list[str] = []
+        self.discarded_groups = self._book.discarded
         #: Groups whose snapshot was damaged, not loaded (deleted unless ``read_only``):
         #: group → the path and what is wrong with it.
-        self.damaged: dict[str, str] = {}
+        self.damaged = self._book.damaged
         if root.is_dir():
             self._load_all()
 
@@ -309,23 +309,11 @@ class TextProjection:
             group_id = decode_group(name[: -len(SNAPSHOT_SUFFIX)])
             if group_id is None:
                 continue
-            try:
-                group = self._load(entry, group_id)
-            except DamagedFile as exc:
-                # One group's damaged file is that group's: the others load, and this one
-                # (with no position) is rebuilt from its stream.
-                self.damaged[group_id] = str(exc)
-                if not self._read_only and exc.content:
-                    entry.unlink(missing_ok=True)
-                continue
-            if group is None:
-                # Made by an older lcg or analyzer: its terms are not this analyzer's. With
-                # no position the projector replays the group.
-                if not self._read_only:
-                    entry.unlink()
-                self.discarded_groups.append(group_id)
-                continue
-            self._groups[group_id] = group
+            self._book.open(
+                group_id,
+                partial(self._load, entry, group_id),
+                partial(entry.unlink, missing_ok=True),
+            )
 
     def _load(self, path: Path, group_id: str) -> _Group | None:
         """The group a snapshot holds; ``None`` if an older lcg or analyzer made it.
@@ -335,13 +323,16 @@ class TextProjection:
         """
         snap, verified = read_snapshot(path, group_id, ANALYZER_VERSION)
         if snap is None:
+            # Made by an older lcg or analyzer: its terms are not this analyzer's. With no
+            # position the projector replays the group.
+            self._book.discard(group_id, path.unlink)
             return None
         try:
             group = _Group.from_snapshot(snap)
         except Exception as exc:  # noqa: BLE001 - inconsistent parts are damage too
             raise DamagedFile(f"text snapshot {path} is damaged ({describe_failure(exc)})") from exc
-        # Written before checksums: accepted once, sealed by the next save.
-        group.dirty = not verified and not self._read_only
+        if not verified and not self._read_only:
+            self._book.dirty.add(group_id)  # written before checksums: sealed by the next save
         return group
 
     def _check_open(self) -> None:
@@ -352,7 +343,7 @@ class TextProjection:
         """Snapshot every changed group atomically, each with its applied position."""
         with self._lock:
             self._check_open()
-            dirty = [(g, grp) for g, grp in self._groups.items() if grp.dirty]
+            dirty = self._book.changed()
             if not dirty:
                 return
             self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -364,7 +355,7 @@ class TextProjection:
                     atomic_write(path, data, sync_dir=False)
                 except OSError as exc:
                     raise ProjectionError(f"cannot write text snapshot {path}: {exc}") from exc
-                group.dirty = False
+                self._book.saved(group_id)
             fsync_dir(self._root)
 
     def close(self) -> None:
@@ -382,10 +373,7 @@ class TextProjection:
         """Where ``group_id`` stands (``Position.none`` if unknown)."""
         with self._lock:
             self._check_open()
-            group = self._groups.get(group_id)
-            if group is None:
-                return Position.none(group_id)
-            return Position(group_id=group_id, generation=group.generation, seq=group.seq)
+            return self._book.position(group_id)
 
     def apply(self, group_id: str, generation: str, last_seq: int, ops: list[Op]) -> None:
         """Apply ``ops`` (all of ``group_id``) and set the group's position to ``last_seq``.
@@ -417,9 +405,7 @@ class TextProjection:
             if group_id not in self._bulk:
                 for index in group.indexes.values():
                     index.maybe_compact()
-            group.generation = generation
-            group.seq = last_seq
-            group.dirty = True
+            self._book.applied(group_id, group, last_seq, generation)
 
     def apply_batch(self, batch: Batch) -> None:
         """Apply ``batch``'s ops (``Projection``)."""
@@ -445,13 +431,13 @@ class TextProjection:
                 return
             for index in (*group.indexes.values(), group.sources):
                 if index.maybe_compact():
-                    group.dirty = True
+                    self._book.dirty.add(group_id)
 
     def purge_group(self, group_id: str) -> None:
         """Drop the group's data, position and snapshot file."""
         with self._lock:
             self._check_open()
-            self._groups.pop(group_id, None)
+            self._book.drop(group_id)
             self._bulk.discard(group_id)
             path = self._path(group_id)
             try:
@@ -468,7 +454,7 @@ class TextProjection:
         """The groups this projection holds, sorted."""
         with self._lock:
             self._check_open()
-            return sorted(self._groups)
+            return self._book.names()
 
     def doc_count(self, group_id: str, kind: str) -> int:
         """Live documents of ``kind`` in ``group_id`` (0 for an unknown group)."""
@@ -532,7 +518,7 @@ class TextProjection:
                 group = self._groups.get(g)
                 if group is not None:
                     if group.refresh_sources():
-                        group.dirty = True
+                        self._book.dirty.add(g)
                     hits.extend((src, sc, g) for src, sc in group.sources.search(terms, k))
         hits.sort(key=lambda h: (-h[1], h[0], h[2]))
         return hits[:k]

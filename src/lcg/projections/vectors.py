@@ -31,6 +31,7 @@ import heapq
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Final, assert_never
 
@@ -45,6 +46,7 @@ from lcg.events.layout import VECTORS_META_FILE
 from lcg.events.position import Position
 from lcg.projections._checksum import DamagedFile, describe_failure, encode_sealed, unseal
 from lcg.projections._hnsw import EXACT_BELOW, FieldIndex, FieldMeta
+from lcg.projections._snapshots import SnapshotBook
 from lcg.projections.base import Batch, Capabilities
 from lcg.projections.ops import VECTOR_FIELDS, ClearGroup, Delete, Op, Upsert
 
@@ -135,19 +137,20 @@ class VectorProjection:
         self.root = root
         self.dim = dim
         self.model_id = model_id
+        self._book: SnapshotBook[_Group] = SnapshotBook(read_only=read_only)
         #: Groups whose snapshot was made by another embedder and was deleted on load.
-        self.discarded_groups: list[str] = []
+        self.discarded_groups = self._book.discarded
         #: Read-only: group → the (model_id, dim, seq, generation) of a snapshot made by
         #: another embedder, kept on disk and not loaded (its vectors are not this model's).
         self.foreign_groups: dict[str, tuple[str, int, int | None, str | None]] = {}
         #: Groups whose snapshot was damaged, not loaded (deleted unless ``read_only``):
         #: group → the path and what is wrong with it.
-        self.damaged: dict[str, str] = {}
+        self.damaged = self._book.damaged
         self._read_only = read_only
         self._exact_below = exact_below
         self._threads = threads
-        self._groups: dict[str, _Group] = {}
-        self._dirty: set[str] = set()
+        self._groups = self._book.states
+        self._dirty = self._book.dirty
         self._suspended: set[str] = set()
         self._lock = threading.RLock()
         self._closed = False
@@ -167,16 +170,13 @@ class VectorProjection:
             if not self._read_only:
                 remove_tree(directory)
             return
-        try:
-            self._read_group(group_id, directory, meta_path)
-        except DamagedFile as exc:
-            # One group's damaged snapshot is that group's: the others load, and this one
-            # (with no position) is rebuilt from its stream.
-            self.damaged[group_id] = str(exc)
-            if not self._read_only and exc.content:
-                remove_tree(directory)
+        self._book.open(
+            group_id,
+            partial(self._read_group, group_id, directory, meta_path),
+            partial(remove_tree, directory),
+        )
 
-    def _read_group(self, group_id: str, directory: Path, meta_path: Path) -> None:
+    def _read_group(self, group_id: str, directory: Path, meta_path: Path) -> _Group | None:
         try:
             data, verified = unseal(meta_path.read_bytes())
             meta = _DECODER.decode(data)
@@ -202,10 +202,9 @@ class VectorProjection:
         if meta.model_id != self.model_id or meta.dim != self.dim:
             if self._read_only:
                 self.foreign_groups[group_id] = (meta.model_id, meta.dim, meta.seq, meta.generation)
-                return
-            remove_tree(directory)
-            self.discarded_groups.append(group_id)
-            return
+            else:
+                self._book.discard(group_id, partial(remove_tree, directory))
+            return None
         unknown = set(meta.fields) - set(FIELDS)
         if unknown:
             raise DamagedFile(f"vector snapshot meta {meta_path} names fields {sorted(unknown)}")
@@ -220,26 +219,23 @@ class VectorProjection:
                 # Written before checksums: accepted once; the next save writes a sealed
                 # meta with the checksums of the files as loaded (the files stay).
                 self._dirty.add(group_id)
-        self._groups[group_id] = group
+        return group
 
     # -- position -------------------------------------------------------------------------
 
     def groups(self) -> list[str]:
         """The groups this projection holds anything of (a position or vectors), sorted."""
         with self._lock:
-            return sorted(self._groups)
+            return self._book.names()
 
     def position(self, group_id: str) -> Position:
         """Where ``group_id`` stands (``Position.none`` if nothing is applied)."""
         with self._lock:
-            group = self._groups.get(group_id)
-            if group is None and group_id in self.foreign_groups:
+            if group_id not in self._groups and group_id in self.foreign_groups:
                 _, _, seq, generation = self.foreign_groups[group_id]
                 # Read-only: where the other embedder's vectors stand.
                 return Position(group_id=group_id, generation=generation, seq=seq)
-            if group is None:
-                return Position.none(group_id)
-            return Position(group_id=group_id, generation=group.generation, seq=group.seq)
+            return self._book.position(group_id)
 
     # -- changes --------------------------------------------------------------------------
 
@@ -319,8 +315,7 @@ class VectorProjection:
                 if added:
                     index.upsert([u for u, _ in added], np.stack([v for _, v in added]))
                 group.dirty_fields.add(name)
-            group.seq, group.generation = last_seq, generation
-            self._dirty.add(group_id)
+            self._book.applied(group_id, group, last_seq, generation)
 
     def apply_batch(self, batch: Batch) -> None:
         """Apply ``batch``'s ops with its embeddings (``Projection``)."""
@@ -370,8 +365,7 @@ class VectorProjection:
         """Forget ``group_id`` entirely, in memory and on disk (its position included)."""
         with self._lock:
             self._check_open()
-            self._groups.pop(group_id, None)
-            self._dirty.discard(group_id)
+            self._book.drop(group_id)
             self._suspended.discard(group_id)
             directory = self.root / encode_group(group_id)
             remove_tree(directory)  # whole or gone after a crash (ADR 0156)
@@ -480,9 +474,9 @@ class VectorProjection:
         """Snapshot every group changed since its last save, each with its position."""
         with self._lock:
             self._check_open()
-            for group_id in sorted(self._dirty):
-                self._save_group(group_id, self._groups[group_id])
-            self._dirty.clear()
+            for group_id, group in self._book.changed():
+                self._save_group(group_id, group)
+                self._book.saved(group_id)
 
     def _save_group(self, group_id: str, group: _Group) -> None:
         directory = self.root / encode_group(group_id)
