@@ -22,6 +22,7 @@ from lcg.errors import GenerationError, StreamError
 from lcg.events import (
     CHECKPOINTS_DIR,
     EMBEDDING_MODEL_FILE,
+    GENERATION_FILE,
     ONTOLOGY_SIDECAR_FILE,
     LineCheck,
     Segment,
@@ -143,7 +144,7 @@ def stage_group(stream_root: Path, group_id: str, *, with_marks: bool = False) -
     generation = effective_generation(src)
     if generation is None:
         raise GenerationError(
-            f"group {group_id!r}: {src} has no readable .wal-generation.json and no line names "
+            f"group {group_id!r}: {src} has no readable {GENERATION_FILE} and no line names "
             "a generation; there is nothing a replica could verify - dump the group and publish "
             "the dump"
         )
