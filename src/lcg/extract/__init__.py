@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from lcg.extract.anthropic_extractor import AnthropicExtractor
+from typing import TYPE_CHECKING, Any
+
 from lcg.extract.cassette import RecordingExtractor, ReplayExtractor, failures_path
 from lcg.extract.cost import CostTable, load_cost_table
 from lcg.extract.embedders import (
@@ -39,6 +40,9 @@ from lcg.extract.ontology import (
 from lcg.extract.openai_extractor import OpenAICompatExtractor
 from lcg.extract.prompts import edge_system_prompt, entity_system_prompt
 from lcg.extract.scripted import ScriptedExtractor, perfect_extractor
+
+if TYPE_CHECKING:
+    from lcg.extract.anthropic_extractor import AnthropicExtractor
 
 __all__ = [
     "NO_ONTOLOGY_HASH",
@@ -78,3 +82,13 @@ __all__ = [
     "relation_type_for",
     "screaming_snake",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import ``AnthropicExtractor`` when first asked for: the ``anthropic`` SDK takes seconds
+    to import, and only a workspace configured for Anthropic needs it."""
+    if name == "AnthropicExtractor":
+        from lcg.extract.anthropic_extractor import AnthropicExtractor
+
+        return AnthropicExtractor
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
