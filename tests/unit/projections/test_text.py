@@ -12,6 +12,7 @@ import pytest
 
 from lcg.errors import GroupNameError, ProjectionError
 from lcg.events.groups import encode_group
+from lcg.events.position import Position
 from lcg.projections import text as text_module
 from lcg.projections._checksum import MAGIC, unseal
 from lcg.projections.ops import ClearGroup, Delete, Op, Upsert
@@ -38,7 +39,7 @@ def proj(root: Path) -> TextProjection:
 
 def test_empty_projection(proj: TextProjection, root: Path) -> None:
     assert proj.groups() == []
-    assert proj.position("g") == (None, None)
+    assert proj.position("g") == Position.none("g")
     assert proj.search("g", "episode", "anything", 10) == []
     assert proj.doc_count("g", "entity") == 0
     proj.save()  # nothing to write: the root is not even created
@@ -56,7 +57,7 @@ def test_apply_sets_position_and_search_ranks(proj: TextProjection) -> None:
             ep("e3", "Nothing relevant here"),
         ],
     )
-    assert proj.position("g") == (3, "gen1")
+    assert proj.position("g") == Position(group_id="g", generation="gen1", seq=3)
     hits = proj.search("g", "episode", "paris", 10)
     assert [u for u, _ in hits] == ["e2", "e1"]
     assert hits[0][1] > hits[1][1] > 0
@@ -134,7 +135,7 @@ def test_delete_and_clear(proj: TextProjection) -> None:
     assert [u for u, _ in proj.search("g", "episode", "apple", 5)] == ["b"]
     assert proj.doc_count("g", "episode") == 1
     proj.apply("g", "gen", 4, [ClearGroup(group_id="g"), ep("c", "apple again")])
-    assert proj.position("g") == (4, "gen")
+    assert proj.position("g") == Position(group_id="g", generation="gen", seq=4)
     assert [u for u, _ in proj.search("g", "episode", "apple", 5)] == ["c"]
     assert proj.doc_count("g", "entity") == 0
 
@@ -145,7 +146,7 @@ def test_group_isolation_and_search_groups(proj: TextProjection) -> None:
     proj.apply("g3", "c", 2, [ep("x3", "unrelated", group="g3")])
     assert [u for u, _ in proj.search("g1", "episode", "shared", 5)] == ["x1"]
     assert [u for u, _ in proj.search("g2", "episode", "alpha", 5)] == []
-    assert proj.position("g2") == (7, "b")
+    assert proj.position("g2") == Position(group_id="g2", generation="b", seq=7)
     everywhere = proj.search_groups(None, "episode", "shared", 10)
     assert {(u, g) for u, _, g in everywhere} == {("x1", "g1"), ("x2", "g2")}
     assert everywhere == sorted(everywhere, key=lambda h: (-h[1], h[0], h[2]))
@@ -156,7 +157,7 @@ def test_group_isolation_and_search_groups(proj: TextProjection) -> None:
     before = proj.digest("g2")
     proj.purge_group("g1")
     assert proj.groups() == ["g2", "g3"]
-    assert proj.position("g1") == (None, None)
+    assert proj.position("g1") == Position.none("g1")
     assert proj.digest("g2") == before
 
 
@@ -164,7 +165,7 @@ def test_ops_of_another_group_are_refused(proj: TextProjection) -> None:
     proj.apply("g", "gen", 1, [ep("a", "apple")])
     with pytest.raises(ProjectionError, match="group 'h'"):
         proj.apply("g", "gen", 2, [ep("b", "banana"), ep("c", "cherry", group="h")])
-    assert proj.position("g") == (1, "gen")
+    assert proj.position("g") == Position(group_id="g", generation="gen", seq=1)
     assert proj.search("g", "episode", "banana", 5) == []
     with pytest.raises(GroupNameError):
         proj.apply("", "gen", 1, [])
@@ -200,8 +201,9 @@ def test_save_and_reopen_round_trip(root: Path) -> None:
 
     again = TextProjection(root)
     assert again.groups() == ["g/weird id", "plain"]
-    assert again.position("g/weird id") == (43, "gen-1")
-    assert again.position("plain") == (5, "gen-2")
+    weird = Position(group_id="g/weird id", generation="gen-1", seq=43)
+    assert again.position("g/weird id") == weird
+    assert again.position("plain") == Position(group_id="plain", generation="gen-2", seq=5)
     assert {g: again.digest(g) for g in again.groups()} == digests
     assert {q: again.search("g/weird id", "episode", q, 10) for q in queries} == before
     assert {q: again.search("g/weird id", "entity", q, 10) for q in queries} == before_ent
@@ -246,7 +248,7 @@ def test_stale_temp_is_swept_and_previous_snapshot_stands(root: Path) -> None:
     (root / "README").write_text("not a snapshot")
     again = TextProjection(root)
     assert not stale.exists()
-    assert again.position("a") == (1, "gen")
+    assert again.position("a") == Position(group_id="a", generation="gen", seq=1)
     assert [u for u, _ in again.search("a", "episode", "kept", 1)] == ["x"]
 
 
@@ -278,12 +280,12 @@ def test_a_damaged_snapshot_is_its_groups_alone(root: Path, damage: object, faul
     path.write_bytes(damage(path.read_bytes()))  # type: ignore[operator]
     again = TextProjection(root)
     # Not loaded (no position: the projector rebuilds it), named with its path; b is served.
-    assert again.position("a") == (None, None)
+    assert again.position("a") == Position.none("a")
     assert list(again.damaged) == ["a"]
     assert f"text snapshot {path} is damaged" in again.damaged["a"]
     assert re.search(fault, again.damaged["a"]), again.damaged["a"]
     assert not path.exists()  # deleted, so the rebuilt group is saved afresh
-    assert again.position("b") == (4, "gen")
+    assert again.position("b") == Position(group_id="b", generation="gen", seq=4)
     assert [u for u, _ in again.search("b", "episode", "words", 1)] == ["y"]
 
 
@@ -301,11 +303,12 @@ def test_a_snapshot_without_checksum_is_accepted_then_sealed(root: Path) -> None
     # As the previous lcg wrote it: the bare msgpack, no header.
     path.write_bytes(bytes(unseal(path.read_bytes())[0]))
     again = TextProjection(root)
-    assert again.damaged == {} and again.position("a") == (1, "gen")
+    assert again.damaged == {}
+    assert again.position("a") == Position(group_id="a", generation="gen", seq=1)
     assert [u for u, _ in again.search("a", "episode", "kept", 1)] == ["x"]
     again.close()  # nothing applied, yet the save seals it
     assert path.read_bytes().startswith(MAGIC)
-    assert TextProjection(root).position("a") == (1, "gen")
+    assert TextProjection(root).position("a") == Position(group_id="a", generation="gen", seq=1)
 
 
 def test_digest_is_content_not_history(tmp_path: Path) -> None:
@@ -515,9 +518,9 @@ def test_snapshot_of_another_analyzer_is_discarded_for_replay(root: Path) -> Non
     path.write_bytes(old)
     again = TextProjection(root)
     # No position: the projector replays the group through the new analyzer.
-    assert again.position("a") == (None, None) and not path.exists()
+    assert again.position("a") == Position.none("a") and not path.exists()
     assert again.discarded_groups == ["a"]
-    assert again.position("b") == (3, "gen")
+    assert again.position("b") == Position(group_id="b", generation="gen", seq=3)
     again.close()
     # Same format, another analyzer: also replayed.
     path_b = root / ("b" + SNAPSHOT_SUFFIX)

@@ -19,6 +19,7 @@ import pytest
 
 from lcg.errors import ProjectionError
 from lcg.events.groups import encode_group
+from lcg.events.position import Position
 from lcg.projections._checksum import MAGIC, seal, unseal
 from lcg.projections.ops import ClearGroup, Delete, Op, Upsert, texts_to_embed
 from lcg.projections.vectors import FIELDS, META_FILE, VectorProjection
@@ -88,7 +89,7 @@ def test_add_and_search_best_first(root: Path, exact_below: int | None) -> None:
         v = vp.get_vector(G, "entity.name", uuid)
         assert v is not None
         assert score == pytest.approx(float(v @ fake_embed("name 7")), abs=1e-5)
-    assert vp.position(G) == (1, GEN)
+    assert vp.position(G) == Position(group_id=G, generation=GEN, seq=1)
 
 
 def test_replace_keeps_count_and_moves_vector(root: Path, exact_below: int | None) -> None:
@@ -138,7 +139,7 @@ def test_delete_removes_every_field_of_kind(root: Path, exact_below: int | None)
         assert "e1" not in [u for u, _ in vp.search(G, field, fake_embed("n1"), 10)]
     # Deleting something unknown is a no-op that still advances the position.
     apply(vp, 3, [Delete(kind="episode", group_id=G, uuid="nope")])
-    assert vp.position(G) == (3, GEN)
+    assert vp.position(G) == Position(group_id=G, generation=GEN, seq=3)
 
 
 def test_re_add_after_delete(root: Path, exact_below: int | None) -> None:
@@ -198,7 +199,7 @@ def test_clear_group(root: Path, exact_below: int | None) -> None:
     assert vp.count(G, "entity.name") == 1
     assert vp.count(G, "entity.summary") == 0
     assert vp.get_vector(G, "entity.name", "y") is not None
-    assert vp.position(G) == (2, GEN)
+    assert vp.position(G) == Position(group_id=G, generation=GEN, seq=2)
     vp.save()
     vp.close()
     again = open_vp(root, exact_below)
@@ -338,8 +339,8 @@ def test_save_load_round_trip(root: Path, exact_below: int | None) -> None:
     again = open_vp(root, exact_below)
     assert again.discarded_groups == []
     assert again.groups() == ["g1", "other/grp"]
-    assert again.position(G) == (9, GEN)
-    assert again.position("other/grp") == (1, "gen-b")
+    assert again.position(G) == Position(group_id=G, generation=GEN, seq=9)
+    assert again.position("other/grp") == Position(group_id="other/grp", generation="gen-b", seq=1)
     assert (root / encode_group("other/grp") / META_FILE).exists()
     assert again.digest(G) == digest
     assert again.count(G, "entity.name") == 39
@@ -377,7 +378,7 @@ def test_model_or_dim_mismatch_discards(root: Path) -> None:
     other_model = VectorProjection(root, DIM, "another-model")
     assert other_model.discarded_groups == ["g1", "weird group"]
     assert other_model.groups() == []
-    assert other_model.position(G) == (None, None)
+    assert other_model.position(G) == Position.none(G)
     assert list(root.iterdir()) == []
     apply(other_model, 1, [ent("e1", name="a")])
     other_model.close()
@@ -392,7 +393,7 @@ def test_purge_group(root: Path) -> None:
     apply(vp, 1, [ent("e1", name="a", g="g2")], g="g2")
     vp.save()
     vp.purge_group(G)
-    assert vp.position(G) == (None, None)
+    assert vp.position(G) == Position.none(G)
     assert vp.groups() == ["g2"]
     assert not (root / G).exists()
     vp.close()
@@ -459,7 +460,7 @@ def test_bad_batch_changes_nothing(root: Path) -> None:
     with pytest.raises(ProjectionError, match="group"):
         vp.apply("g2", GEN, 2, ops, vecs_for(ops))
     assert vp.digest(G) == digest
-    assert vp.position(G) == (1, GEN)
+    assert vp.position(G) == Position(group_id=G, generation=GEN, seq=1)
     assert vp.groups() == [G]
     with pytest.raises(ProjectionError, match="components"):
         vp.search(G, "entity.name", np.ones(3, dtype=np.float32), 1)
@@ -481,7 +482,7 @@ def test_crash_leftovers_are_swept_and_previous_snapshot_wins(root: Path) -> Non
     (root / "g2" / "entity.name.00000001.npy").write_bytes(b"partial")
     again = VectorProjection(root, DIM, MODEL, exact_below=1)
     assert again.groups() == [G]
-    assert again.position(G) == (4, GEN)
+    assert again.position(G) == Position(group_id=G, generation=GEN, seq=4)
     assert again.digest(G) == digest
     assert not (root / "g2").exists()
     assert sorted(p.name for p in gdir.iterdir()) == [
@@ -532,9 +533,9 @@ def test_a_damaged_file_is_its_groups_alone(
     assert path.exists()  # looking deletes nothing
     again = VectorProjection(root, DIM, MODEL, exact_below=1)
     # Not loaded (no position: the projector rebuilds it) and deleted; g2 is served.
-    assert list(again.damaged) == [G] and again.position(G) == (None, None)
+    assert list(again.damaged) == [G] and again.position(G) == Position.none(G)
     assert not (root / G).exists()
-    assert again.position("g2") == (3, GEN)
+    assert again.position("g2") == Position(group_id="g2", generation=GEN, seq=3)
     assert again.search("g2", "entity.name", fake_embed("other"), 1)[0][0] == "o1"
 
 
@@ -549,7 +550,7 @@ def test_files_without_checksums_are_accepted_then_recorded(root: Path) -> None:
     meta_path.write_bytes(msgspec.msgpack.encode(meta))
     before = {p.name: p.read_bytes() for p in (root / G).iterdir() if p.name != META_FILE}
     again = VectorProjection(root, DIM, MODEL, exact_below=1)
-    assert again.damaged == {} and again.position(G) == (1, GEN)
+    assert again.damaged == {} and again.position(G) == Position(group_id=G, generation=GEN, seq=1)
     assert again.search(G, "entity.name", fake_embed("n3"), 1)[0][0] == "e3"
     again.close()  # nothing applied, yet the save records the files' checksums
     rewritten = msgspec.msgpack.decode(unseal(meta_path.read_bytes())[0])
