@@ -1,6 +1,7 @@
 """The corrections file (§3.7, ``ingest/curation/corrections``): what validation reports,
 what each entry does when applied, and what it refuses. Real workspace and real files; the
-hash embedder is a TEST DOUBLE."""
+hash embedder is a TEST DOUBLE. Validation that reads no entity shares the module's workspace;
+an applied entry finds its canonical by name in any group, so those tests each open their own."""
 
 from __future__ import annotations
 
@@ -59,17 +60,17 @@ def _issues(ws: Workspace, root: Path, body: str) -> list[str]:
 # ---- without a file ---------------------------------------------------------------------
 
 
-def test_both_refuse_without_a_workspace_root(ws: Workspace) -> None:
+def test_both_refuse_without_a_workspace_root(shared_ws: Workspace) -> None:
     with pytest.raises(ConfigError, match=NO_ROOT_MESSAGE):
-        validate_corrections(ws, None)
+        validate_corrections(shared_ws, None)
     with pytest.raises(ConfigError, match=NO_ROOT_MESSAGE):
-        apply_corrections(ws, None)
+        apply_corrections(shared_ws, None)
 
 
-def test_no_file_is_valid_and_applies_nothing(ws: Workspace, tmp_path: Path) -> None:
-    checked = validate_corrections(ws, tmp_path)
+def test_no_file_is_valid_and_applies_nothing(shared_ws: Workspace, tmp_path: Path) -> None:
+    checked = validate_corrections(shared_ws, tmp_path)
     assert (checked.valid, checked.message) == (True, "No corrections file found")
-    applied = apply_corrections(ws, tmp_path)
+    applied = apply_corrections(shared_ws, tmp_path)
     assert (applied.success, applied.applied, applied.message) == (
         True,
         0,
@@ -81,23 +82,23 @@ def test_no_file_is_valid_and_applies_nothing(ws: Workspace, tmp_path: Path) -> 
     "text", ["corrections: [unclosed\n", "- just a list\n", "corrections: 3\n"]
 )
 def test_a_file_of_the_wrong_shape_is_invalid_and_applies_nothing(
-    ws: Workspace, tmp_path: Path, text: str, events_of: EventsOf
+    shared_ws: Workspace, tmp_path: Path, text: str
 ) -> None:
     path = corrections_path(tmp_path)
     path.parent.mkdir(parents=True)
     path.write_text(text)
-    checked = validate_corrections(ws, tmp_path)
+    checked = validate_corrections(shared_ws, tmp_path)
     assert not checked.valid and checked.issues == [checked.message]
-    applied = apply_corrections(ws, tmp_path)
+    applied = apply_corrections(shared_ws, tmp_path)
     assert not applied.success and applied.errors
     assert path.read_text() == text
 
 
-def test_an_empty_file_holds_no_corrections(ws: Workspace, tmp_path: Path) -> None:
+def test_an_empty_file_holds_no_corrections(shared_ws: Workspace, tmp_path: Path) -> None:
     path = corrections_path(tmp_path)
     path.parent.mkdir(parents=True)
     path.write_text("# nothing yet\n")
-    checked = validate_corrections(ws, tmp_path)
+    checked = validate_corrections(shared_ws, tmp_path)
     assert (checked.valid, checked.total_corrections) == (True, 0)
 
 
@@ -120,17 +121,17 @@ def test_an_empty_file_holds_no_corrections(ws: Workspace, tmp_path: Path) -> No
     ],
 )
 def test_each_malformed_entry_is_an_issue(
-    ws: Workspace, tmp_path: Path, entry: str, issue: str
+    shared_ws: Workspace, tmp_path: Path, entry: str, issue: str
 ) -> None:
-    issues = _issues(ws, tmp_path, "  " + entry + "\n")
+    issues = _issues(shared_ws, tmp_path, "  " + entry + "\n")
     assert len(issues) == 1 and issue in issues[0], issues
 
 
 def test_a_canonical_named_among_its_aliases_is_an_issue_and_a_cycle(
-    ws: Workspace, tmp_path: Path
+    shared_ws: Workspace, tmp_path: Path
 ) -> None:
     issues = _issues(
-        ws, tmp_path, "  - {id: x, type: same_as, canonical: Ada, aliases: [' ADA ']}\n"
+        shared_ws, tmp_path, "  - {id: x, type: same_as, canonical: Ada, aliases: [' ADA ']}\n"
     )
     assert issues == ["correction x: 'Ada' is its own alias", "alias cycle: ada → ada"]
 
@@ -142,17 +143,17 @@ def test_a_repeated_id_is_an_issue(ws: Workspace, tmp_path: Path) -> None:
 
 
 def test_a_canonical_name_matching_no_entity_is_only_a_warning(
-    ws: Workspace, tmp_path: Path
+    shared_ws: Workspace, tmp_path: Path
 ) -> None:
     _file(tmp_path, "  - {id: x, type: same_as, canonical: Nobody, aliases: [A]}\n")
-    checked = validate_corrections(ws, tmp_path)
+    checked = validate_corrections(shared_ws, tmp_path)
     assert checked.valid and checked.issues == []
     assert checked.warnings == ["correction x: canonical 'Nobody' matches no entity"]
 
 
-def test_unapplied_aliases_that_loop_are_a_cycle(ws: Workspace, tmp_path: Path) -> None:
+def test_unapplied_aliases_that_loop_are_a_cycle(shared_ws: Workspace, tmp_path: Path) -> None:
     issues = _issues(
-        ws,
+        shared_ws,
         tmp_path,
         "  - {id: a, type: same_as, canonical: Alpha, aliases: [Beta]}\n"
         "  - {id: b, type: same_as, canonical: BETA, aliases: [alpha]}\n",
@@ -161,14 +162,14 @@ def test_unapplied_aliases_that_loop_are_a_cycle(ws: Workspace, tmp_path: Path) 
 
 
 def test_applied_entries_are_counted_but_take_no_part_in_a_cycle(
-    ws: Workspace, tmp_path: Path
+    shared_ws: Workspace, tmp_path: Path
 ) -> None:
     _file(
         tmp_path,
         "  - {id: a, type: same_as, canonical: Alpha, aliases: [Beta], applied_at: '2024'}\n"
         "  - {id: b, type: same_as, canonical: Beta, aliases: [Alpha]}\n",
     )
-    checked = validate_corrections(ws, tmp_path)
+    checked = validate_corrections(shared_ws, tmp_path)
     assert checked.valid, checked.issues
     assert (checked.total_corrections, checked.unapplied_corrections) == (2, 1)
 

@@ -216,7 +216,7 @@ _NAMES = st.lists(st.text(alphabet="abnAN1", min_size=1, max_size=6), min_size=1
 )
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(_NAMES, _NAMES, st.one_of(st.none(), st.floats(0.0, 1.0)))
 def test_the_rules_are_symmetric(a: str, b: str, cosine: float | None) -> None:
     """Which name arrived first never decides whether two names are one entity."""
@@ -232,7 +232,7 @@ _CANDIDATES = st.lists(
 ).map(lambda rows: [_c(f"u{i}", n, at, cos) for i, (n, at, cos) in enumerate(rows)])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_NAMES, _CANDIDATES, st.randoms(use_true_random=False))
 def test_the_winner_does_not_depend_on_the_order_of_the_candidates(
     incoming: str, cands: list[Candidate], rnd: object
