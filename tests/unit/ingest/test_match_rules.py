@@ -16,6 +16,7 @@ from lcg.ingest.resolution import (
     FACT_RESTATE_THRESHOLD,
     FUZZY_MIN_CHARS,
     FUZZY_THRESHOLD,
+    SUMMARY_CAP,
     TOKEN_FLOOR,
     VECTOR_THRESHOLD,
     ActiveEdge,
@@ -25,6 +26,7 @@ from lcg.ingest.resolution import (
     fuzzy_score,
     guards_hold,
     match_rule,
+    merge_summary,
     name_key,
     restates,
 )
@@ -276,3 +278,19 @@ def test_an_empty_fact_restates_nothing() -> None:
 
 def fact(text: str) -> str:
     return fuzzy_key(text)
+
+
+# ---- summaries ----------------------------------------------------------------------------
+
+
+def test_an_existing_summary_over_the_cap_is_cut_then_takes_what_still_fits() -> None:
+    long = " ".join(f"Fact {i} about the Moon landing." for i in range(40))
+    cut = merge_summary(long, "")
+    assert len(cut) <= SUMMARY_CAP and long.startswith(cut) and cut.endswith(".")
+    merged = merge_summary(long, "A new fact about the crew.")
+    assert merged == cut + " A new fact about the crew." and len(merged) <= SUMMARY_CAP
+    assert merge_summary(long, "x" * SUMMARY_CAP + ".") == cut, "what does not fit is left out"
+
+
+def test_a_sentence_of_punctuation_only_adds_nothing() -> None:
+    assert merge_summary("An astronaut.", "... !!! An engineer.") == "An astronaut. An engineer."

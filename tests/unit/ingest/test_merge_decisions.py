@@ -8,7 +8,13 @@ from typing import Any
 
 import pytest
 
-from lcg.events.model import EntitiesMerged, EntityAsserted, EntityRecord
+from lcg.events.model import (
+    CorrectionsApplied,
+    EdgeInvalidation,
+    EntitiesMerged,
+    EntityAsserted,
+    EntityRecord,
+)
 from lcg.ingest import assertion, cross_group
 from lcg.ingest.merge import MergePlan, merge_entities
 from lcg.projections.graph import records as gr
@@ -219,3 +225,16 @@ def test_a_dry_run_plans_per_alias_and_records_nothing(g: Group) -> None:
     assert (plan.total_edges_rewritten, plan.total_edges_collapsed) == (1, 1)
     assert g.merges() == [] and "Merged" not in g.record(alias).labels
     assert (keep, "worked for", nasa) in g.current()
+
+
+def test_an_alias_edge_no_longer_current_is_left_as_it_is(g: Group) -> None:
+    keep, alias, nasa = g.entity("Neil Armstrong"), g.entity("Armstrong"), g.entity("NASA")
+    old = g.edge("Armstrong", "worked for", "NASA")
+    with g.ws.group_lock(g.id):
+        closed = EdgeInvalidation(uuid=old, invalid_at="2024-01-01T00:00:00Z", reason="retract")
+        g.ws.commit(
+            g.id, [CorrectionsApplied(group_id=g.id, correction_ids=["r"], retractions=[closed])]
+        )
+    res = merge_entities(g.ws, group_id=g.id, canonical_uuid=keep, alias_uuids=[alias])
+    assert (res.merged_count, res.edges_rewritten, res.edges_deduplicated) == (1, 0, 0)
+    assert g.current() == set(), f"nothing moved onto {keep} or to {nasa}"
