@@ -20,11 +20,13 @@ from lcg.ingest.sources import (
     ChunkIn,
     DirectBackend,
     RemovalIn,
+    SyncProgress,
     source_manifest,
     sync_chunks,
     sync_tree,
     tree_scope,
 )
+from lcg.ingest.sources.sync import ADD_BATCH_CHUNKS
 from lcg.ingest.sources.tree import TreeScope, is_source_chunk
 from lcg.workspace import Workspace
 
@@ -275,3 +277,18 @@ def test_two_trees_of_one_group_do_not_touch_each_other(
     assert [c.source_file for c in source_manifest(shared_ws, group, tree_scope(docs))] == [
         "docs/a.md"
     ]
+
+
+def test_a_large_sync_is_sent_in_bounded_batches_with_progress_after_each(
+    shared_ws: Workspace, group: str, tmp_path: Path
+) -> None:
+    n = ADD_BATCH_CHUNKS + 1
+    root = _tree(tmp_path / "notes", {f"{i:03}.md": f"note number {i}\n" for i in range(n)})
+    frames: list[SyncProgress] = []
+    report = sync_tree(DirectBackend(shared_ws), root, group, progress=frames.append)
+    assert report.chunks_added == n
+    assert [(f.chunks_done, f.chunks_total, f.files_done, f.files_total) for f in frames] == [
+        (ADD_BATCH_CHUNKS, n, ADD_BATCH_CHUNKS, n),
+        (n, n, n, n),
+    ]
+    assert len(_events(shared_ws, group)) == n, "one episode per chunk, whatever the batching"
