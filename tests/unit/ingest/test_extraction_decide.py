@@ -20,6 +20,7 @@ from lcg.ingest import assertion, episodes
 from lcg.ingest._common import parse_timestamp
 from lcg.ingest.extraction import EpisodeExtraction, ExtractionService
 from lcg.ingest.resolution import SUMMARY_CAP
+from lcg.projections.graph import records as gr
 from lcg.workspace import Workspace
 from lcg.workspace.ontology_files import OntologyLoader
 
@@ -556,3 +557,14 @@ def test_a_type_made_unclassified_on_a_second_mention_is_counted(h: Harness) -> 
     assert moon.attributes == '{"original_entity_type":"Planet"}'
     assert r.event.entities_reclassified_unclassified == 1
     assert r.result.counters.entities_reclassified_unclassified == 1
+
+
+def test_a_name_resolves_whatever_type_either_side_has_and_keeps_the_labels(h: Harness) -> None:
+    # No type check in resolution (as the reference, which only logs the conflict): the
+    # name decides, and a match never relabels (docs/adr/0034).
+    planet = h.entity("Mercury", labels=["Planet"])
+    r = h.run([ent("Mercury", "Mission", "A crewed programme.")])
+    assert r.event.entities_created == [] and r.event.mentions == [planet]
+    with h.ws.reading():
+        found = gr.entity_record(h.ws.graph, planet)
+    assert found is not None and found[1].labels == ["Entity", "Planet"]
