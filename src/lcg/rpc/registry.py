@@ -7,7 +7,7 @@ async handler ``(ctx, parsed params) -> Struct | Mapping``.
 Handlers are supplied by other modules; the transports only look methods up here.
 
 The service's methods are written as a static table of ``MethodDef`` (module-level handlers
-``(app, ctx, params)``); ``MethodDef.bind(app)`` makes the ``MethodSpec`` a transport calls,
+``(app, ctx, params)``, the app a ``ServiceHost``); ``MethodDef.bind(app)`` makes the ``MethodSpec`` a transport calls,
 and ``MethodDef.describe()`` the app-less one that documentation and attached MCP read.
 """
 
@@ -111,7 +111,8 @@ class MethodSpec:
 
 
 #: A method written once for every app: ``(app, ctx, parsed params) -> result``. The app is
-#: ``Any`` here because the registry sits below the app that hosts it (``lcg.rpc.app``).
+#: ``Any`` here because the registry sits below the protocol the handlers are typed against
+#: (``lcg.rpc.host.ServiceHost``, which imports the dispatcher that imports this module).
 AppHandler = Callable[[Any, CallContext, Any], Awaitable[Result]]
 
 
