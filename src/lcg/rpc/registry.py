@@ -7,8 +7,9 @@ async handler ``(ctx, parsed params) -> Struct | Mapping``.
 Handlers are supplied by other modules; the transports only look methods up here.
 
 The service's methods are written as a static table of ``MethodDef`` (module-level handlers
-``(app, ctx, params)``, the app a ``ServiceHost``); ``MethodDef.bind(app)`` makes the ``MethodSpec`` a transport calls,
-and ``MethodDef.describe()`` the app-less one that documentation and attached MCP read.
+``(app, ctx, params)``, the app a ``ServiceHost``); ``MethodDef.bind(app)`` makes the
+``MethodSpec`` a transport calls, and ``MethodDef.describe()`` the app-less one that
+documentation and attached MCP read.
 """
 
 from __future__ import annotations
