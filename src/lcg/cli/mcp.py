@@ -35,6 +35,7 @@ _EXAMPLE = """Example:
   lcg mcp --connect .lcg/service.sock       # attach to a running `lcg serve`
 """
 
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``lcg mcp`` options."""
     parser.add_argument(
