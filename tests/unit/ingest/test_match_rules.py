@@ -7,8 +7,10 @@ The table of everyday names is ``test_resolution.py``; this file pins the edges 
 
 from __future__ import annotations
 
+import random
+
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
@@ -212,14 +214,16 @@ def test_a_candidate_no_rule_accepts_is_never_chosen() -> None:
 
 # ---- properties -------------------------------------------------------------------------
 
-#: Short names over few letters, so that near-misses (the guards' business) are common.
-_NAMES = st.lists(st.text(alphabet="abnAN1", min_size=1, max_size=6), min_size=1, max_size=3).map(
+#: Names of one to three tokens over two letters: near-misses (the guards' business) are
+#: common, so 300 examples find an asymmetric guard every time (measured on the old one).
+_NAMES = st.lists(st.text(alphabet="an", min_size=3, max_size=6), min_size=1, max_size=3).map(
     " ".join
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(_NAMES, _NAMES, st.one_of(st.none(), st.floats(0.0, 1.0)))
+@example("Hanna Anna", "Hanna Anne", None)
 def test_the_rules_are_symmetric(a: str, b: str, cosine: float | None) -> None:
     """Which name arrived first never decides whether two names are one entity."""
     assert match_rule(a, b, cosine) == match_rule(b, a, cosine)
@@ -237,10 +241,10 @@ _CANDIDATES = st.lists(
 @settings(max_examples=100, deadline=None)
 @given(_NAMES, _CANDIDATES, st.randoms(use_true_random=False))
 def test_the_winner_does_not_depend_on_the_order_of_the_candidates(
-    incoming: str, cands: list[Candidate], rnd: object
+    incoming: str, cands: list[Candidate], rnd: random.Random
 ) -> None:
     shuffled = list(cands)
-    rnd.shuffle(shuffled)  # type: ignore[attr-defined]
+    rnd.shuffle(shuffled)
     assert best_match(incoming, cands) == best_match(incoming, shuffled)
 
 
