@@ -43,19 +43,29 @@ def _write_entity_types(
     ws: Workspace,
     group_id: str,
     changes: dict[str, list[str]],
+    expected: dict[str, list[str]],
     cause: Literal["reprocess", "restamp"],
 ) -> int:
+    """Record ``changes`` (uuid → labels) in batches; an entity whose labels changed since
+    they were read (``expected``) is left alone. Returns the number of entities retyped."""
     written = 0
     items = list(changes.items())
     for start in range(0, len(items), WRITE_BATCH):
-        batch = [
-            EntityRetyped(uuid=u, labels=labels) for u, labels in items[start : start + WRITE_BATCH]
-        ]
         with ws.group_lock(group_id):
-            ws.commit(
-                group_id,
-                [EntityTypesChanged(group_id=group_id, cause=cause, changes=batch)],
-            )
+            # Re-checked under the lock: the LLM was asked with no lock held, and a write
+            # made meanwhile (an assert, a merge) must not be overwritten by a stale verdict.
+            with ws.reading():
+                current = {e.uuid: e.labels for e in gr.all_entities(ws.graph, group_id)}
+            batch = [
+                EntityRetyped(uuid=u, labels=labels)
+                for u, labels in items[start : start + WRITE_BATCH]
+                if u in current and current[u] == expected.get(u)
+            ]
+            if batch:
+                ws.commit(
+                    group_id,
+                    [EntityTypesChanged(group_id=group_id, cause=cause, changes=batch)],
+                )
         written += len(batch)
     return written
 
@@ -103,7 +113,8 @@ def reprocess_entity_types(
             "unchanged_count": 0,
             "group_id": group_id,
         }
-    written = _write_entity_types(ws, group_id, changes, "reprocess")
+    expected = {e.uuid: e.labels for e in todo}
+    written = _write_entity_types(ws, group_id, changes, expected, "reprocess")
     emit(progress, CurationFrame(phase="writing", total_mutations=written))
     restamped = 0
     if ontology is not None and ontology.has_parents:
@@ -180,7 +191,8 @@ def _restamp(
             want = ontology.labels_for(leaf)
             if e.labels != want:
                 restamp[e.uuid] = want
-    return _write_entity_types(ws, group_id, restamp, "restamp") if restamp else 0
+    expected = {e.uuid: e.labels for e in current}
+    return _write_entity_types(ws, group_id, restamp, expected, "restamp") if restamp else 0
 
 
 def backfill_summary_embeddings(
