@@ -448,3 +448,48 @@ def test_a_reprocess_entities_dry_run_plans_and_records_nothing(g: Group, tmp_pa
         ],
     }
     assert g.events(EntityTypesChanged) == []
+
+
+# ---- a concurrent write is never overwritten with a stale decision -----------------------
+
+
+def test_a_relation_retyped_while_the_llm_thought_is_left_alone(g: Group) -> None:
+    edge = g.edge("led", fact="Armstrong led Apollo 11.")
+    src_tgt = ("Source 1", "Target 1")
+
+    def meanwhile(fact: str, current: str) -> str:
+        # Someone types the edge by hand while the classification is in flight.
+        assertion.assert_relationship(
+            g.ws,
+            source_name=src_tgt[0],
+            target_name=src_tgt[1],
+            predicate="led",
+            group_id=g.id,
+            fact=fact,
+            relation_type="FLEW",
+        )
+        return "COMMANDED"
+
+    res = reprocess_relation_types(
+        g.ws, ScriptedExtractor(relation_types=meanwhile), _onto(RELATIONS), group_id=g.id
+    )
+    assert res["reclassified_count"] == 0
+    assert g.types() == {edge: "FLEW"}
+
+
+def test_an_entity_retyped_while_the_llm_thought_is_left_alone(g: Group, tmp_path: Path) -> None:
+    neil = g.entity("Neil Armstrong")
+
+    def meanwhile(name: str, summary: str) -> str:
+        g.entity("Neil Armstrong", labels=["Mission"])  # typed by hand meanwhile
+        return "Person"
+
+    res = reprocess_entity_types(
+        g.ws,
+        ScriptedExtractor(entity_types=meanwhile),
+        _onto(ENTITIES),
+        workspace_root=tmp_path,
+        group_id=g.id,
+    )
+    assert res["reclassified_count"] == 0
+    assert g.labels() == {neil: ["Entity", "Mission"]}
