@@ -15,8 +15,7 @@ from lcg import timestamps
 from lcg.errors import InvalidParamsError
 from lcg.events.layout import DEFAULT_GROUP
 from lcg.events.model import EpisodeAdded, EpisodesDeleted, Event, GroupPurged
-from lcg.ingest import assertion, cross_group, deletion, episodes
-from lcg.ingest._common import parse_timestamp
+from lcg.ingest import assertion, cross_group, deletion, episodes, parse_timestamp
 from lcg.projections.graph import records as gr
 from lcg.workspace import Workspace
 

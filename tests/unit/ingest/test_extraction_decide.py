@@ -16,8 +16,7 @@ import pytest
 from lcg.events.model import EpisodeExtracted
 from lcg.extract.extractor import ExtractedEdge, ExtractedEntity, ExtractionOutput
 from lcg.extract.scripted import ScriptedExtractor
-from lcg.ingest import assertion, episodes
-from lcg.ingest._common import parse_timestamp
+from lcg.ingest import assertion, episodes, parse_timestamp
 from lcg.ingest.extraction import EpisodeExtraction, ExtractionService
 from lcg.ingest.resolution import SUMMARY_CAP
 from lcg.projections.graph import records as gr
