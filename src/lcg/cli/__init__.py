@@ -8,4 +8,8 @@ from __future__ import annotations
 
 from lcg.cli.main import COMMAND_MODULES, CommandModuleError, build_parser
 
-__all__ = ["COMMAND_MODULES", "CommandModuleError", "build_parser"]
+__all__ = [
+    "COMMAND_MODULES",
+    "CommandModuleError",
+    "build_parser",
+]

@@ -13,8 +13,7 @@ import msgspec
 
 from lcg.config import Config, require_workspace
 from lcg.errors import StreamError
-from lcg.events.groups import encode_group, list_groups
-from lcg.events.layout import DEFAULT_GROUP
+from lcg.events import DEFAULT_GROUP, encode_group, list_groups
 
 __all__ = [
     "Handler",

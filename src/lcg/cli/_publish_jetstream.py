@@ -15,12 +15,8 @@ from types import FrameType
 
 from lcg.cli._common import emit_json, format_table
 from lcg.errors import ConfigError
-from lcg.events.codec import decode_line
-from lcg.events.groups import encode_group, list_groups
-from lcg.events.segments import list_segments, read_tail
-from lcg.replication.jetstream import JetStreamPublisher
-from lcg.replication.jetstream_live import LivePublisher
-from lcg.replication.staging import stage_group
+from lcg.events import decode_line, encode_group, list_groups, list_segments, read_tail
+from lcg.replication import JetStreamPublisher, LivePublisher, stage_group
 
 __all__ = ["run_jetstream"]
 

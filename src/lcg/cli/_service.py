@@ -15,11 +15,11 @@ import msgspec
 from lcg import telemetry
 from lcg.config import Config, require_workspace
 from lcg.errors import ConfigError
-from lcg.rpc.client import Client
+from lcg.rpc import Client
 
 if TYPE_CHECKING:
-    from lcg.projections.projector import ReplayProgress
-    from lcg.rpc.app import ServiceApp
+    from lcg.projections import ReplayProgress
+    from lcg.rpc import ServiceApp
     from lcg.workspace import Workspace
 
 __all__ = [
@@ -58,8 +58,8 @@ def attach_extractor_flags(
     line. Built before the socket is bound, so a recording's sidecar exists from the start."""
     if http and uds:
         raise ConfigError("--extractor-http and --extractor-uds are exclusive; pass one")
-    from lcg.ingest.extraction import ExtractionService
-    from lcg.workspace.factory import make_extractor
+    from lcg.ingest import ExtractionService
+    from lcg.workspace import make_extractor
 
     extractor = make_extractor(config, explicit_url=http, explicit_uds=uds)
     app.extraction = ExtractionService.from_config(config, extractor)
@@ -69,7 +69,7 @@ def attach_extractor_flags(
 def extractor_line(extractor: object | None) -> str:
     """``extractor: provider=P, transport=T, endpoint=E``, as the reference logs at start
     (lcg adds ``none`` and a replay cassette, and names a recording)."""
-    from lcg.extract.cassette import RecordingExtractor, ReplayExtractor
+    from lcg.extract import RecordingExtractor, ReplayExtractor
 
     if extractor is None:
         return (

@@ -16,7 +16,7 @@ import msgspec
 from lcg import telemetry
 from lcg.cli._service import ProgressBar, live_client, show_replay
 from lcg.config import Config
-from lcg.ingest.sources import (
+from lcg.ingest import (
     ChunkIn,
     DirectBackend,
     RemovalIn,
@@ -27,7 +27,7 @@ from lcg.ingest.sources import (
     SyncReport,
     TreeScope,
 )
-from lcg.rpc.client import Client
+from lcg.rpc import Client
 
 __all__ = [
     "ServiceBackend",
@@ -75,9 +75,8 @@ def open_backend(config: Config, *, silent: bool = False) -> Iterator[tuple[Sync
         finally:
             client.close()
         return
-    from lcg.ingest.extraction import ExtractionService
-    from lcg.workspace import Workspace
-    from lcg.workspace.factory import make_extractor
+    from lcg.ingest import ExtractionService
+    from lcg.workspace import Workspace, make_extractor
 
     telemetry.set_sink(None, enabled=config.cli_telemetry)
     bar = ProgressBar("catching up", silent=silent)

@@ -24,8 +24,7 @@ import msgspec
 from lcg.cli._service import ProgressBar, live_client
 from lcg.config import Config
 from lcg.errors import LcgError
-from lcg.rpc.client import Client
-from lcg.rpc.errors import TransportError
+from lcg.rpc import Client, TransportError
 
 __all__ = ["main", "register"]
 

@@ -10,7 +10,7 @@ import msgspec
 from lcg.cli._common import config_from, group_dir
 from lcg.cli._service import live_client, open_direct, print_json
 from lcg.errors import StreamError
-from lcg.events.groups import encode_group
+from lcg.events import encode_group
 
 __all__ = ["register"]
 
@@ -47,7 +47,7 @@ def _run(args: argparse.Namespace) -> int:
             result = client.call("knowledge_dump_wal", params)
         result["target_dir"] = str(target)
     else:
-        from lcg.ingest.dump import dump_groups
+        from lcg.ingest import dump_groups
 
         with open_direct(config) as ws:
             groups = [args.group] if args.group else None

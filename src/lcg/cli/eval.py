@@ -35,7 +35,7 @@ def _seeds(args: argparse.Namespace) -> list[int]:
 
 
 def _embedder(config: Config) -> Any:
-    from lcg.workspace.factory import embedder_from_config
+    from lcg.workspace import embedder_from_config
 
     return embedder_from_config(config)
 
@@ -44,7 +44,7 @@ def _confirm(prompt: str, yes: bool) -> bool:
     if yes:
         return True
     if not sys.stdin.isatty():
-        from lcg.eval.report import EvalRefusedError
+        from lcg.eval import EvalRefusedError
 
         raise EvalRefusedError(
             "this run sends the corpus to a paid provider; pass --yes to confirm "
@@ -54,7 +54,7 @@ def _confirm(prompt: str, yes: bool) -> bool:
 
 
 def _judge(config: Config, args: argparse.Namespace) -> Any:
-    from lcg.eval.judge import AnthropicJudge, CachedJudge, ScriptedJudge
+    from lcg.eval import AnthropicJudge, CachedJudge, ScriptedJudge
 
     if not args.judge:
         return None
@@ -74,18 +74,23 @@ def _judge(config: Config, args: argparse.Namespace) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lcg.eval.backends import (
+    from lcg.eval import (
         BackendSpec,
         Capture,
+        SeedRun,
         build_extractor,
+        build_report,
         estimate_price,
+        generate,
+        judge_facts,
+        judge_pairwise,
         parse_backend,
+        render_summary,
+        reports_dir,
+        run_seed,
+        save_report,
     )
-    from lcg.eval.corpus import generate
-    from lcg.eval.judge import judge_facts, judge_pairwise
-    from lcg.eval.report import build_report, render_summary, reports_dir, save_report
-    from lcg.eval.runner import SeedRun, run_seed
-    from lcg.extract.cassette import ReplayExtractor
+    from lcg.extract import ReplayExtractor
 
     config = config_from(args)
     seeds = _seeds(args)
@@ -236,7 +241,7 @@ def _print_comparison(comparison: dict[str, Any]) -> None:
 
 
 def _resolve(config: Config, ref: str) -> Path:
-    from lcg.eval.report import EvalRefusedError, list_reports, reports_dir
+    from lcg.eval import EvalRefusedError, list_reports, reports_dir
 
     path = Path(ref)
     if path.exists():
@@ -251,8 +256,7 @@ def _resolve(config: Config, ref: str) -> Path:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from lcg.eval.compare import compare_reports, render_comparison
-    from lcg.eval.report import load_report
+    from lcg.eval import compare_reports, load_report, render_comparison
 
     config = config_from(args)
     a = load_report(_resolve(config, args.baseline))
@@ -266,7 +270,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from lcg.eval.report import list_reports, load_report, reports_dir
+    from lcg.eval import list_reports, load_report, reports_dir
 
     config = config_from(args)
     rows: list[dict[str, Any]] = []
@@ -306,8 +310,8 @@ def _list(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from lcg.cli._service import live_client
-    from lcg.eval.check import ServiceReads, load_golden, run_check
-    from lcg.events.groups import list_groups
+    from lcg.eval import ServiceReads, load_golden, run_check
+    from lcg.events import list_groups
     from lcg.workspace import Workspace
 
     config = config_from(args)
@@ -344,7 +348,7 @@ _LME_FILES = ("sessions.jsonl", "questions-dev.jsonl")
 
 
 def _longmemeval(args: argparse.Namespace) -> int:
-    from lcg.eval.longmemeval import run_longmemeval
+    from lcg.eval import run_longmemeval
 
     config = config_from(args)
     data = Path(args.data).expanduser()

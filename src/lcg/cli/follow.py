@@ -20,12 +20,11 @@ import msgspec
 from lcg import telemetry
 from lcg.cli._common import add_command, config_from
 from lcg.errors import LcgError
-from lcg.events.guarded import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_SEGMENT_BYTES, ReadLimits
-from lcg.events.layout import LCG_DIR
-from lcg.replication.targets import follow_setup
+from lcg.events import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_SEGMENT_BYTES, LCG_DIR, ReadLimits
+from lcg.replication import follow_setup
 
 if TYPE_CHECKING:
-    from lcg.rpc.replica import ReplicaApp
+    from lcg.rpc import ReplicaApp
 
 __all__ = ["register"]
 
@@ -45,9 +44,8 @@ def _ready_line(app: ReplicaApp, source: str, groups: list[str] | None, sock: Pa
 
 def _run(args: argparse.Namespace) -> int:
     from lcg.cli.serve import announce_when_ready
-    from lcg.rpc.replica import ReplicaApp
-    from lcg.rpc.server import Limits, serve
-    from lcg.workspace.lock import hold_for_process
+    from lcg.rpc import Limits, ReplicaApp, serve
+    from lcg.workspace import hold_for_process
 
     workspace = config_from(args).workspace
     setup = follow_setup(args.source, workspace, pull_every=args.pull_every, groups=args.group)

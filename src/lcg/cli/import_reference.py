@@ -9,7 +9,7 @@ from pathlib import Path
 from lcg.cli._common import config_from
 from lcg.cli._service import ProgressBar, live_client, print_json, show_replay
 from lcg.errors import LcgError
-from lcg.ingest.reference import ImportResult
+from lcg.ingest import ImportResult
 
 __all__ = ["register"]
 
@@ -65,7 +65,7 @@ def _show(result: ImportResult) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lcg.ingest.reference import import_reference
+    from lcg.ingest import import_reference
 
     config = config_from(args)
     client = live_client(config)

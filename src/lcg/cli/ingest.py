@@ -17,14 +17,8 @@ import msgspec
 from lcg.cli._common import add_command, config_from, emit_json
 from lcg.cli._sync import SyncBar, open_backend, summary_line
 from lcg.errors import ConfigError
-from lcg.events.layout import DEFAULT_GROUP
-from lcg.ingest.sources import (
-    DEFAULT_MAX_CHARS,
-    DEFAULT_MAX_FILE_BYTES,
-    SyncReport,
-    sync_tree,
-    tree_scope,
-)
+from lcg.events import DEFAULT_GROUP
+from lcg.ingest import DEFAULT_MAX_CHARS, DEFAULT_MAX_FILE_BYTES, SyncReport, sync_tree, tree_scope
 
 __all__ = ["IngestSummary", "check_roots", "register"]
 

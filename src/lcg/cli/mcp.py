@@ -13,8 +13,7 @@ from lcg.errors import ConfigError, LcgError
 
 if TYPE_CHECKING:
     from lcg.config import Config
-    from lcg.rpc.dispatch import App
-    from lcg.rpc.registry import Registry
+    from lcg.rpc import App, Registry
 
 __all__ = ["add_arguments", "main", "register", "run"]
 
@@ -58,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _default_app(config: Config) -> App:
-    from lcg.rpc.app import build_app
+    from lcg.rpc import build_app
 
     return build_app(config)
 
@@ -76,11 +75,18 @@ def run(
     ``registry`` (attached mode) and an ``app_factory`` (standalone).
     """
     # Imported here: the command table is built on every lcg start, and MCP is not needed.
-    from lcg.rpc import mcp_server
-    from lcg.rpc.mcp_attached import dial_once, not_running, running_service
+    from lcg.rpc import (
+        default_registry,
+        dial_once,
+        not_running,
+        parse_scopes,
+        running_service,
+        serve_attached,
+        serve_standalone,
+    )
 
     try:
-        scopes = mcp_server.parse_scopes(args.scope)
+        scopes = parse_scopes(args.scope)
     except ConfigError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
@@ -111,8 +117,8 @@ def run(
                 file=sys.stderr,
             )
         if connect:
-            reg = registry if registry is not None else mcp_server.default_registry()
-            mcp_server.serve_attached(
+            reg = registry if registry is not None else default_registry()
+            serve_attached(
                 reg, scopes, connect, config.attached_call_timeout_ms, allow_close
             )
         else:
@@ -122,7 +128,7 @@ def run(
                     file=sys.stderr,
                 )
             app = app_factory() if app_factory is not None else _default_app(config)
-            if mcp_server.serve_standalone(app, scopes):
+            if serve_standalone(app, scopes):
                 # knowledge_close: the stdin reader thread cannot be unwound (serve_standalone).
                 sys.stdout.flush()
                 sys.stderr.flush()

@@ -11,7 +11,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lcg.rpc.registry import MethodSpec
+    from lcg.rpc import MethodSpec
 
 __all__ = ["method_detail", "method_rows", "register", "render_method"]
 
@@ -29,8 +29,7 @@ _EXAMPLE = """Example:
 
 def method_rows() -> list[dict[str, Any]]:
     """One row per method of ``lcg.rpc.methods.build_registry()``, in registry order."""
-    from lcg.rpc.mcp_server import default_registry
-    from lcg.rpc.registry import input_schema
+    from lcg.rpc import default_registry, input_schema
 
     return [
         {
@@ -52,8 +51,7 @@ def _type_words(types: tuple[str, ...]) -> str:
 
 def method_detail(spec: MethodSpec) -> dict[str, Any]:
     """One method as ``lcg methods NAME --json`` prints it."""
-    from lcg.rpc.registry import input_schema
-    from lcg.rpc.schema import example_params, field_docs
+    from lcg.rpc import example_params, field_docs, input_schema
 
     params = []
     example: dict[str, Any] = {}
@@ -145,8 +143,7 @@ def _run_one(args: argparse.Namespace) -> int:
     import sys
 
     from lcg.cli._common import emit_json
-    from lcg.rpc.mcp_server import default_registry
-    from lcg.rpc.schema import closest
+    from lcg.rpc import closest, default_registry
 
     registry = default_registry()
     name: str = args.name

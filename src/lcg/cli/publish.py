@@ -13,8 +13,7 @@ from pathlib import Path
 
 from lcg.cli._common import add_command, add_json_option, config_from, emit_json
 from lcg.errors import ConfigError
-from lcg.replication import publish_group
-from lcg.replication.targets import open_publisher, transport_of
+from lcg.replication import open_publisher, publish_group, transport_of
 
 __all__ = ["register"]
 

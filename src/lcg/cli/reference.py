@@ -110,7 +110,7 @@ def _mcp(args: argparse.Namespace) -> int:
     from lcg.cli._service import attach_extractor_flags, with_embedder_flags
     from lcg.cli.mcp import run
     from lcg.config import Config
-    from lcg.rpc.app import ServiceApp, build_app
+    from lcg.rpc import ServiceApp, build_app
 
     config = with_embedder_flags(Config.from_env(), http=args.embedder_http, uds=args.embedder_uds)
 

@@ -18,10 +18,8 @@ from lcg.cli._service import (
 )
 from lcg.config import Config
 from lcg.errors import LcgError
-from lcg.events.generation import effective_generation
-from lcg.events.layout import DEFAULT_GROUP
-from lcg.events.reader import ReadReport, StreamReader
-from lcg.projections.projector import ReplayProgress
+from lcg.events import DEFAULT_GROUP, ReadReport, StreamReader, effective_generation
+from lcg.projections import ReplayProgress
 
 __all__ = ["register"]
 
@@ -164,7 +162,7 @@ def _replay(config: Config, args: argparse.Namespace) -> int:
                 on_progress=lambda frame: _show_frame(bar, frame),
             )
     else:
-        from lcg.ingest.cross_group import rebind_after_reset  # the service's path needs none
+        from lcg.ingest import rebind_after_reset
 
         with open_direct(config, catch_up=False) as ws:
             res = ws.projector.rebuild(

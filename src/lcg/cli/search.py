@@ -17,7 +17,7 @@ import msgspec
 
 from lcg.cli._common import add_command, config_from, emit_json
 from lcg.cli._service import live_client, open_direct
-from lcg.ingest.sources import heading_of
+from lcg.ingest import heading_of
 
 __all__ = ["Hit", "hit_of", "register", "snippet"]
 
@@ -126,7 +126,7 @@ def _search(args: argparse.Namespace, kind: str) -> list[dict[str, Any]]:
                 recency_half_life_days=0.0,
             )
             return list(found["passages"])
-    from lcg.projections.search import Searcher
+    from lcg.projections import Searcher
 
     ws = open_direct(config)
     try:

@@ -14,12 +14,10 @@ from lcg.cli._common import config_from
 from lcg.cli._service import attach_extractor_flags, with_embedder_flags
 from lcg.config import Config
 from lcg.errors import LcgError
-from lcg.events.layout import LCG_DIR
+from lcg.events import LCG_DIR
 
 if TYPE_CHECKING:
-    from lcg.rpc.app import ServiceApp
-    from lcg.rpc.dispatch import App
-    from lcg.rpc.server import Limits, Server
+    from lcg.rpc import App, Limits, Server, ServiceApp
 
 __all__ = [
     "announce_when_ready",
@@ -114,7 +112,7 @@ def run_server(
     limits: Limits | None = None,
 ) -> int:
     """Serve ``app`` on ``socket_path`` until stopped; exit status 0, or 1 on an ``LcgError``."""
-    from lcg.rpc.server import serve
+    from lcg.rpc import serve
 
     try:
         asyncio.run(
@@ -137,9 +135,8 @@ def serve_workspace(
     config: Config, *, extractor_http: str | None = None, extractor_uds: str | None = None
 ) -> int:
     """Serve the workspace ``config`` names until stopped; the exit status (1 on an error)."""
-    from lcg.rpc.app import build_app
-    from lcg.rpc.server import Limits
-    from lcg.workspace.lock import hold_for_process
+    from lcg.rpc import Limits, build_app
+    from lcg.workspace import hold_for_process
 
     # A person watching a foreground service on a terminal reads its states, not a JSON line
     # per request; a log file (or LCG_TELEMETRY=on) gets every record.

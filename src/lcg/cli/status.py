@@ -32,7 +32,7 @@ def _fetch(args: argparse.Namespace) -> dict[str, Any]:
             result = client.call("knowledge_status", {})
         result["served_by"] = "service"
         return dict(result)
-    from lcg.workspace.status import build_status
+    from lcg.workspace import build_status
 
     with open_direct(config, inspect=True) as ws:  # a status only looks
         data = msgspec.to_builtins(build_status(ws))

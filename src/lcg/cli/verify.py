@@ -40,7 +40,7 @@ def _run(args: argparse.Namespace) -> int:
         with client:
             report = client.call("knowledge_verify", params)
     else:
-        from lcg.workspace.verify import verify_workspace
+        from lcg.workspace import verify_workspace
 
         with open_direct(config, inspect=True) as ws:  # verifying only looks
             groups = [args.group] if args.group else None

@@ -20,12 +20,18 @@ from lcg.cli._common import (
     non_negative,
     selected_groups,
 )
-from lcg.events.bounds import read_bounds
-from lcg.events.codec import decode_line, encode_event
-from lcg.events.generation import GenerationSource, stream_generation
-from lcg.events.layout import GENERATION_FILE
-from lcg.events.reader import LineSample, ReadReport, StreamReader
-from lcg.events.segments import list_segments
+from lcg.events import (
+    GENERATION_FILE,
+    GenerationSource,
+    LineSample,
+    ReadReport,
+    StreamReader,
+    decode_line,
+    encode_event,
+    list_segments,
+    read_bounds,
+    stream_generation,
+)
 
 __all__ = ["GroupInfo", "VerifyResult", "register"]
 

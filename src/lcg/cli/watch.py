@@ -26,10 +26,9 @@ from lcg.cli._sync import ServiceBackend, summary_line
 from lcg.cli.ingest import check_roots
 from lcg.config import Config
 from lcg.errors import LcgError
-from lcg.events.layout import DEFAULT_GROUP
-from lcg.ingest.sources import ScanCache, SyncReport, sync_tree
-from lcg.rpc.client import Client
-from lcg.rpc.errors import TransportError
+from lcg.events import DEFAULT_GROUP
+from lcg.ingest import ScanCache, SyncReport, sync_tree
+from lcg.rpc import Client, TransportError
 
 __all__ = ["Watcher", "register"]
 
@@ -202,8 +201,7 @@ def _watch_through(config: Config, roots: list[Path], group_id: str) -> int:
 
 def _watch_hosting(config: Config, roots: list[Path], group_id: str) -> int:
     """Serve the workspace's socket here and watch through it."""
-    from lcg.rpc.app import build_app
-    from lcg.rpc.server import Limits, Server, serve
+    from lcg.rpc import Limits, Server, build_app, serve
 
     stop = threading.Event()
     watcher = Watcher(config.socket_path, roots, group_id, stop=stop, say=_say)

@@ -2,27 +2,54 @@
 
 from __future__ import annotations
 
-from lcg.eval.backends import build_extractor, parse_backend
-from lcg.eval.check import run_check
-from lcg.eval.compare import compare_reports
+from lcg.eval.backends import BackendSpec, Capture, build_extractor, estimate_price, parse_backend
+from lcg.eval.check import ServiceReads, load_golden, run_check
+from lcg.eval.compare import compare_reports, render_comparison
 from lcg.eval.corpus import Corpus, generate
 from lcg.eval.gold import Gold
+from lcg.eval.judge import AnthropicJudge, CachedJudge, ScriptedJudge, judge_facts, judge_pairwise
 from lcg.eval.longmemeval import LongMemEvalReport, run_longmemeval
-from lcg.eval.report import Report, build_report
+from lcg.eval.report import (
+    EvalRefusedError,
+    Report,
+    build_report,
+    list_reports,
+    load_report,
+    render_summary,
+    reports_dir,
+    save_report,
+)
 from lcg.eval.runner import SeedRun, run_seed
 
 __all__ = [
+    "AnthropicJudge",
+    "BackendSpec",
+    "CachedJudge",
+    "Capture",
     "Corpus",
+    "EvalRefusedError",
     "Gold",
     "LongMemEvalReport",
     "Report",
+    "ScriptedJudge",
     "SeedRun",
+    "ServiceReads",
     "build_extractor",
     "build_report",
     "compare_reports",
+    "estimate_price",
     "generate",
+    "judge_facts",
+    "judge_pairwise",
+    "list_reports",
+    "load_golden",
+    "load_report",
     "parse_backend",
+    "render_comparison",
+    "render_summary",
+    "reports_dir",
     "run_check",
     "run_longmemeval",
     "run_seed",
+    "save_report",
 ]

@@ -28,6 +28,7 @@ from lcg.events.files import (
     sweep_removals,
 )
 from lcg.events.generation import (
+    GenerationSource,
     StreamGeneration,
     effective_generation,
     generation_from_lines,
@@ -45,6 +46,8 @@ from lcg.events.groups import (
     nfc_group_ids,
 )
 from lcg.events.guarded import (
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_SEGMENT_BYTES,
     DEFAULT_MAX_SIDECAR_BYTES,
     ReadLimits,
     UnsafeFileError,
@@ -107,7 +110,7 @@ from lcg.events.model import (
     Timestamp,
 )
 from lcg.events.position import Position
-from lcg.events.reader import ReadReport, StreamReader
+from lcg.events.reader import LineSample, ReadReport, StreamReader
 from lcg.events.segments import Segment, list_segments, read_tail, segments_from
 from lcg.events.sidecars import (
     EmbeddingModelSidecar,
@@ -127,6 +130,8 @@ __all__ = [
     "CURRENT_VERSIONS",
     "DAMAGE_FILE",
     "DEFAULT_GROUP",
+    "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_MAX_SEGMENT_BYTES",
     "DEFAULT_MAX_SIDECAR_BYTES",
     "DIR_MODE",
     "EMBEDDING_MODEL_FILE",
@@ -166,8 +171,10 @@ __all__ = [
     "EpisodesDeleted",
     "Event",
     "FsyncPolicy",
+    "GenerationSource",
     "GroupPurged",
     "LineCheck",
+    "LineSample",
     "MarkInfo",
     "MarkRecord",
     "MergeOutcome",

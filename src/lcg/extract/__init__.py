@@ -44,8 +44,11 @@ from lcg.extract.scripted import ScriptedExtractor, perfect_extractor
 if TYPE_CHECKING:
     from lcg.extract.anthropic_extractor import AnthropicExtractor
 
+from lcg.extract.embedders import REPROBE_S
+
 __all__ = [
     "NO_ONTOLOGY_HASH",
+    "REPROBE_S",
     "UNCLASSIFIED_ENTITY",
     "UNCLASSIFIED_RELATION",
     "AnthropicExtractor",

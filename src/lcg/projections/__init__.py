@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from lcg.projections.base import Projection, Projections, RecordProjection
 from lcg.projections.cache import EMBEDDINGS_DIR, EmbeddingCache, cache_dir_name, embed_with_cache
+from lcg.projections.cypher import check_read_only
 from lcg.projections.embedding import CachedTextEmbedder
+from lcg.projections.fanout import GroupFailure, GroupFailures, MissingLeg
 from lcg.projections.graph import (
     DB_FILE,
     GraphProjection,
@@ -38,9 +40,11 @@ from lcg.projections.sandbox import CypherSandbox, SandboxLimits, Target
 from lcg.projections.search import (
     DEFAULT_HALF_LIFE_DAYS,
     DEFAULT_WEIGHTS,
+    FUSIONS,
     PassageRow,
     PassageWeights,
     Searcher,
+    parse_time,
     rrf_fuse,
 )
 from lcg.projections.text import TextProjection
@@ -51,6 +55,7 @@ __all__ = [
     "DEFAULT_HALF_LIFE_DAYS",
     "DEFAULT_WEIGHTS",
     "EMBEDDINGS_DIR",
+    "FUSIONS",
     "MERGED_LABEL",
     "BindingState",
     "CachedTextEmbedder",
@@ -63,6 +68,9 @@ __all__ = [
     "EpisodeRow",
     "GraphCounts",
     "GraphProjection",
+    "GroupFailure",
+    "GroupFailures",
+    "MissingLeg",
     "Op",
     "PassageRow",
     "PassageWeights",
@@ -83,12 +91,14 @@ __all__ = [
     "Upsert",
     "VectorProjection",
     "cache_dir_name",
+    "check_read_only",
     "derive_ops",
     "embed_with_cache",
     "forget_prepared",
     "graph_pointers",
     "graph_reads",
     "graph_records",
+    "parse_time",
     "pointers_of",
     "query_rows",
     "rrf_fuse",

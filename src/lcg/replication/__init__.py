@@ -6,8 +6,16 @@ from __future__ import annotations
 
 from lcg.replication.follow import Follower
 from lcg.replication.git import GITIGNORE, GitPublisher, GitPuller, GitSource
+from lcg.replication.jetstream import JetStreamPublisher
+from lcg.replication.jetstream_live import LivePublisher
 from lcg.replication.publish import publish_group
-from lcg.replication.service import Replica, ReplicaReport, SourceFactory, replica_config
+from lcg.replication.service import (
+    Replica,
+    ReplicaReport,
+    SourceFactory,
+    read_only_reason,
+    replica_config,
+)
 from lcg.replication.staging import StagedGroup, StagedLine, stage_group
 from lcg.replication.status import (
     ReplicaApplied,
@@ -16,6 +24,7 @@ from lcg.replication.status import (
     ReplicaStatus,
     ReplicaStopped,
 )
+from lcg.replication.targets import follow_setup, open_publisher, transport_of
 from lcg.replication.transport import (
     GroupCursor,
     Publisher,
@@ -34,6 +43,8 @@ __all__ = [
     "GitPuller",
     "GitSource",
     "GroupCursor",
+    "JetStreamPublisher",
+    "LivePublisher",
     "PublishResult",
     "Publisher",
     "Puller",
@@ -52,7 +63,11 @@ __all__ = [
     "StagedGroup",
     "StagedLine",
     "TreeSource",
+    "follow_setup",
+    "open_publisher",
     "publish_group",
+    "read_only_reason",
     "replica_config",
     "stage_group",
+    "transport_of",
 ]

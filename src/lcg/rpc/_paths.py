@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lcg.config import Config
 from lcg.errors import InvalidParamsError
-from lcg.workspace.factory import projection_dirs
+from lcg.workspace import projection_dirs
 
 __all__ = ["export_target"]
 

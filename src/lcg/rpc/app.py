@@ -20,20 +20,21 @@ from typing import Any, TypeVar
 from lcg import timestamps
 from lcg.config import Config
 from lcg.errors import DegradedError, LcgError, ProjectionError
-from lcg.events.files import remove_trees
-from lcg.extract.embedders import REPROBE_S, Embedder, StandbyEmbedder
-from lcg.ingest.extraction import ExtractionService
-from lcg.projections.projector import ReplayProgress
-from lcg.projections.sandbox import CypherSandbox
-from lcg.projections.search import Searcher
+from lcg.events import remove_trees
+from lcg.extract import REPROBE_S, Embedder, StandbyEmbedder
+from lcg.ingest import ExtractionService
+from lcg.projections import CypherSandbox, ReplayProgress, Searcher
 from lcg.rpc.dispatch import State
 from lcg.rpc.host import Job
 from lcg.rpc.methods import build_registry
 from lcg.rpc.registry import Registry
-from lcg.workspace import Workspace
-from lcg.workspace.cypher import open_cypher_sandbox
-from lcg.workspace.factory import projection_dirs
-from lcg.workspace.status import OntologyStatus, ontology_status
+from lcg.workspace import (
+    OntologyStatus,
+    Workspace,
+    ontology_status,
+    open_cypher_sandbox,
+    projection_dirs,
+)
 
 __all__ = ["Job", "ServiceApp", "State", "build_app"]
 
@@ -120,7 +121,7 @@ class ServiceApp:
 
     def _open_sync(self) -> None:
         if self.extraction is None:
-            from lcg.workspace.factory import make_extractor
+            from lcg.workspace import make_extractor
 
             self.extraction = ExtractionService.from_config(
                 self.config, make_extractor(self.config)

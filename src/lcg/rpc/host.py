@@ -14,13 +14,10 @@ from typing import Any, Literal, Protocol, TypeVar
 import msgspec
 
 from lcg.config import Config
-from lcg.ingest.extraction import ExtractionService
-from lcg.projections.projector import ReplayResult
-from lcg.projections.sandbox import CypherSandbox
-from lcg.projections.search import Searcher
+from lcg.ingest import ExtractionService
+from lcg.projections import CypherSandbox, ReplayResult, Searcher
 from lcg.rpc.dispatch import State
-from lcg.workspace import Workspace
-from lcg.workspace.status import OntologyStatus
+from lcg.workspace import OntologyStatus, Workspace
 
 __all__ = ["Job", "ServiceHost"]
 

@@ -14,13 +14,12 @@ from lcg.errors import (
     RequestError,
 )
 from lcg.ingest import cross_group, deletion
-from lcg.projections.cypher import check_read_only
-from lcg.projections.graph import records as gr
+from lcg.projections import check_read_only
+from lcg.projections import graph_records as gr
 from lcg.rpc.host import ServiceHost
 from lcg.rpc.params import RequiredGroupIds, unique
 from lcg.rpc.registry import CallContext, MethodDef, NoParams, Params
-from lcg.workspace.status import build_status, degraded_status
-from lcg.workspace.verify import verify_workspace
+from lcg.workspace import build_status, degraded_status, verify_workspace
 
 __all__ = ["ADMIN_METHODS", "RECOVERY_METHODS", "STATUS_METHODS"]
 

@@ -16,9 +16,7 @@ from typing import Annotated, Any, TypeVar
 import msgspec
 from msgspec import Meta
 
-from lcg.ingest import curation
-from lcg.ingest.curation import CurationFrame
-from lcg.ingest.extraction import ExtractionService
+from lcg.ingest import CurationFrame, ExtractionService, curation
 from lcg.rpc.host import ServiceHost
 from lcg.rpc.params import GroupId, PositiveInt, RequiredGroupId, write_group
 from lcg.rpc.registry import CallContext, MethodDef, NoParams, Params, Result
@@ -73,7 +71,7 @@ def extraction_service(app: ServiceHost) -> ExtractionService:
     configured extractor on first use when the app does not hold one."""
     if app.extraction is not None:
         return app.extraction
-    from lcg.workspace.factory import make_extractor
+    from lcg.workspace import make_extractor
 
     built = ExtractionService.from_config(app.config, make_extractor(app.config))
     app.extraction = built

@@ -8,10 +8,19 @@ import msgspec
 from msgspec import Meta
 
 from lcg.errors import InvalidParamsError
-from lcg.projections.fanout import GroupFailure, GroupFailures, MissingLeg
-from lcg.projections.graph import reads as graph_reads
-from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow
-from lcg.projections.search import DEFAULT_HALF_LIFE_DAYS, FUSIONS, PassageRow, parse_time
+from lcg.projections import (
+    DEFAULT_HALF_LIFE_DAYS,
+    FUSIONS,
+    EdgeRow,
+    EntityRow,
+    EpisodeRow,
+    GroupFailure,
+    GroupFailures,
+    MissingLeg,
+    PassageRow,
+    graph_reads,
+    parse_time,
+)
 from lcg.rpc.host import ServiceHost
 from lcg.rpc.params import (
     GroupId,

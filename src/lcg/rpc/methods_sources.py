@@ -9,8 +9,8 @@ import msgspec
 from msgspec import Meta
 
 from lcg.errors import InvalidParamsError
-from lcg.ingest.sources import ChunkIn, RemovalIn, StoredChunk, TreeScope, source_manifest
-from lcg.ingest.sources import sync_chunks as record_sync
+from lcg.ingest import ChunkIn, RemovalIn, StoredChunk, TreeScope, source_manifest
+from lcg.ingest import sync_chunks as record_sync
 from lcg.rpc.host import ServiceHost
 from lcg.rpc.methods_extract import extraction_service
 from lcg.rpc.params import GroupId, write_group

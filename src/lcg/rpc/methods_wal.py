@@ -23,12 +23,9 @@ from lcg.errors import (
     RebuildRefusedError,
     StreamError,
 )
-from lcg.events.files import remove_tree
-from lcg.events.groups import encode_group
-from lcg.events.marks import MarkInfo
-from lcg.ingest.cross_group import rebind_after_reset
-from lcg.ingest.dump import DumpResult, dump_groups
-from lcg.projections.projector import ReplayProgress, ReplayResult
+from lcg.events import MarkInfo, encode_group, remove_tree
+from lcg.ingest import DumpResult, dump_groups, rebind_after_reset
+from lcg.projections import ReplayProgress, ReplayResult
 from lcg.rpc._paths import export_target
 from lcg.rpc.host import Job, ServiceHost
 from lcg.rpc.params import GroupId, SeqInt, write_group

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 from msgspec import Meta
 
-from lcg.events.layout import DEFAULT_GROUP
+from lcg.events import DEFAULT_GROUP
 from lcg.rpc.schema import MAX_SAFE_INT, Int
 
 __all__ = [

@@ -19,10 +19,9 @@ from msgspec import Meta
 
 from lcg.config import Config
 from lcg.errors import LcgError, ReadOnlyError
-from lcg.events.guarded import ReadLimits
-from lcg.extract.embedders import Embedder
-from lcg.replication import Follower
-from lcg.replication.service import Replica, ReplicaReport, SourceFactory, read_only_reason
+from lcg.events import ReadLimits
+from lcg.extract import Embedder
+from lcg.replication import Follower, Replica, ReplicaReport, SourceFactory, read_only_reason
 from lcg.rpc.app import ServiceApp, State
 from lcg.rpc.registry import CallContext, MethodSpec, Params, Registry, Result
 

@@ -31,7 +31,7 @@ from msgspec import Meta
 from msgspec import inspect as mi
 
 from lcg.errors import InvalidParamsError
-from lcg.events.groups import nfc_group_ids
+from lcg.events import nfc_group_ids
 
 __all__ = [
     "MAX_SAFE_INT",

@@ -5,8 +5,9 @@ live."""
 
 from __future__ import annotations
 
-from lcg.workspace.factory import embedder_from_config, make_extractor
-from lcg.workspace.lock import writing_offline
+from lcg.workspace.cypher import open_cypher_sandbox
+from lcg.workspace.factory import embedder_from_config, make_extractor, projection_dirs
+from lcg.workspace.lock import hold_for_process, writing_offline
 from lcg.workspace.maintenance import (
     close_segments,
     create_applied_mark,
@@ -15,12 +16,19 @@ from lcg.workspace.maintenance import (
     group_marks,
 )
 from lcg.workspace.ontology_files import OntologyLoader, workspace_ontology_path, write_hash_file
-from lcg.workspace.status import StatusReport, build_status
+from lcg.workspace.status import (
+    OntologyStatus,
+    StatusReport,
+    build_status,
+    degraded_status,
+    ontology_status,
+)
 from lcg.workspace.verify import VerifyReport, verify_workspace
 from lcg.workspace.workspace import Workspace
 
 __all__ = [
     "OntologyLoader",
+    "OntologyStatus",
     "StatusReport",
     "VerifyReport",
     "Workspace",
@@ -28,10 +36,15 @@ __all__ = [
     "close_segments",
     "create_applied_mark",
     "create_stream_mark",
+    "degraded_status",
     "delete_group_mark",
     "embedder_from_config",
     "group_marks",
+    "hold_for_process",
     "make_extractor",
+    "ontology_status",
+    "open_cypher_sandbox",
+    "projection_dirs",
     "verify_workspace",
     "workspace_ontology_path",
     "write_hash_file",
