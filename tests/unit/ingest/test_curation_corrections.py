@@ -335,3 +335,17 @@ def test_entries_that_are_not_mappings_are_skipped(ws: Workspace, tmp_path: Path
     _file(tmp_path, "  - just text\n  - 7\n")
     res = apply_corrections(ws, tmp_path)
     assert (res.success, res.applied, res.skipped) == (True, 0, 2)
+
+
+def test_same_as_drops_an_edge_that_would_loop_onto_the_canonical(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    canonical = _entity(ws, "Neil Armstrong")
+    _entity(ws, "Armstrong")
+    loop = _edge(ws, "Armstrong", "Neil Armstrong", "is")
+    _file(tmp_path, "  - {id: n, type: same_as, canonical: Neil Armstrong, aliases: [Armstrong]}\n")
+    assert apply_corrections(ws, tmp_path).applied == 1
+    with ws.reading():
+        edges = gr.all_edges(ws.graph, G)
+    assert [(e.uuid, e.invalid_at is not None) for e in edges] == [(loop, True)]
+    assert all(e.source_uuid != e.target_uuid for e in edges), f"no loop on {canonical}"

@@ -312,3 +312,15 @@ def test_clearing_with_the_stream_kept_appends_nothing(ws: Workspace) -> None:
     assert list(ws.store.reader("g").events()) == before
     with ws.reading():
         assert gr.all_entities(ws.graph, "g") == []
+
+
+def test_a_chunk_edited_back_to_its_old_text_is_stored_again(
+    chunk: Callable[..., Any], shared_ws: Workspace, group: str
+) -> None:
+    first = chunk("Old text.")
+    edited = chunk("New text.")
+    back = chunk("Old text.")
+    assert back.extraction.status == "pending", "the old copy was deleted: not a duplicate"
+    assert len({first.episode_uuid, edited.episode_uuid, back.episode_uuid}) == 3
+    deleted = _of(EpisodesDeleted, shared_ws, group)
+    assert [d.episode_uuids for d in deleted] == [[first.episode_uuid], [edited.episode_uuid]]
