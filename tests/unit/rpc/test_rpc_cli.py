@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+import lcg.rpc
 from lcg.cli import mcp as cli_mcp
 from lcg.cli import methods as cli_methods
 from lcg.rpc import mcp_server
@@ -49,7 +50,8 @@ def _parser() -> argparse.ArgumentParser:
 def test_methods_table_and_json(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(mcp_server, "default_registry", lambda: REGISTRY)
+    # lcg methods takes the registry from the rpc face when it runs.
+    monkeypatch.setattr(lcg.rpc, "default_registry", lambda: REGISTRY)
     args = _parser().parse_args(["methods"])
     assert args.func(args) == 0
     out = capsys.readouterr().out.splitlines()
