@@ -108,9 +108,9 @@ def test_kill_during_replay_then_replay_again(tmp_path: Path) -> None:
         # A rebuild of an empty group loads the graph in one transaction: after the kill it is
         # either wholly absent or (incremental path) at a committed batch boundary.
         assert graph_seq is None or graph_seq >= seen
-        for seq, gen in positions.values():
-            assert gen in (None, ws.store.generation("big"))
-            assert seq is None or seq <= N - 1
+        for pos in positions.values():
+            assert pos.generation in (None, ws.store.generation("big"))
+            assert pos.seq is None or pos.seq <= N - 1
         ws.catch_up()
         assert ws.digests("big") == expected
         assert all(p.seq == N - 1 for p in ws.projector.positions("big").values())
