@@ -72,11 +72,6 @@ ALLOWED: dict[str, frozenset[str]] = {
 KNOWN_CYCLES: dict[str, frozenset[tuple[str, str]]] = {}
 
 
-#: Packages whose modules still import other packages past their faces; the list only shrinks
-#: (an entry with no such import left fails).
-FACE_DEBT: frozenset[str] = frozenset({"projections"})
-
-
 class Import(NamedTuple):
     """One import of an lcg module: who, what, where."""
 
@@ -293,13 +288,10 @@ def face_violations(imports: list[Import], src: Path = SRC) -> list[Import]:
 
 def test_other_packages_are_imported_through_their_faces(imports: list[Import]) -> None:
     bad = face_violations(imports)
-    new = [i for i in bad if _unit(i.importer) not in FACE_DEBT]
-    assert not new, (
+    assert not bad, (
         "imports past another package's face (import the name from the package, adding it to "
-        "the package's __init__ and __all__ if it is not there):\n" + _show(new)
+        "the package's __init__ and __all__ if it is not there):\n" + _show(bad)
     )
-    gone = sorted(FACE_DEBT - {_unit(i.importer) for i in bad})
-    assert not gone, f"these packages import only through faces now, remove from FACE_DEBT: {gone}"
 
 
 # ---- the checker catches what it should (a small tree written here) -----------------------

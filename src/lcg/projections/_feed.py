@@ -18,10 +18,7 @@ import numpy as np
 
 from lcg import telemetry
 from lcg.errors import EmbedderError, ProjectionError, ProjectionIOError
-from lcg.events.model import Event
-from lcg.events.reader import ReadReport, StreamReader
-from lcg.events.segments import list_segments
-from lcg.events.store import WalStore
+from lcg.events import Event, ReadReport, StreamReader, WalStore, list_segments
 from lcg.projections._replay_report import (
     ProgressFn,
     ReplayProgress,

@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 import msgspec
 
 from lcg.errors import CorruptFileError
-from lcg.events.files import atomic_write
+from lcg.events import atomic_write
 
 __all__ = ["GroupsFile", "GroupSidecar", "read_groups", "write_groups"]
 

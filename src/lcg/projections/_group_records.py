@@ -22,7 +22,7 @@ from typing import Literal
 import msgspec
 
 from lcg import telemetry
-from lcg.events.position import Position
+from lcg.events import Position
 from lcg.projections._group_file import GroupsFile, GroupSidecar, read_groups, write_groups
 
 __all__ = [

@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lcg.errors import ProjectionError
-from lcg.events.files import atomic_file
+from lcg.events import atomic_file
 from lcg.projections._checksum import DamagedFile, describe_failure, file_crc
 
 __all__ = [

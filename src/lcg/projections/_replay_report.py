@@ -7,8 +7,7 @@ from collections.abc import Callable
 
 import msgspec
 
-from lcg.events.model import Event
-from lcg.events.reader import ReadReport
+from lcg.events import Event, ReadReport
 
 __all__ = [
     "FailedSample",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
-from lcg.events.position import Position
+from lcg.events import Position
 from lcg.projections._checksum import DamagedFile
 
 __all__ = ["Positioned", "SnapshotBook"]

@@ -18,8 +18,7 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
-from lcg.events.model import Event
-from lcg.events.position import Position
+from lcg.events import Event, Position
 from lcg.projections.ops import Op
 
 __all__ = [

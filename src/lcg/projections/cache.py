@@ -38,17 +38,20 @@ import numpy.typing as npt
 
 from lcg import telemetry
 from lcg.errors import EmbedderError, ProjectionError
-from lcg.events.files import atomic_write, describe_os_error, private_dir, probe_write
-from lcg.events.layout import (
+from lcg.events import (
     EMBEDDINGS_CACHE_DIR,
     EMBEDDINGS_KEYS_SUFFIX,
     EMBEDDINGS_LOCK_FILE,
     EMBEDDINGS_META_FILE,
     EMBEDDINGS_VECS_SUFFIX,
+    atomic_write,
+    describe_os_error,
+    private_dir,
+    probe_write,
 )
 
 if TYPE_CHECKING:
-    from lcg.extract.embedders import Embedder
+    from lcg.extract import Embedder
 
 __all__ = ["EMBEDDINGS_DIR", "CacheMeta", "EmbeddingCache", "cache_dir_name", "embed_with_cache"]
 

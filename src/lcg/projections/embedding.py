@@ -12,7 +12,7 @@ import msgspec
 import numpy as np
 
 from lcg.errors import EmbedderError
-from lcg.extract.embedders import Embedder
+from lcg.extract import Embedder
 from lcg.projections.cache import EmbeddingCache
 
 __all__ = ["CachedTextEmbedder", "EmbeddingStats", "TextEmbedder"]

@@ -24,7 +24,7 @@ from typing import Final, Literal, assert_never
 
 import msgspec
 
-from lcg.events.model import (
+from lcg.events import (
     CorrectionsApplied,
     CrossGroupEdgeAdded,
     EdgeRecord,

@@ -40,13 +40,17 @@ from pathlib import Path
 
 from lcg import telemetry
 from lcg.errors import GenerationError, RebuildRefusedError, StreamError
-from lcg.events.generation import effective_generation, stream_generation
-from lcg.events.layout import GENERATION_FILE
-from lcg.events.model import Event
-from lcg.events.position import Position
-from lcg.events.reader import ReadReport, StreamReader
-from lcg.events.segments import list_segments
-from lcg.events.store import WalStore
+from lcg.events import (
+    GENERATION_FILE,
+    Event,
+    Position,
+    ReadReport,
+    StreamReader,
+    WalStore,
+    effective_generation,
+    list_segments,
+    stream_generation,
+)
 from lcg.projections._feed import Feeder
 from lcg.projections._group_records import (
     ClearedFloor,

@@ -41,10 +41,15 @@ from typing import Final, assert_never
 import msgspec
 
 from lcg.errors import ProjectionError
-from lcg.events.files import atomic_write, fsync_dir
-from lcg.events.groups import decode_group, encode_group
-from lcg.events.layout import TEMP_SUFFIX, TEXT_SNAPSHOT_SUFFIX
-from lcg.events.position import Position
+from lcg.events import (
+    TEMP_SUFFIX,
+    TEXT_SNAPSHOT_SUFFIX,
+    Position,
+    atomic_write,
+    decode_group,
+    encode_group,
+    fsync_dir,
+)
 from lcg.projections._analyzer import ANALYZER_VERSION, query_terms, term_counts
 from lcg.projections._bm25 import Bm25Index
 from lcg.projections._checksum import DamagedFile, describe_failure

@@ -40,10 +40,15 @@ import numpy as np
 import numpy.typing as npt
 
 from lcg.errors import ProjectionError
-from lcg.events.files import atomic_write, fsync_dir, remove_tree
-from lcg.events.groups import decode_group, encode_group
-from lcg.events.layout import VECTORS_META_FILE
-from lcg.events.position import Position
+from lcg.events import (
+    VECTORS_META_FILE,
+    Position,
+    atomic_write,
+    decode_group,
+    encode_group,
+    fsync_dir,
+    remove_tree,
+)
 from lcg.projections._checksum import DamagedFile, describe_failure, encode_sealed, unseal
 from lcg.projections._hnsw import EXACT_BELOW, FieldIndex, FieldMeta
 from lcg.projections._snapshots import SnapshotBook

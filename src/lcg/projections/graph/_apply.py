@@ -37,8 +37,7 @@ from typing import Any, assert_never
 import kuzu
 import msgspec
 
-from lcg.events.keys import lookup_key
-from lcg.events.model import (
+from lcg.events import (
     CorrectionsApplied,
     CrossGroupEdgeAdded,
     EdgeInvalidation,
@@ -56,6 +55,7 @@ from lcg.events.model import (
     PointersRebound,
     RelationshipAsserted,
     RelationTypesChanged,
+    lookup_key,
 )
 from lcg.projections.graph._bulk import copy_edges as _copy_edges
 from lcg.projections.graph._bulk import create as _create

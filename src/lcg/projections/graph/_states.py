@@ -13,7 +13,7 @@ import msgspec
 
 from lcg import timestamps
 from lcg.errors import ProjectionError
-from lcg.events.model import EdgeRecord
+from lcg.events import EdgeRecord
 
 __all__ = [
     "EdgeState",

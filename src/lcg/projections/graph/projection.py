@@ -32,9 +32,7 @@ import kuzu
 import msgspec
 
 from lcg.errors import ProjectionError, ProjectionIOError, RebuildRefusedError
-from lcg.events.files import remove_tree
-from lcg.events.model import Event
-from lcg.events.position import Position
+from lcg.events import Event, Position, remove_tree
 from lcg.projections.base import Batch, Capabilities
 from lcg.projections.graph._apply import apply_events, fold_events
 from lcg.projections.graph._conn import execute, forget_prepared

@@ -13,8 +13,7 @@ from typing import Any
 import msgspec
 
 from lcg import timestamps
-from lcg.events.keys import lookup_key
-from lcg.events.model import EdgeRecord, EntityRecord
+from lcg.events import EdgeRecord, EntityRecord, lookup_key
 from lcg.projections.graph._schema import select
 from lcg.projections.graph._statements import EDGE_FIELDS
 from lcg.projections.graph._states import edge_from_row, entity_from_row

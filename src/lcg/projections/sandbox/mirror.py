@@ -19,9 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from lcg.errors import ProjectionError, ProjectionIOError
-from lcg.events.groups import encode_group
-from lcg.events.model import Event
-from lcg.events.reader import StreamReader
+from lcg.events import Event, StreamReader, encode_group
 from lcg.projections.graph import GraphProjection
 from lcg.projections.sandbox.protocol import Target
 
