@@ -200,3 +200,39 @@ def test_only_the_named_groups_are_followed(tmp_path: Path) -> None:
                 assert follower.ws.digests(group) == pub.digests(group)
     finally:
         pub.close()
+
+
+def test_projections_of_the_old_generation_reset_even_when_the_track_is_on_the_new(
+    tmp_path: Path,
+) -> None:
+    """The follower never weighs the old generation's seqs against the new stream's: here
+    every projection holds seqs of the old generation past the new stream's end while the
+    follower's cursor already names the new one (the state a pass leaves when it read the new
+    sidecar and stopped). Weighed as numbers, the projections looked ahead of the stream and
+    the group stopped on a "seq regression in the same generation"; it is a reset."""
+    repos = make_repos(tmp_path)
+    pub = open_publisher(tmp_path / "pubws")
+    short = open_publisher(tmp_path / "shortws")
+    try:
+        write_batch(pub, G, 5)
+        first = publish(pub, G, repos)
+        write_batch(short, G, 1)
+        with replica(tmp_path / "rws", repos.replica) as follower:
+            repos.pull()
+            assert follower.sync_group(G).generation == first.generation
+            from lcg.replication import publish_group
+
+            result = publish_group(short.config.wal_dir, G, repos.pub, reset=True)
+            repos.push()
+            repos.pull()
+            assert result.generation != first.generation
+            follower._tracks[G] = follower.source.cursor(G, result.generation)
+            status = follower.sync_group(G)
+            assert status.state == "following", status.reason
+            assert status.reset_detected and status.previous_generation == first.generation
+            positions = follower.ws.projector.positions(G)
+            assert {p.generation for p in positions.values()} == {result.generation}
+            assert follower.ws.digests(G) == short.digests(G)
+    finally:
+        pub.close()
+        short.close()

@@ -214,8 +214,12 @@ class Follower:
                 )
             return  # nothing published yet
         previous = track.generation or (next(iter(recorded_gens)) if recorded_gens else None)
-        if previous is not None and (previous != stream_gen or len(recorded_gens) > 1):
-            self._reset(group_id, track, status, previous, stream_gen)
+        stale = sorted(recorded_gens - {stream_gen})
+        if previous is not None and (previous != stream_gen or stale):
+            # A projection of another generation than the stream's: its seqs say nothing of
+            # the stream, so the group is purged and replayed (also when the track in memory
+            # already names the new generation).
+            self._reset(group_id, track, status, stale[0] if stale else previous, stream_gen)
             return
         if track.generation is None:
             track.generation = stream_gen
@@ -262,25 +266,23 @@ class Follower:
 
     def _follow(self, group_id: str, track: GroupCursor, status: ReplicaStatus) -> None:
         proj = self.ws.projector
-        positions = proj.positions(group_id)
-        # Taken as they stand, even of another generation than the track's (then the
-        # rebuild below finds the reset and replays the group in full).
-        seqs = {p.seq for p in positions.values()}
-        gens = {p.generation for p in positions.values() if p.generation is not None}
+        positions = proj.positions(group_id).values()
         assert track.generation is not None
-        highest = max(-1 if s is None else s for s in seqs)
-        if track.next_seq - 1 > min(-1 if s is None else s for s in seqs):
+        # ``_sync`` reset every projection of another generation, so each position is of the
+        # track's or empty; ``next_seq`` refuses (GenerationError) to read one that is not.
+        applied = {p.next_seq(track.generation) - 1 for p in positions}
+        highest, lowest = max(applied), min(applied)
+        if track.next_seq - 1 > lowest:
             # Verified further than applied (an apply failed, or projections were purged):
             # re-verify from the start so the unapplied events are yielded again.
             fresh = self.source.cursor(group_id, track.generation)
             track = self._tracks[group_id] = fresh
-        if len(seqs) == 1 and gens <= {track.generation}:
+        if len(applied) == 1:
             self._apply_stream(group_id, track, status, highest)
             self._check_not_behind(group_id, track, highest)
             return
         # Projections at different positions (a crash between snapshots, an embedder that
         # failed): verify first, then let the projector bring each one up to the verified end.
-        lowest = min(-1 if s is None else s for s in seqs)
         defect: TailDefect | None = None
         try:
             for _ in track.read(yield_after=None):
@@ -289,7 +291,7 @@ class Follower:
             defect = exc
         end = track.next_seq - 1
         if end > lowest:
-            has_none = any(s is None for s in seqs)
+            has_none = any(p.empty for p in positions)
             with self.ws.group_lock(group_id), self.ws.rw.write():
                 result = proj.rebuild(
                     group_id,
