@@ -6,6 +6,10 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_ARGS ?=
+# The suite runs on every core, a test file per worker at a time (pytest-xdist, ADR 0187);
+# `make test TEST_WORKERS=0` runs it in this one process.
+TEST_WORKERS ?= auto
+PARALLEL := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 .PHONY: install test test-fast bench lint demo clean
 
@@ -24,13 +28,13 @@ $(STAMP): pyproject.toml
 
 test: install
 	@# pytest exits 5 when it collected nothing: treat that as a failure.
-	$(BIN)/python -m pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo 'pytest collected no tests' >&2; exit 1; fi; exit $$rc
+	$(BIN)/python -m pytest $(PARALLEL); rc=$$?; if [ $$rc -eq 5 ]; then echo 'pytest collected no tests' >&2; exit 1; fi; exit $$rc
 
 # The unit and property tests alone (no service subprocesses, no crash or e2e runs): the quick
 # check while working (LCG_FAST_TESTS=1: the 10,000-case Cypher guard test reads 500); `make
 # test` runs everything, in full, as CI does.
 test-fast: install
-	LCG_FAST_TESTS=1 $(BIN)/python -m pytest tests/unit tests/property
+	LCG_FAST_TESTS=1 $(BIN)/python -m pytest $(PARALLEL) tests/unit tests/property
 
 lint: install
 	$(BIN)/ruff check src tests bench

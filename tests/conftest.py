@@ -23,6 +23,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # Reversed, each module's tests still run together, so module-scoped fixtures stay shared.
     if config.getoption("--reverse"):
         items.reverse()
+    # The files that hold a test marked ``long`` go first, whole and in their order: a parallel
+    # run (``make test``: pytest-xdist, a file per worker at a time) starts them at once
+    # instead of waiting on one of them at the end (ADR 0187).
+    long_files = {item.path for item in items if item.get_closest_marker("long")}
+    items.sort(key=lambda item: item.path not in long_files)
 
 
 @pytest.fixture(autouse=True)

@@ -110,6 +110,7 @@ LOOKING = (
 )
 
 
+@pytest.mark.long
 def test_commands_outside_a_workspace_exit_1_and_create_nothing(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()

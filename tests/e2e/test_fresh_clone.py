@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import _service_fixtures as sf
 from lcg.rpc.client import Client
 
@@ -40,6 +42,7 @@ def _env(clone: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.long
 def test_a_fresh_clone_runs_the_demo_and_its_tests() -> None:
     venv = Path(sys.executable).parent.parent
     with sf.temp_workspace("lcg-clone-") as root:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 import _cypher_support as cs
 
 TIMEOUT_MS = 1000
@@ -85,6 +87,7 @@ BATTERY = [
 ]
 
 
+@pytest.mark.long
 def test_the_battery_never_takes_the_service_down() -> None:
     assert len(BATTERY) >= 50
     with cs.served(ENV) as svc:

@@ -375,6 +375,7 @@ LIVE_QUERY = st.tuples(
 WRAPPED_EXAMPLES = 500 if os.environ.get("LCG_FAST_TESTS") else 10_000
 
 
+@pytest.mark.long
 @settings(
     max_examples=WRAPPED_EXAMPLES,
     deadline=None,
