@@ -325,7 +325,9 @@ class JetStreamPuller:
     def _take(self, group: _Group, msgs: list[Msg], from_start: bool) -> None:
         """Check ``msgs`` in order and append the good prefix; stop or restart at a defect."""
         lines: list[bytes] = []
-        first = group.next_seq
+        # ``group.next_seq`` says what the mirror holds, which another thread may read: it
+        # moves to ``upto`` only once the lines before it are written (``_flush``).
+        first = upto = group.next_seq
         last_stream_seq = group.stream_seq
         try:
             for msg in msgs:
@@ -352,20 +354,20 @@ class JetStreamPuller:
                             f"{where}: generation {gen} starts at seq {seq} on the server "
                             f"(this replica holds {group.generation}); its head is missing"
                         )
-                    self._flush(group, lines, first, last_stream_seq)
+                    self._flush(group, lines, first, last_stream_seq, upto)
                     lines = []
                     group.reset(gen)
-                    first = 0
-                if seq < group.next_seq:
+                    first = upto = 0
+                if seq < upto:
                     last_stream_seq = meta.sequence.stream
                     continue  # held already (a redelivery): never applied twice
-                if seq > group.next_seq:
+                if seq > upto:
                     if not group.rechecked:
                         group.rechecked = True
                         raise _Restart(from_start=False)
                     raise TailDefect(
                         f"seq gap in group {group.group_id!r}: {where} carries seq {seq}, the "
-                        f"next is {group.next_seq}; the replica stops rather than skip"
+                        f"next is {upto}; the replica stops rather than skip"
                     )
                 checked = group.check.check(msg.data)
                 if checked.problem is not None or checked.event is None:
@@ -380,7 +382,7 @@ class JetStreamPuller:
                 if meta.num_pending == 0:
                     group.server_ts = checked.event.ts
                 lines.append(msg.data)
-                group.next_seq = seq + 1
+                upto = seq + 1
                 last_stream_seq = meta.sequence.stream
             group.rechecked = False
             group.stopped = None
@@ -389,15 +391,23 @@ class JetStreamPuller:
                 log.warning("JetStream follower: %s", defect)
             group.stopped = str(defect)
         finally:
-            self._flush(group, lines, first, last_stream_seq)
+            self._flush(group, lines, first, last_stream_seq, upto)
         if group.stopped is not None:
             raise _Restart(from_start=False)
 
-    def _flush(self, group: _Group, lines: list[bytes], first: int, stream_seq: int) -> None:
+    def _flush(
+        self, group: _Group, lines: list[bytes], first: int, stream_seq: int, upto: int
+    ) -> None:
+        vanished = bool(lines) and group.generation is not None and not group.gdir.is_dir()
+        if vanished:
+            # The mirror's directory went away under us: it starts again, empty, so what it
+            # holds is not ``upto``; the next message is past it, a gap the group stops on.
+            assert group.generation is not None
+            group.reset(group.generation)
         if lines:
-            if group.generation is not None and not group.gdir.is_dir():
-                group.reset(group.generation)
             group.append(lines, first)
+        if not vanished:
+            group.next_seq = upto
         group.stream_seq = stream_seq
         group.save_hint()
 
