@@ -9,7 +9,7 @@ DEMO_ARGS ?=
 # The suite runs on every core, a test file per worker at a time (pytest-xdist, ADR 0187);
 # `make test TEST_WORKERS=0` runs it in this one process.
 TEST_WORKERS ?= auto
-PARALLEL := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+PARALLEL := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
 .PHONY: install test test-fast bench lint demo clean
 
