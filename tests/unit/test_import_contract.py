@@ -15,9 +15,9 @@ ontology) went with the move of that storage out of ``extract`` (ADR 0119), now
 ``workspace/ontology_files.py``.
 
 No module depends on itself through others (issue 20, ADR 0180): the modules of ``src/lcg``
-and those imports form no cycle. The cycles of today are listed in ``KNOWN_CYCLES``, every
-import of each, as known debt: an import that closes a new cycle, or adds to a known one,
-fails; an entry that no longer closes a cycle fails too, so the list only shrinks.
+and those imports form no cycle, with no tolerated exception: the last two (rpc's app and
+method tables, the MCP server and its attached backend) were broken by issue 20 item 3 (ADR
+0183), and the list of known cycles went with them.
 (The 600-line bound on every module is ``test_module_shape.py``'s.)
 
 A package is imported from outside through its face (issue 20 item 7): ``from lcg.events import
@@ -63,13 +63,6 @@ ALLOWED: dict[str, frozenset[str]] = {
     "telemetry": frozenset(),
     "timestamps": frozenset(),
 }
-
-
-#: The import cycles of today, each as every import between its modules (``lcg.`` left off),
-#: so that any new cycle, or any new import inside one of these, fails. None is left: the
-#: last two (rpc's app and method tables, the MCP server and its attached backend) were
-#: broken by issue 20 item 3 (ADR 0183).
-KNOWN_CYCLES: dict[str, frozenset[tuple[str, str]]] = {}
 
 
 class Import(NamedTuple):
@@ -240,21 +233,17 @@ def test_no_package_imports_another_packages_private_module(imports: list[Import
     )
 
 
-def test_no_import_cycles_but_the_known_ones(imports: list[Import]) -> None:
+def test_no_import_cycles(imports: list[Import]) -> None:
     on_cycles = {(_short(a), _short(b)) for a, b in cycle_imports(imports)}
-    known: set[tuple[str, str]] = set().union(*KNOWN_CYCLES.values())
-    new = sorted(on_cycles - known)
-    assert not new, (
+    assert not on_cycles, (
         "imports that close an import cycle (a module depending on itself through others; "
         "invert one with a protocol or move what both need below them):\n"
         + "\n".join(
             f"  {i.importer} (line {i.line}) imports {i.imported}"
             for i in imports
-            if (_short(i.importer), _short(i.imported)) in set(new)
+            if (_short(i.importer), _short(i.imported)) in on_cycles
         )
     )
-    gone = sorted(known - on_cycles)
-    assert not gone, f"no longer on a cycle, remove from KNOWN_CYCLES: {gone}"
 
 
 def face_names(src: Path, package: str) -> frozenset[str]:
