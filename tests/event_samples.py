@@ -150,6 +150,14 @@ def ent(uuid: str, name: str, *, summary: str = "", created_at: str = T0) -> Ent
     )
 
 
+def entities(n: int, start: int = 0, group_id: str = "g") -> list[EntityAsserted]:
+    """``n`` created entities ``e<i>`` named ``name <i>``, from ``i = start``."""
+    return [
+        EntityAsserted(group_id=group_id, entity=ent(f"e{i}", f"name {i}"), created=True)
+        for i in range(start, start + n)
+    ]
+
+
 def edge(uuid: str, src: str, dst: str, *, name: str = "KNOWS", **kw: object) -> EdgeRecord:
     """An edge ``src -> dst``; ``kw`` overrides any other field."""
     fields: dict[str, object] = {"fact": f"{src} {name} {dst}", "created_at": T0, "valid_at": T0}

@@ -9,29 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from event_samples import entities as _entities
 from lcg.config import Config
 from lcg.errors import GenerationError, RebuildRefusedError, StreamError
 from lcg.events import GENERATION_FILE
-from lcg.events.model import EntityAsserted, EntityRecord
 from lcg.extract.embedders import HashEmbedder
 from lcg.workspace import Workspace
-
-TS = "2024-01-01T00:00:00.000000Z"
 
 
 def _cfg(root: Path) -> Config:
     return Config.from_env(root, env={"LCG_EMBEDDER": "hash"})
-
-
-def _entities(n: int, start: int = 0) -> list[EntityAsserted]:
-    return [
-        EntityAsserted(
-            group_id="g",
-            entity=EntityRecord(uuid=f"e{i}", name=f"name {i}", labels=["Entity"], created_at=TS),
-            created=True,
-        )
-        for i in range(start, start + n)
-    ]
 
 
 def test_it_refuses_what_rebuild_refuses_and_changes_nothing(tmp_path: Path) -> None:

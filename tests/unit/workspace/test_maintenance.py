@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from event_samples import entities as _entities
 from lcg.config import Config
 from lcg.errors import MarkError
 from lcg.events import list_segments
-from lcg.events.model import EntityAsserted, EntityRecord
 from lcg.extract.embedders import HashEmbedder
 from lcg.workspace import (
     Workspace,
@@ -23,22 +23,9 @@ from lcg.workspace import (
 )
 from lcg.workspace.factory import projection_dirs
 
-TS = "2024-01-01T00:00:00.000000Z"
-
 
 def _cfg(root: Path) -> Config:
     return Config.from_env(root, env={"LCG_EMBEDDER": "hash"})
-
-
-def _entities(n: int, start: int = 0) -> list[EntityAsserted]:
-    return [
-        EntityAsserted(
-            group_id="g",
-            entity=EntityRecord(uuid=f"e{i}", name=f"name {i}", labels=["Entity"], created_at=TS),
-            created=True,
-        )
-        for i in range(start, start + n)
-    ]
 
 
 def test_an_applied_mark_names_the_applied_seq_and_the_streams_generation(
