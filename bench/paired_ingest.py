@@ -99,8 +99,19 @@ def make_tree(tree: Path, files: int, seed: int = 7) -> None:
 def _ingest(src: Path, tree: Path, workspace: Path) -> float:
     started = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "lcg", "-C", str(workspace), "ingest", str(tree), "-g", GROUP,
-         "-s", "--json"],
+        [
+            sys.executable,
+            "-m",
+            "lcg",
+            "-C",
+            str(workspace),
+            "ingest",
+            str(tree),
+            "-g",
+            GROUP,
+            "-s",
+            "--json",
+        ],
         env=_env(src),
         capture_output=True,
         text=True,
@@ -136,20 +147,18 @@ def main(argv: list[str] | None = None) -> int:
                 figures[name]["first"].append(_ingest(versions[name], tree, ws))
                 figures[name]["again"].append(_ingest(versions[name], tree, ws))
                 shutil.rmtree(ws)
-            print(
-                f"round {r + 1}: "
-                + ", ".join(
-                    f"{n} first {figures[n]['first'][-1]:.2f} s again {figures[n]['again'][-1]:.2f} s"
-                    for n in versions
-                ),
-                flush=True,
-            )
+            said = [
+                f"{n} first {figures[n]['first'][-1]:.2f} s, again {figures[n]['again'][-1]:.2f} s"
+                for n in versions
+            ]
+            print(f"round {r + 1}: " + "; ".join(said), flush=True)
         print(f"\nlcg ingest of a {args.files}-file git tree, {args.rounds} rounds (hash embedder)")
         print(f"{'figure':<10} {'before s':>9} {'after s':>9} {'ratio':>6}")
         for fig in ("first", "again"):
             b, a = figures["before"][fig], figures["after"][fig]
             ratio = statistics.median(x / y for x, y in zip(a, b, strict=True))
-            print(f"{fig:<10} {statistics.median(b):>9.2f} {statistics.median(a):>9.2f} {ratio:>6.2f}")
+            mb, ma = statistics.median(b), statistics.median(a)
+            print(f"{fig:<10} {mb:>9.2f} {ma:>9.2f} {ratio:>6.2f}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0
