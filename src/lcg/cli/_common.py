@@ -123,13 +123,18 @@ def selected_groups(config: Config, group_id: str | None) -> list[str]:
 
 
 def emit_json(value: Any) -> None:
-    """Print ``value`` (msgspec-encodable) as one line of JSON."""
-    sys.stdout.write(_json.encode(value).decode() + "\n")
+    """Print ``value`` (msgspec-encodable) as one line of JSON (controls escaped: ``json_safe``)."""
+    from lcg.cli._terminal import json_safe
+
+    sys.stdout.write(json_safe(_json.encode(value).decode()) + "\n")
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """Left-aligned columns separated by two spaces; ``None`` prints as ``-``."""
-    cells = [list(headers)] + [["-" if c is None else str(c) for c in row] for row in rows]
+    """Left-aligned columns separated by two spaces; ``None`` prints as ``-``; each cell's
+    control characters escaped (``safe``), so a stored value cannot break a row."""
+    from lcg.cli._terminal import safe
+
+    cells = [list(headers)] + [["-" if c is None else safe(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
     return "\n".join(lines)

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import FrameType
 
 from lcg.cli._common import emit_json, format_table
+from lcg.cli._terminal import safe
 from lcg.errors import ConfigError
 from lcg.events import decode_line, encode_group, list_groups, list_segments, read_tail
 from lcg.replication import JetStreamPublisher, LivePublisher, stage_group
@@ -55,7 +56,7 @@ def _status(args: argparse.Namespace, root: Path, target: str, groups: list[str]
         lag = None if local is None else local - (-1 if pos.seq is None else pos.seq)
         rows.append([pos.group_id, pos.generation, pos.seq, pos.stream_seq, local, lag])
     headers = ["group", "generation", "acked seq", "stream seq", "local seq", "lag"]
-    sys.stdout.write(f"{pub.label}\n{format_table(headers, rows)}\n")
+    sys.stdout.write(f"{safe(pub.label)}\n{format_table(headers, rows)}\n")
     return 0
 
 
@@ -69,23 +70,26 @@ def _live(args: argparse.Namespace, root: Path, target: str, groups: list[str] |
     signal.signal(signal.SIGINT, _on_signal)
 
     def _on_error(group_id: str, error: str) -> None:
-        print(f"lcg publish: group {group_id}: {error} (retrying)", file=sys.stderr, flush=True)
+        line = safe(f"lcg publish: group {group_id}: {error} (retrying)")
+        print(line, file=sys.stderr, flush=True)
 
     live = LivePublisher(
         root, target, groups, reset=args.reset, replicas=args.replicas, on_error=_on_error
     )
     which = "every group" if groups is None else f"group {groups[0]}"
     print(
-        f"lcg publish: publishing {which} of {root} to {live.publisher.label} live; "
-        "stop with Ctrl-C",
+        safe(f"lcg publish: publishing {which} of {root} to {live.publisher.label} live; ")
+        + "stop with Ctrl-C",
         flush=True,
     )
     live.run(stop)
     for status in live.status.values():
         pos = status.acked
         print(
-            f"group {status.group_id}: acknowledged through seq {pos.seq} "
-            f"(stream seq {pos.stream_seq}), {status.published} published by this run",
+            safe(
+                f"group {status.group_id}: acknowledged through seq {pos.seq} "
+                f"(stream seq {pos.stream_seq}), {status.published} published by this run"
+            ),
             flush=True,
         )
     return 0
@@ -112,13 +116,16 @@ def run_jetstream(args: argparse.Namespace, root: Path, target: str) -> int:
         extra = " (reset: the stream was purged)" if r.reset else ""
         if r.committed:
             sys.stdout.write(
-                f"published group {r.group_id} through seq {r.max_seq}, generation "
-                f"{r.generation}{extra}: {r.files_copied} message(s), {r.bytes_copied} bytes, "
-                f"JetStream stream {r.path} at {r.commit}\n"
+                safe(
+                    f"published group {r.group_id} through seq {r.max_seq}, generation "
+                    f"{r.generation}{extra}: {r.files_copied} message(s), {r.bytes_copied} "
+                    f"bytes, JetStream stream {r.path} at {r.commit}"
+                )
+                + "\n"
             )
         else:
             sys.stdout.write(
-                f"group {r.group_id}: {pub.label} already holds it through seq {r.max_seq}; "
-                "nothing to publish\n"
+                safe(f"group {r.group_id}: {pub.label} already holds it through seq {r.max_seq}")
+                + "; nothing to publish\n"
             )
     return 0

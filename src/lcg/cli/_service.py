@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from lcg import telemetry
+from lcg.cli._terminal import json_safe, safe
 from lcg.config import Config, require_workspace
 from lcg.errors import ConfigError
 from lcg.rpc import Client
@@ -63,7 +64,7 @@ def attach_extractor_flags(
 
     extractor = make_extractor(config, explicit_url=http, explicit_uds=uds)
     app.extraction = ExtractionService.from_config(config, extractor)
-    print(extractor_line(extractor), file=sys.stderr, flush=True)
+    print(safe(extractor_line(extractor)), file=sys.stderr, flush=True)
 
 
 def extractor_line(extractor: object | None) -> str:
@@ -108,7 +109,7 @@ def live_client(config: Config) -> Client | None:
 def print_json(value: Any) -> None:
     """Print a Struct or builtin value as indented JSON."""
     data = msgspec.json.encode(value)
-    sys.stdout.write(msgspec.json.format(data, indent=2).decode() + "\n")
+    sys.stdout.write(json_safe(msgspec.json.format(data, indent=2).decode()) + "\n")
 
 
 class ProgressBar:
@@ -126,9 +127,9 @@ class ProgressBar:
         if total:
             frac = min(1.0, done / total)
             bar = "#" * int(frac * 30)
-            line = f"\r{self.label} [{bar:<30}] {done}/{total} {extra}"
+            line = "\r" + safe(f"{self.label} [{bar:<30}] {done}/{total} {extra}")
         else:
-            line = f"\r{self.label} {done} {extra}"
+            line = "\r" + safe(f"{self.label} {done} {extra}")
         if line != self._last:
             sys.stderr.write(line[:120])
             sys.stderr.flush()

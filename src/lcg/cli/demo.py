@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 
 from lcg.cli._service import ProgressBar, live_client
+from lcg.cli._terminal import safe
 from lcg.config import Config
 from lcg.errors import LcgError
 from lcg.rpc import Client, TransportError
@@ -161,7 +162,7 @@ def _show(title: str, rows: list[dict[str, Any]], fields: tuple[str, ...]) -> No
             value = row.get(f, "")
             text = f"{value:.3f}" if isinstance(value, float) else " ".join(str(value).split())
             parts.append(text[:80] + ("..." if len(text) > 80 else ""))
-        print(f"  - {' | '.join(parts)}")
+        print(f"  - {safe(' | '.join(parts))}")
 
 
 _ENTITIES = [
@@ -356,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         return _run_args(args)
     except LcgError as exc:
         # As `lcg demo` reports it: one line saying what failed, no traceback.
-        print(f"Error: {exc}", file=sys.stderr)
+        print(f"Error: {safe(exc, lines=True)}", file=sys.stderr)
         return 1
 
 

@@ -9,6 +9,7 @@ import msgspec
 
 from lcg.cli._common import config_from, group_dir
 from lcg.cli._service import live_client, open_direct, print_json
+from lcg.cli._terminal import safe
 from lcg.errors import StreamError
 from lcg.events import encode_group
 
@@ -57,7 +58,7 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(
             f"dumped {result['nodes_dumped']} nodes and {result['edges_dumped']} edges into "
-            f"{result['files_written']} files under {result['target_dir']}"
+            f"{result['files_written']} files under {safe(result['target_dir'])}"
         )
     return 0
 

@@ -17,6 +17,7 @@ import msgspec
 
 from lcg.cli._common import add_command, config_from, emit_json
 from lcg.cli._service import ProgressBar
+from lcg.cli._terminal import safe
 from lcg.config import Config
 from lcg.errors import ConfigError
 
@@ -215,7 +216,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     else:
         for report, path in reports:
-            print(render_summary(report), end="")
+            print(safe(render_summary(report), lines=True), end="")
             print(f"report: {path}")
             print(f"chart:  {path.with_suffix('.png')} (summary {path.with_suffix('.txt')})")
         if comparison is not None:
@@ -265,7 +266,7 @@ def _compare(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result)
     else:
-        print(render_comparison(result, changed_only=not args.all), end="")
+        print(safe(render_comparison(result, changed_only=not args.all), lines=True), end="")
     return 0
 
 
@@ -335,7 +336,7 @@ def _check(args: argparse.Namespace) -> int:
                 verdict = "ok" if row.exact else f"MISS missing {row.missing} extra {row.extra}"
             else:
                 verdict = f"rank {row.rank}"
-            print(f"  {row.read:<14} {row.ask[:48]:<48} {verdict}")
+            print(f"  {row.read:<14} {safe(row.ask[:48]):<48} {safe(verdict)}")
         print(
             f"{report.questions} question(s): MRR {report.mrr}, hit@3 {report.hit_at_3}, "
             f"P@3 {report.p_at_3}; slots {'ok' if report.slots_ok else 'MISSED'}"

@@ -19,6 +19,7 @@ import msgspec
 
 from lcg import telemetry
 from lcg.cli._common import add_command, config_from
+from lcg.cli._terminal import safe
 from lcg.errors import LcgError
 from lcg.events import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_SEGMENT_BYTES, LCG_DIR, ReadLimits
 from lcg.replication import follow_setup
@@ -80,7 +81,7 @@ def _run(args: argparse.Namespace) -> int:
             )
         )
     except LcgError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
+        print(f"Error: {safe(exc, lines=True)}", file=sys.stderr)
         return 1
     finally:
         if puller is not None:

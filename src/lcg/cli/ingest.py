@@ -16,6 +16,7 @@ import msgspec
 
 from lcg.cli._common import add_command, config_from, emit_json
 from lcg.cli._sync import SyncBar, open_backend, summary_line
+from lcg.cli._terminal import safe
 from lcg.errors import ConfigError
 from lcg.events import DEFAULT_GROUP
 from lcg.ingest import DEFAULT_MAX_CHARS, DEFAULT_MAX_FILE_BYTES, SyncReport, sync_tree, tree_scope
@@ -115,13 +116,13 @@ def _run(args: argparse.Namespace) -> int:
                 bar.done()
             reports.append(report)
             if not args.json:
-                print(summary_line(report))
+                print(safe(summary_line(report)))
                 for s in report.skipped:
-                    print(f"  skipped {s.path}: {s.reason}")
+                    print(f"  skipped {safe(s.path)}: {safe(s.reason)}")
     if args.json:
         emit_json(_total(args.group, reports))
     elif not args.silent:
-        print(f"lcg ingest: workspace {config.workspace} ({how})", file=sys.stderr)
+        print(f"lcg ingest: workspace {safe(config.workspace)} ({how})", file=sys.stderr)
     return 0
 
 

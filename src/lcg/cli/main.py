@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lcg import REFERENCE_VERSION, __version__, telemetry
+from lcg.cli._terminal import safe
 from lcg.errors import LcgError
 
 __all__ = ["COMMAND_MODULES", "CommandModuleError", "build_parser", "main"]
@@ -107,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = args.func(args)
         return status
     except LcgError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
+        print(f"Error: {safe(exc, lines=True)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lcg.cli._terminal import safe
 from lcg.errors import ConfigError, LcgError
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def run(
     try:
         scopes = parse_scopes(args.scope)
     except ConfigError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
+        print(f"Error: {safe(exc, lines=True)}", file=sys.stderr)
         return 2
     try:
         if config is None:
@@ -106,14 +107,14 @@ def run(
             # not the service is up yet; each call dials it. Only a warning here.
             missing = dial_once(Path(connect))
             if missing is not None:
-                print(f"warning: {not_running(Path(connect), missing)}", file=sys.stderr)
+                print(f"warning: {safe(not_running(Path(connect), missing))}", file=sys.stderr)
         elif running_service(config.socket_path):
             # The workspace is held by its running service: a second opener would only
             # degrade, so the tools go to that service (ADR 0172).
             connect, allow_close = str(config.socket_path), False
             print(
                 f"lcg mcp: the workspace's service is running; forwarding the tools to "
-                f"{connect} (as --connect; knowledge_close is not offered)",
+                f"{safe(connect)} (as --connect; knowledge_close is not offered)",
                 file=sys.stderr,
             )
         if connect:
@@ -134,7 +135,7 @@ def run(
                 sys.stderr.flush()
                 os._exit(0)
     except LcgError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
+        print(f"Error: {safe(exc, lines=True)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 0

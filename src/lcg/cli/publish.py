@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from lcg.cli._common import add_command, add_json_option, config_from, emit_json
+from lcg.cli._terminal import safe
 from lcg.errors import ConfigError
 from lcg.replication import open_publisher, publish_group, transport_of
 
@@ -45,13 +46,13 @@ def _run(args: argparse.Namespace) -> int:
         short = (result.commit or "")[:12]
         extra = f" (reset from {result.previous_generation})" if result.reset else ""
         sys.stdout.write(
-            f"published group {result.group_id} through seq {result.max_seq}, generation "
-            f"{result.generation}{extra}: {result.files_copied} file(s), "
+            f"published group {safe(result.group_id)} through seq {result.max_seq}, "
+            f"generation {safe(result.generation)}{safe(extra)}: {result.files_copied} file(s), "
             f"{result.bytes_copied} bytes, commit {short}\n"
         )
     else:
         sys.stdout.write(
-            f"group {result.group_id} is already published through seq {result.max_seq}; "
+            f"group {safe(result.group_id)} is already published through seq {result.max_seq}; "
             "nothing to commit\n"
         )
     return 0

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from lcg import REFERENCE_VERSION, __version__
+from lcg.cli._terminal import safe
 from lcg.errors import LcgError
 
 __all__ = ["build_parser", "main"]
@@ -135,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _mcp(args) if args.mcp_stdio else _serve(args)
     except LcgError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
+        print(f"Error: {safe(exc, lines=True)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -16,6 +16,7 @@ from lcg.cli._service import (
     print_json,
     show_replay,
 )
+from lcg.cli._terminal import safe
 from lcg.config import Config
 from lcg.errors import LcgError
 from lcg.events import DEFAULT_GROUP, ReadReport, StreamReader, effective_generation
@@ -123,8 +124,8 @@ def _dry_run(config: Config, args: argparse.Namespace) -> int:
             else ""
         )
         print(
-            f"group {args.group}: dry run, nothing changed: {events} events would be replayed "
-            f"(seq {args.from_seq} to {_n(last)}) from {report.files_read} files{skipped}"
+            f"group {safe(args.group)}: dry run, nothing changed: {events} events would be "
+            f"replayed (seq {args.from_seq} to {_n(last)}) from {report.files_read} files{skipped}"
         )
     return 0 if not report.damaged else 1
 
@@ -180,12 +181,12 @@ def _replay(config: Config, args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
-        print(_summary(result))
+        print(safe(_summary(result)))
     if not result.get("success", True):
         print(
-            f"Error: the replay of group {result['group_id']} skipped events; inspect them with "
-            f"`lcg wal verify --group {result['group_id']}`, restore the stream, or rerun with "
-            "--accept-loss",
+            f"Error: the replay of group {safe(result['group_id'])} skipped events; inspect "
+            f"them with `lcg wal verify --group {safe(result['group_id'])}`, restore the stream, "
+            "or rerun with --accept-loss",
             file=sys.stderr,
         )
         return 1

@@ -17,6 +17,7 @@ import msgspec
 
 from lcg.cli._common import add_command, config_from, emit_json
 from lcg.cli._service import live_client, open_direct
+from lcg.cli._terminal import safe
 from lcg.ingest import heading_of
 
 __all__ = ["Hit", "hit_of", "register", "snippet"]
@@ -81,10 +82,11 @@ def _terms(query: str) -> list[str]:
 
 
 def snippet(text: str, query: str, *, width: int = 220, mark: bool = False) -> str:
-    """About ``width`` characters of ``text`` around its first query word, on one line; with
-    ``mark``, the query words in bold yellow (ANSI)."""
+    """About ``width`` characters of ``text`` around its first query word, on one line, its
+    control characters escaped (``safe``); with ``mark``, the query words in bold yellow (ANSI)."""
     body = text.partition("\n\n")[2] if heading_of(text) else text
-    flat = " ".join(body.split())
+    # Escaped before the marks are added: the only escape sequences printed are our own.
+    flat = safe(" ".join(body.split()))
     terms = _terms(query)
     pattern = (
         re.compile(r"\b(" + "|".join(map(re.escape, terms)) + r")\w*", re.I) if terms else None
@@ -157,9 +159,10 @@ def _run(args: argparse.Namespace) -> int:
             print(f"no {kind} match (they come from extraction or assertions)")
         for i, row in enumerate(rows, 1):
             if kind == "entities":
-                print(f"{i}. {row.get('name')}  {' '.join(str(row.get('summary', '')).split())}")
+                name, summary = row.get("name"), " ".join(str(row.get("summary", "")).split())
+                print(f"{i}. {safe(name)}  {safe(summary)}")
             else:
-                print(f"{i}. {' '.join(str(row.get('fact', '')).split())}")
+                print(f"{i}. {safe(' '.join(str(row.get('fact', '')).split()))}")
         return 0
     hits = [hit_of(r) for r in rows]
     if args.json:
@@ -169,8 +172,8 @@ def _run(args: argparse.Namespace) -> int:
         print("no passage matches")
     mark = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     for i, h in enumerate(hits, 1):
-        where = h.source_file + (f" › {h.heading}" if h.heading else "")
-        group = f" [{h.group_id}]" if not args.group else ""
+        where = safe(h.source_file + (f" › {h.heading}" if h.heading else ""))
+        group = f" [{safe(h.group_id)}]" if not args.group else ""
         print(f"{i}. {where}  (rank {h.fused_score:.2f}, similarity {h.score:.2f}){group}")
         print(f"   {snippet(h.text, args.query, mark=mark)}")
     return 0

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from lcg import telemetry
 from lcg.cli._common import config_from
 from lcg.cli._service import attach_extractor_flags, with_embedder_flags
+from lcg.cli._terminal import safe
 from lcg.config import Config
 from lcg.errors import LcgError
 from lcg.events import LCG_DIR
@@ -67,7 +68,7 @@ def announce_when_ready(app: ServiceApp, line: Callable[[], str]) -> Callable[[S
         while app.state()[0] == "initializing":
             # The app offers no event for the end of its opening; its state is cheap to read.
             await asyncio.sleep(0.05)
-        print(line(), flush=True)
+        print(safe(line()), flush=True)
 
     def started(server: Server) -> None:
         task = asyncio.get_running_loop().create_task(wait())
@@ -126,7 +127,7 @@ def run_server(
             )
         )
     except LcgError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
+        print(f"Error: {safe(exc, lines=True)}", file=sys.stderr)
         return 1
     return 0
 
@@ -150,7 +151,7 @@ def serve_workspace(
         app = build_app(config)
         attach_extractor_flags(app, config, http=extractor_http, uds=extractor_uds)
     except LcgError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
+        print(f"Error: {safe(exc, lines=True)}", file=sys.stderr)
         return 1
     return run_server(
         app,

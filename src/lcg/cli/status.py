@@ -9,6 +9,7 @@ import msgspec
 
 from lcg.cli._common import config_from, format_table
 from lcg.cli._service import live_client, open_direct, print_json
+from lcg.cli._terminal import safe
 
 __all__ = ["register"]
 
@@ -64,17 +65,20 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if healthy else 1
 
 
+def _say(text: str) -> None:
+    """Print one line whose values came from the service (their controls escaped)."""
+    print(safe(text))
+
+
 def _print_table(data: dict[str, Any]) -> None:
     if not data.get("queryable"):
-        print(f"degraded: {data.get('reason')}")
+        _say(f"degraded: {data.get('reason')}")
         return
-    print(
+    _say(
         f"workspace: {data['entity_count']} entities, {data['relationship_count']} relationships, "
         f"{data['episode_count']} episodes ({data.get('pending_episodes', 0)} pending extraction)"
     )
-    print(
-        f"embedder:  {data['embedding_model']} ({data['embedding_dim']}-d)  [{data['served_by']}]"
-    )
+    _say(f"embedder:  {data['embedding_model']} ({data['embedding_dim']}-d)  [{data['served_by']}]")
     rows = [
         (
             gid,
@@ -90,9 +94,9 @@ def _print_table(data: dict[str, Any]) -> None:
     print(format_table(headers, rows))
     for g in data.get("wal_groups", {}).values():
         if g.get("degraded_reason"):
-            print(f"degraded: {g['degraded_reason']}")
+            _say(f"degraded: {g['degraded_reason']}")
         for note in g.get("projection_repairs", []):  # damaged snapshots found on open
-            print(f"snapshot: {note}")
+            _say(f"snapshot: {note}")
     _print_remedies(data)
 
 
@@ -106,34 +110,34 @@ def _print_remedies(data: dict[str, Any]) -> None:
     configured = f"{data['embedding_model']} ({data['embedding_dim']}-d)"
     for gid, g in data.get("wal_groups", {}).items():
         if _replica_stopped(g):
-            print(f"replica stopped: group {gid!r}: {g['replica'].get('reason')}")
+            _say(f"replica stopped: group {gid!r}: {g['replica'].get('reason')}")
         if g.get("embedding_model_status") == "mismatch":
             built = (
                 f"{g['embedding_model']} ({g['embedding_dim']}-d)"
                 if g.get("embedding_model")
                 else "another embedder"
             )
-            print(
+            _say(
                 f"mismatch: the vectors of group {gid!r} were built with {built}, the configured "
                 f"embedder is {configured}: configure {built} again (LCG_EMBEDDER, "
                 "LCG_EMBEDDING_DIM), or re-embed the group with "
                 f"`lcg replay --group {gid} --force-clear`"
             )
         elif g.get("cleared_through_seq") is not None:
-            print(
+            _say(
                 f"cleared: group {gid!r} was cleared by knowledge_clear_all through seq "
                 f"{g['cleared_through_seq']} (its stream is kept; later events are applied); "
                 f"`lcg replay --group {gid} --force-clear` restores it from the stream"
             )
         elif g.get("hydration_status") != "wal_ahead" and _unapplied(g):
-            print(
+            _say(
                 f"not applied: group {gid!r} holds {g['max_seq'] + 1} event(s) in its stream "
                 "that its projections have not applied (it came while no service ran); "
                 f"`lcg serve` applies them when it starts, or `lcg replay --group {gid} "
                 "--force-clear` rebuilds the group"
             )
         elif g.get("hydration_status") == "wal_ahead":
-            print(
+            _say(
                 f"behind: group {gid!r} is applied to seq {_n(g['applied_seq'])} of "
                 f"{_n(g['max_seq'])}; `lcg serve` applies the rest when it starts, or "
                 f"`lcg replay --group {gid} --force-clear` rebuilds the group"

@@ -9,6 +9,7 @@ import msgspec
 
 from lcg.cli._common import config_from, group_dir
 from lcg.cli._service import live_client, open_direct, print_json
+from lcg.cli._terminal import safe
 
 __all__ = ["register"]
 
@@ -62,13 +63,13 @@ def _run(args: argparse.Namespace) -> int:
                 verdict = "DAMAGED"
             elif g.get("behind") and g["equal"]:
                 verdict = "BEHIND"
-            print(f"{g['group_id']:<24} applied seq {g['applied_seq']}: {verdict}")
+            print(f"{safe(g['group_id']):<24} applied seq {g['applied_seq']}: {safe(verdict)}")
             if g.get("behind"):
-                print(f"  {_behind(g)}")
+                print(f"  {safe(_behind(g))}")
             if g["group_id"] in foreign:
-                print(foreign[g["group_id"]])
+                print(safe(foreign[g["group_id"]]))
             for problem in g.get("problems", []):
-                print(f"  {problem}")
+                print(f"  {safe(problem)}")
         print("verify: ok" if report["ok"] else "verify: FAILED")
     return 0 if report["ok"] else 1
 
