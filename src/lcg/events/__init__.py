@@ -54,6 +54,7 @@ from lcg.events.guarded import (
     ReadLimits,
     UnsafeFileError,
     check_real_dir,
+    open_regular,
     read_small,
 )
 from lcg.events.keys import fold, lookup_key
@@ -240,6 +241,7 @@ __all__ = [
     "lookup_key",
     "mint_generation",
     "nfc_group_ids",
+    "open_regular",
     "private_dir",
     "probe_write",
     "read_bounds",
