@@ -159,8 +159,10 @@ CASES = [
          _rows_have("passages", PASSAGE_KEYS)),
     Case("knowledge_search_passages", {}, error=(-32602, "query is required")),
     Case("knowledge_search_passages", {"query": "   "}, error=(-32602, "query is required")),
-    # num_results clamps to 1..100, min_score to 0..1 (no error)
-    Case("knowledge_search_passages", {"query": "Moon", "num_results": 0, "min_score": -5},
+    # num_results below 1 is refused (issue 27), above 100 read as 100; min_score clamps to 0..1
+    Case("knowledge_search_passages", {"query": "Moon", "num_results": 0},
+         error=(-32602, "num_results must be an integer from 1 to 100 (got 0)")),
+    Case("knowledge_search_passages", {"query": "Moon", "num_results": 1, "min_score": -5},
          _count(1, _rows_have("passages", PASSAGE_KEYS))),
     Case("knowledge_search_passages", {"query": "Moon", "num_results": 1000, "min_score": 7},
          _rows_have("passages", PASSAGE_KEYS)),

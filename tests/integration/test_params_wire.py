@@ -57,7 +57,7 @@ def _error(conn: sf.RawConnection, method: str, params: dict[str, Any]) -> dict[
         ("knowledge_search_passages", {"query": "x", "min_score": "abc"},
          'min_score must be a finite number (got "abc")'),
         ("knowledge_list_entities", {"num_results": 2**63},
-         f"num_results must be an integer (at most {MAX_SAFE_INT} in absolute value) "
+         f"num_results must be an integer of at least 1 (at most {MAX_SAFE_INT}) "
          "(got 9223372036854775808)"),
         ("knowledge_list_relationships", {"num_results": 1e308},
          "num_results must be an integer"),
@@ -74,6 +74,50 @@ def test_bad_parameters_are_invalid_params(
     err = _error(conn, method, params)
     assert err["code"] == -32602, err
     assert err["message"].startswith(message), err
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "message"),
+    [
+        ("knowledge_find_entities", {"query": "x", "num_results": -5},
+         "num_results must be an integer from 1 to 500 (got -5)"),
+        ("knowledge_find_relationships", {"query": "x", "num_results": 0},
+         "num_results must be an integer from 1 to 500 (got 0)"),
+        ("knowledge_search_passages", {"query": "x", "num_results": -5},
+         "num_results must be an integer from 1 to 100 (got -5)"),
+        ("knowledge_get_episodes", {"last_n": -5},
+         "last_n must be an integer from 1 to 100000 (got -5)"),
+        ("knowledge_get_entity_neighbors", {"entity_uuid": "u", "num_results": 0},
+         "num_results must be an integer from 1 to 100000 (got 0)"),
+        ("knowledge_get_entities_by_source", {"source": "s", "num_results": -1.0},
+         "num_results must be an integer from 1 to 100000 (got -1.0)"),
+        ("knowledge_list_entities", {"num_results": -5}, "num_results must be > 0"),
+        ("knowledge_list_relationships", {"num_results": -5}, "num_results must be > 0"),
+        ("knowledge_rebuild_from_wal", {"group_id": "g2", "from_seq": -5},
+         "from_seq must be a non-negative integer"),
+        ("knowledge_extract_pending", {"group_id": "g2", "limit": -5},
+         "limit must be an integer of at least 1"),
+    ],
+)  # fmt: skip
+def test_a_count_below_its_range_is_refused_naming_the_range(
+    conn: sf.RawConnection, method: str, params: dict[str, Any], message: str
+) -> None:
+    # Issue 27: ``num_results: -5`` was accepted (read as 1). Over the real socket.
+    err = _error(conn, method, params)
+    assert err["code"] == -32602, err
+    assert err["message"].startswith(message), err
+    given = list(params.values())[-1]  # the count is the last parameter of each case
+    assert f"(got {given})" in err["message"], err
+
+
+def test_a_count_above_its_documented_maximum_is_read_as_the_maximum(
+    conn: sf.RawConnection,
+) -> None:
+    found = conn.result("knowledge_find_entities", {"query": "Neil", "num_results": 501})
+    assert found["count"] == 1
+    assert "passages" in conn.result(
+        "knowledge_search_passages", {"query": "Neil", "num_results": 1000, "min_score": 0}
+    )
 
 
 def test_the_largest_accepted_integers_are_served(conn: sf.RawConnection) -> None:

@@ -23,11 +23,13 @@ from lcg.projections import (
 )
 from lcg.rpc.host import ServiceHost
 from lcg.rpc.params import (
+    Count100,
+    Count100k,
+    Count500,
     GroupId,
-    Int,
+    PositiveCount,
     ReadGroupIds,
     Strings,
-    clamp,
     read_group_ids,
     strings,
     write_group,
@@ -116,12 +118,8 @@ class _Search(Params):
     # Required as the reference's MCP schema marks it; "" is allowed (it matches nothing).
     query: Annotated[str, Meta(description="search text")]
     group_ids: ReadGroupIds = None
-    num_results: Annotated[Int, Meta(description=_NUM + " (1-500)")] = 10
+    num_results: Annotated[Count500, Meta(description=_NUM + " (1-500)")] = 10
     examples: ClassVar[dict[str, Any]] = {"query": "Apollo 11"}
-
-    def __post_init__(self) -> None:
-        """Apply the documented clamp."""
-        self.num_results = clamp(self.num_results, 1, 500)
 
 
 class FindEntitiesParams(_Search):
@@ -145,7 +143,7 @@ class SearchPassagesParams(Params):
             extra={"required": "query is required and must be non-empty"},
         ),
     ]
-    num_results: Annotated[Int, Meta(description=_NUM + " (1-100)")] = 10
+    num_results: Annotated[Count100, Meta(description=_NUM + " (1-100)")] = 10
     min_score: Annotated[float, Meta(description="minimum cosine similarity (0-1)")] = 0.5
     group_ids: ReadGroupIds = None
     # Issue 14 (ADR 0092): the fusion, the asking time and reference-time bounds.
@@ -168,8 +166,7 @@ class SearchPassagesParams(Params):
     examples: ClassVar[dict[str, Any]] = {"query": "Moon landing"}
 
     def __post_init__(self) -> None:
-        """Apply the documented clamps; check the fusion and the timestamps."""
-        self.num_results = clamp(self.num_results, 1, 100)
+        """Apply the documented clamp of ``min_score``; check the fusion and the timestamps."""
         self.min_score = min(1.0, max(0.0, self.min_score))
         if self.fusion not in FUSIONS:
             raise InvalidParamsError(
@@ -196,11 +193,7 @@ class GetEpisodesParams(Params):
     """``knowledge_get_episodes``."""
 
     group_id: GroupId = None
-    last_n: Annotated[Int, Meta(description="how many, newest first (1-100000)")] = 50
-
-    def __post_init__(self) -> None:
-        """Apply the clamp."""
-        self.last_n = clamp(self.last_n, 1, 100_000)
+    last_n: Annotated[Count100k, Meta(description="how many, newest first (1-100000)")] = 50
 
 
 class GroupsParams(Params):
@@ -216,59 +209,39 @@ class EdgesByUuidsParams(Params):
 
 
 class _Listing(Params):
-    """Shared by the two listings: ``num_results`` must be positive."""
+    """Shared by the two listings: ``num_results`` must be positive (reference wording)."""
 
     group_ids: ReadGroupIds = None
-
-    def _check(self, n: int) -> None:
-        if n <= 0:
-            raise InvalidParamsError("num_results must be > 0")
 
 
 class ListEntitiesParams(_Listing):
     """``knowledge_list_entities``."""
 
-    num_results: Annotated[Int, Meta(description=_NUM + " (default 500)")] = 500
-
-    def __post_init__(self) -> None:
-        """Refuse a non-positive count (reference wording)."""
-        self._check(self.num_results)
+    num_results: Annotated[PositiveCount, Meta(description=_NUM + " (default 500)")] = 500
 
 
 class ListRelationshipsParams(_Listing):
     """``knowledge_list_relationships``."""
 
-    num_results: Annotated[Int, Meta(description=_NUM + " (default 1000)")] = 1000
-
-    def __post_init__(self) -> None:
-        """Refuse a non-positive count (reference wording)."""
-        self._check(self.num_results)
+    num_results: Annotated[PositiveCount, Meta(description=_NUM + " (default 1000)")] = 1000
 
 
 class NeighborsParams(Params):
     """``knowledge_get_entity_neighbors``."""
 
     entity_uuid: Annotated[str, Meta(min_length=1, description="center entity")]
-    num_results: Annotated[Int, Meta(description=_NUM + " (1-100000)")] = 50
+    num_results: Annotated[Count100k, Meta(description=_NUM + " (1-100000)")] = 50
     group_ids: ReadGroupIds = None
     examples: ClassVar[dict[str, Any]] = {"entity_uuid": "8c1f0d2e-…"}
-
-    def __post_init__(self) -> None:
-        """Apply the clamp."""
-        self.num_results = clamp(self.num_results, 1, 100_000)
 
 
 class BySourceParams(Params):
     """``knowledge_get_entities_by_source``."""
 
     source: Annotated[str, Meta(min_length=1, description="source file or text (substring)")]
-    num_results: Annotated[Int, Meta(description=_NUM + " (1-100000)")] = 100
+    num_results: Annotated[Count100k, Meta(description=_NUM + " (1-100000)")] = 100
     group_ids: ReadGroupIds = None
     examples: ClassVar[dict[str, Any]] = {"source": "mission.txt"}
-
-    def __post_init__(self) -> None:
-        """Apply the clamp."""
-        self.num_results = clamp(self.num_results, 1, 100_000)
 
 
 async def find_entities(app: ServiceHost, ctx: CallContext, p: FindEntitiesParams) -> NodesResult:

@@ -23,8 +23,12 @@ from lcg.events import DEFAULT_GROUP
 from lcg.rpc.schema import MAX_SAFE_INT, Int
 
 __all__ = [
+    "Count100",
+    "Count100k",
+    "Count500",
     "GroupId",
     "Int",
+    "PositiveCount",
     "PositiveInt",
     "ReadGroupIds",
     "RequiredGroupId",
@@ -42,6 +46,20 @@ __all__ = [
 PositiveInt = Annotated[int, Meta(ge=1, le=MAX_SAFE_INT)]
 #: A stream position (``from_seq``, ``to_seq``): a non-negative integer.
 SeqInt = Annotated[int, Meta(ge=0, le=MAX_SAFE_INT)]
+
+# Numbers of results (ADR 0195). Below 1 is refused (-32602 naming the parameter and its
+# range: a count of -5 has no meaning, and the reference passed it to LIMIT); above the
+# documented maximum is read as the maximum, as the reference documents for
+# knowledge_search_passages and lcg for the others (ADR 0062). ``schema.parse`` applies both,
+# and the JSON schema states ``minimum`` and ``maximum``.
+#: A number of results from 1 to 100 (more is read as 100).
+Count100 = Annotated[int, Meta(ge=1, le=100, extra={"clamp": True})]
+#: A number of results from 1 to 500 (more is read as 500).
+Count500 = Annotated[int, Meta(ge=1, le=500, extra={"clamp": True})]
+#: A number of results from 1 to 100,000 (more is read as 100,000).
+Count100k = Annotated[int, Meta(ge=1, le=100_000, extra={"clamp": True})]
+#: A number of results of at least 1, refused below in the reference's words.
+PositiveCount = Annotated[int, Meta(ge=1, le=MAX_SAFE_INT, extra={"below": "{name} must be > 0"})]
 
 #: One group to write to or read from (default ``liminis``; ``""`` also means the default).
 GroupId = Annotated[str | None, Meta(description="group (default liminis)")]

@@ -9,8 +9,12 @@ a default is required) and ``msgspec.Meta`` descriptions. ``parse`` turns a requ
 * an unknown key is refused, naming the closest known parameter;
 * a missing required parameter, a wrong type, a non-finite number or an integer outside
   ±(2^53 - 1) is refused with the parameter's name and what it must be;
+* an integer outside its declared range (``Meta(ge=…, le=…)``, which the JSON schema states
+  as ``minimum``/``maximum``) is refused the same way (``num_results must be an integer from
+  1 to 500 (got -5)``), except above the maximum of a field marked ``extra={"clamp": True}``:
+  that is read as the maximum (the documented clamps, ADR 0062/0195);
 * a float with an integral value is accepted for an integer parameter (JSON has one number
-  type), and ``__post_init__`` applies each method's documented clamps.
+  type), and ``__post_init__`` applies each method's other documented clamps.
 
 The reference's lenient rules (its four ``group_id`` parsers, ``uuids`` dropping non-strings)
 are kept by typing those fields as the raw JSON they accept and parsing them in ``params.py``.
@@ -165,6 +169,27 @@ def _int_fields(cls: type[Params]) -> frozenset[str]:
     return frozenset(f.name for f in _fields(cls) if _int_field(f.type))
 
 
+def _int_range(t: mi.Type) -> tuple[int | None, int | None]:
+    """The ``(minimum, maximum)`` an integer type declares (``None``: unbounded)."""
+    for m in _members(t):
+        if isinstance(m, mi.IntType):
+            lo = m.ge if m.ge is not None else (None if m.gt is None else m.gt + 1)
+            hi = m.le if m.le is not None else (None if m.lt is None else m.lt - 1)
+            return lo, hi
+    return None, None
+
+
+@functools.cache
+def _ceilings(cls: type[Params]) -> dict[str, int]:
+    """Integer parameters read as their maximum when above it (``extra={"clamp": True}``)."""
+    out: dict[str, int] = {}
+    for f in _fields(cls):
+        high = _int_range(f.type)[1]
+        if _extra(f.type).get("clamp") and high is not None:
+            out[f.name] = high
+    return out
+
+
 def field_docs(cls: type[Params]) -> list[FieldDoc]:
     """The parameters of ``cls`` in declaration order."""
     out = []
@@ -200,10 +225,11 @@ def _describe(t: mi.Type) -> str:
         return " or ".join(_describe(m) for m in members)
     (m,) = members or [t]
     if isinstance(m, mi.IntType):
-        lo = m.ge if m.ge is not None else (None if m.gt is None else m.gt + 1)
-        hi = m.le if m.le is not None else (None if m.lt is None else m.lt - 1)
+        lo, hi = _int_range(m)
         if lo == 0 and hi == MAX_SAFE_INT:
             return f"a non-negative integer (at most {MAX_SAFE_INT})"
+        if lo is not None and lo > 0 and hi == MAX_SAFE_INT:
+            return f"an integer of at least {lo} (at most {MAX_SAFE_INT})"
         if lo == -MAX_SAFE_INT and hi == MAX_SAFE_INT:
             return f"an integer (at most {MAX_SAFE_INT} in absolute value)"
         if lo is not None and hi is not None:
@@ -297,6 +323,20 @@ def _required_text(f: mi.Field) -> str:
 
 
 def _invalid(cls: type[Params], f: mi.Field, value: Any) -> str:
+    low, high = _int_range(f.type)
+    huge = _is_number(value) and abs(value) > MAX_SAFE_INT
+    if huge and high != MAX_SAFE_INT and _int_field(f.type):
+        # A range such as 1-500 would hide the rule this value breaks: every integer
+        # parameter lies within ±(2^53 - 1).
+        return (
+            f"{f.name} must be an integer (at most {MAX_SAFE_INT} in absolute value) "
+            f"(got {_shown(value)})"
+        )
+    below = _extra(f.type).get("below")
+    if below and not huge and _is_int(value) and low is not None and value < low:
+        # The reference's own wording for a count below its minimum (``num_results must be
+        # > 0``), declared on the field as ``Meta(extra={"below": ...})``.
+        return f"{str(below).format(name=f.name)} (got {_shown(value)})"
     if f.required:
         return f"{_required_text(f)} (got {_shown(value)})"
     return f"{f.name} must be {describe_field(cls, f.name)} (got {_shown(value)})"
@@ -327,7 +367,10 @@ def parse(method: str, cls: type[Params], params: Mapping[str, Any]) -> Params:
         if _non_finite(value):
             raise InvalidParamsError(_invalid(cls, fields[name], value))
         if isinstance(value, float) and name in ints and value.is_integer():
-            given[name] = int(value)
+            given[name] = value = int(value)
+        high = _ceilings(cls).get(name)
+        if high is not None and _is_int(value) and high < value <= MAX_SAFE_INT:
+            given[name] = high
     try:
         return msgspec.convert(given, cls, strict=True)
     except msgspec.ValidationError as exc:
@@ -336,6 +379,14 @@ def parse(method: str, cls: type[Params], params: Mapping[str, Any]) -> Params:
             raise InvalidParamsError(f"invalid parameters for {method}: {exc}") from None
         name = found.group(1)
         raise InvalidParamsError(_invalid(cls, fields[name], params.get(name))) from None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _unknown(method: str, key: str, known: list[str]) -> str:
@@ -362,8 +413,11 @@ def _property(doc: FieldDoc) -> dict[str, Any]:
             if item is not None:
                 out["items"] = {"type": item}
         if isinstance(m, mi.IntType):
-            if m.ge is not None and m.ge != -MAX_SAFE_INT:
-                out["minimum"] = m.ge
+            lo, hi = _int_range(m)
+            if lo is not None and lo != -MAX_SAFE_INT:
+                out["minimum"] = lo
+            if hi is not None and hi != MAX_SAFE_INT:
+                out["maximum"] = hi
         if isinstance(m, mi.StrType) and m.min_length:
             out["minLength"] = m.min_length
     if doc.description:

@@ -245,7 +245,10 @@ def test_non_finite_numbers_are_refused(value: float) -> None:
 def test_documented_clamps_and_integral_floats() -> None:
     p = _parse("knowledge_find_entities", {"query": "x", "num_results": MAX_SAFE_INT})
     assert p.num_results == 500
-    assert _parse("knowledge_find_entities", {"query": "x", "num_results": -4}).num_results == 1
+    # Below the range is refused, naming it (issue 27); above it is read as the maximum.
+    assert _refused("knowledge_find_entities", {"query": "x", "num_results": -4}) == (
+        "num_results must be an integer from 1 to 500 (got -4)"
+    )
     p = _parse("knowledge_search_passages", {"query": "x", "num_results": 1000, "min_score": 7})
     assert (p.num_results, p.min_score) == (100, 1.0)
     assert _parse("knowledge_search_passages", {"query": "x", "min_score": -5}).min_score == 0.0
@@ -290,6 +293,8 @@ def test_mcp_schema_is_generated_from_the_struct() -> None:
     assert schema["required"] == ["query"]
     assert schema["properties"]["num_results"] == {
         "type": "integer",
+        "minimum": 1,
+        "maximum": 100,
         "description": "maximum number of results (1-100)",
         "default": 10,
     }
