@@ -74,3 +74,37 @@ def test_a_time_in_the_future_is_brought_back_to_now(tmp_path: Path) -> None:
     ahead = _file(tmp_path / "plain" / "a.md", "a", mtime=4_102_444_800)  # 2100-01-01
     (when,) = _times(ahead.parent, ahead)
     assert before <= when <= timestamps.now()
+
+
+def test_a_modification_time_past_year_9999_or_before_year_1_is_clamped(tmp_path: Path) -> None:
+    # As the file system reports them (in ns); no file system need hold such a time.
+    far = _file(tmp_path / "plain" / "far.md", "far")
+    early = _file(tmp_path / "plain" / "early.md", "early")
+    before = timestamps.now()
+    got = source_times(far.parent, {far: 300_000_000_000 * 10**9, early: -70_000_000_000 * 10**9})
+    assert before <= got[far] <= timestamps.now()
+    assert got[early] == "0001-01-01T00:00:00.000000Z"
+
+
+def test_a_commit_whose_time_is_unusable_leaves_the_file_its_mtime(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    kept = _file(repo / "kept.md", "kept")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "sane")
+    odd = _file(repo / "odd.md", "odd")
+    env = {**os.environ, "GIT_COMMITTER_DATE": "@253402300800 +0000"}  # year 10000
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "add", "odd.md"],
+        cwd=repo,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "x"],
+        cwd=repo,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    assert _times(repo, kept, odd) == ["2021-02-03T04:05:06.000000Z", "2022-06-01T00:00:00.000000Z"]

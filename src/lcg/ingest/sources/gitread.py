@@ -69,7 +69,7 @@ _COMMIT, _TREE, _BLOB = 1, 2, 3
 _KIND_BY_NAME = {b"commit": _COMMIT, b"tree": _TREE, b"blob": _BLOB, b"tag": 4}
 #: Files whose presence means a layout this reader does not follow (history cut or
 #: rewritten, objects elsewhere, a linked work tree).
-_UNUSUAL_FILES = ("shallow", "commondir", "gitdir", "info/grafts", "objects/info/alternates")
+_UNUSUAL_FILES = ("shallow", "commondir", "info/grafts", "objects/info/alternates")
 _TREE_CACHE = 4096
 
 
@@ -278,7 +278,11 @@ class GitRepository:
         for name in names:
             if not name.endswith(".pack") or name[:-5] + ".idx" not in names:
                 continue
-            self._packs.append(self._open_pack(folder / name, folder / (name[:-5] + ".idx")))
+            try:
+                pack = self._open_pack(folder / name, folder / (name[:-5] + ".idx"))
+            except Exception:  # a link, a FIFO, a damaged index: that pack is not read
+                continue
+            self._packs.append(pack)
         return self._packs
 
     def _open_pack(self, data_path: Path, idx_path: Path) -> Pack:
@@ -393,9 +397,7 @@ class GitRepository:
                 if blob is not None:
                     found[path] = blob
             return found
-        except (OSError, KeyError, ValueError, UnsafeFileError, AssertionError, LookupError):
-            return {}
-        except Exception:  # dulwich's own errors on a damaged pack: nothing is read
+        except Exception:  # a damaged file or object (dulwich's errors included): none known
             return {}
 
     def _lookup(self, tree: bytes, parts: list[bytes]) -> bytes | None:
@@ -548,7 +550,7 @@ def _plain(gitdir: Path) -> bool:
 
     try:
         config = ConfigFile.from_file(io.BytesIO(raw), expand_includes=False)
-    except Exception:  # noqa: BLE001 - a config git itself would refuse
+    except Exception:  # a config git itself would refuse
         return False
     for section in config.sections():
         head = section[0].lower()
