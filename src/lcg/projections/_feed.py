@@ -6,6 +6,13 @@ projection that ``embeds``, their embeddings (one embedder call per batch, throu
 cache). A projection that ``isolates_events`` has a failing batch bisected so that only the
 failing events are skipped. Into an empty group the projection of record may load the
 stream in one pass while the others are fed along (its bulk path).
+
+A group's events reach only its own rows (ADR 0196): an event that names another group, or
+that a projection refuses because it writes a row another group holds (``ForeignRowError``),
+stops the group there — what came before it is applied to every projection, nothing from it
+on is, and the refusal is kept in ``refusals`` for the projector to degrade the group. A
+replay that accepts loss (``skip_foreign``) skips such events instead, counted as failed;
+either way no later projection is fed an event the projection of record refused.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from lcg.projections._replay_report import (
     fold_report,
     record_failure,
 )
-from lcg.projections.base import Batch, Projection, Projections
+from lcg.projections.base import Batch, ForeignRowError, Projection, Projections
 from lcg.projections.embedding import TextEmbedder
 from lcg.projections.ops import Op, derive_ops, texts_to_embed
 
@@ -58,6 +65,10 @@ class Feeder:
         self.embedder_failures: dict[str, str] = {}
         # Groups whose embeddings stopped mid-replay: later batches must not skip the gap.
         self.blocked: set[str] = set()
+        #: The event each group's last feed stopped at: it reaches another group's rows.
+        self.refusals: dict[str, ForeignRowError] = {}
+        # Groups replayed skipping such events (a replay that accepts loss), not stopping.
+        self._skipping: set[str] = set()
 
     def fold(self, result: ReplayResult, report: ReadReport) -> None:
         """Add the reader's ``report`` to ``result``."""
@@ -73,10 +84,37 @@ class Feeder:
     def apply(
         self, group_id: str, generation: str, batch: list[Event], result: ReplayResult
     ) -> None:
-        """Apply ``batch`` to every projection, in order, each past its own position."""
-        self._feed(self.projections, group_id, generation, batch, result)
-        result.mutations_replayed += len(batch)
-        result.last_committed_seq = batch[-1].seq
+        """Apply ``batch`` to every projection, in order, each past its own position.
+
+        Raises ``ForeignRowError`` (kept in ``refusals``) once what came before the event
+        that reaches another group's rows is applied.
+        """
+        self.refusals.pop(group_id, None)
+        applied, stop = self._feed(self.projections, group_id, generation, batch, result)
+        if applied:
+            result.mutations_replayed += len(applied)
+            result.last_committed_seq = applied[-1].seq
+        if stop is not None:
+            self.refusals[group_id] = stop
+            raise stop
+
+    def _own(
+        self, group_id: str, batch: list[Event], result: ReplayResult
+    ) -> tuple[list[Event], ForeignRowError | None]:
+        """``batch`` without the events that name another group, and the one it stops at."""
+        refusal = _first_foreign(group_id, batch)
+        if refusal is None:
+            return batch, None
+        if group_id not in self._skipping:
+            return [e for e in batch if e.seq < refusal.seq], refusal
+        kept: list[Event] = []
+        for event in batch:
+            foreign = _first_foreign(group_id, [event])
+            if foreign is None:
+                kept.append(event)
+            else:
+                record_failure(result, event, foreign, self.failure_samples)
+        return kept, None
 
     def _feed(
         self,
@@ -85,19 +123,37 @@ class Feeder:
         generation: str,
         batch: list[Event],
         result: ReplayResult,
-    ) -> None:
+    ) -> tuple[list[Event], ForeignRowError | None]:
+        """Feed ``batch`` to ``projections``; the events applied (those before a stop, all
+        but the skipped ones otherwise) and the refusal it stopped at, if it did."""
+        # Skipped events still move every position past them; a stop moves none past it.
+        end = batch[-1].seq
+        batch, stop = self._own(group_id, batch, result)
+        if stop is not None:
+            end = stop.seq - 1
         ops_by_event: list[list[Op]] | None = None
         for proj in projections:
             # Of ``generation`` only: catch-up and rebuild purge a projection of another one
             # before they feed it, so finding one here is a fault, not a place to start.
             start = proj.position(group_id).next_seq(generation)
-            if batch[-1].seq < start:
-                continue  # it holds the whole batch
+            if not batch or batch[-1].seq < start:
+                continue  # it holds the whole batch (or all that is left of it)
             if ops_by_event is None:
                 ops_by_event = [derive_ops(e) for e in batch]
             pairs = [(e, ops) for e, ops in zip(batch, ops_by_event, strict=True) if e.seq >= start]
             if proj.capabilities.isolates_events:
-                self._apply_isolating(proj, group_id, generation, pairs, result)
+                refused = self._apply_isolating(proj, group_id, generation, pairs, result)
+                if refused:
+                    # Later projections never see an event it refused (nor, stopping, any after).
+                    if group_id in self._skipping:
+                        dropped = {r.seq for r in refused}
+                        keep = [i for i, e in enumerate(batch) if e.seq not in dropped]
+                    else:
+                        stop = refused[0]
+                        end = stop.seq - 1
+                        keep = [i for i, e in enumerate(batch) if e.seq < stop.seq]
+                    batch = [batch[i] for i in keep]
+                    ops_by_event = [ops_by_event[i] for i in keep]
                 continue
             ops = [op for _, event_ops in pairs for op in event_ops]
             vectors: dict[str, np.ndarray] = {}
@@ -114,7 +170,8 @@ class Feeder:
                     continue
                 self.embedder_failures.pop(group_id, None)
             events = [e for e, _ in pairs]
-            proj.apply_batch(Batch(group_id, generation, events, ops, batch[-1].seq, vectors))
+            proj.apply_batch(Batch(group_id, generation, events, ops, end, vectors))
+        return batch, stop
 
     def _apply_isolating(
         self,
@@ -123,27 +180,47 @@ class Feeder:
         generation: str,
         pairs: list[tuple[Event, list[Op]]],
         result: ReplayResult,
-    ) -> None:
+    ) -> list[ForeignRowError]:
+        """Apply ``pairs``, isolating the failing events; the refusals met.
+
+        Stopping (the default), the first refusal ends it: the events before it are applied
+        and it is returned alone. Skipping, each refused event is counted as failed.
+        """
         events = [e for e, _ in pairs]
         ops = [op for _, event_ops in pairs for op in event_ops]
         try:
             proj.apply_batch(Batch(group_id, generation, events, ops, events[-1].seq))
             result.transactions_committed += 1
-            return
+            return []
         except ProjectionIOError:
             # No room on disk (or Kuzu failed on I/O): no event is to blame, so none is
             # skipped; the projection lags and catches up from the stream later (ADR 0081).
             result.transactions_rolled_back += 1
             raise
+        except ForeignRowError as exc:
+            result.transactions_rolled_back += 1
+            if group_id not in self._skipping:
+                before = [p for p in pairs if p[0].seq < exc.seq]
+                found = (
+                    self._apply_isolating(proj, group_id, generation, before, result)
+                    if before
+                    else []
+                )
+                return found or [exc]
+            if len(pairs) == 1:
+                record_failure(result, pairs[0][0], exc, self.failure_samples)
+                return [exc]
         except ProjectionError as exc:
             result.transactions_rolled_back += 1
             if len(pairs) == 1:
                 record_failure(result, pairs[0][0], exc, self.failure_samples)
-                return
+                return []
         # Isolate the failing events by bisection so the others still apply, in order.
         mid = len(pairs) // 2
-        self._apply_isolating(proj, group_id, generation, pairs[:mid], result)
-        self._apply_isolating(proj, group_id, generation, pairs[mid:], result)
+        left = self._apply_isolating(proj, group_id, generation, pairs[:mid], result)
+        if left and group_id not in self._skipping:
+            return left  # stopped: nothing after the refused event applies
+        return [*left, *self._apply_isolating(proj, group_id, generation, pairs[mid:], result)]
 
     # ---- a replay ------------------------------------------------------------------------
 
@@ -155,8 +232,31 @@ class Feeder:
         to_seq: int | None,
         result: ReplayResult,
         progress: ProgressFn | None,
+        *,
+        skip_foreign: bool = False,
     ) -> ReplayResult:
-        """Feed ``group_id``'s events ``from_seq..to_seq`` to every projection past its own."""
+        """Feed ``group_id``'s events ``from_seq..to_seq`` to every projection past its own.
+
+        It stops at an event that reaches another group's rows (kept in ``refusals``), or
+        with ``skip_foreign`` skips each such event, counted as failed.
+        """
+        self.refusals.pop(group_id, None)
+        if skip_foreign:
+            self._skipping.add(group_id)
+        try:
+            return self._replay(group_id, generation, from_seq, to_seq, result, progress)
+        finally:
+            self._skipping.discard(group_id)
+
+    def _replay(
+        self,
+        group_id: str,
+        generation: str,
+        from_seq: int,
+        to_seq: int | None,
+        result: ReplayResult,
+        progress: ProgressFn | None,
+    ) -> ReplayResult:
         started = time.monotonic()
         self.blocked.discard(group_id)
         record = self.projections.record
@@ -218,7 +318,10 @@ class Feeder:
         for batch in (
             reader.batches(start, to_seq, batch_size=self.batch_size, report=report) if tail else ()
         ):
-            self.apply(group_id, generation, batch, result)
+            try:
+                self.apply(group_id, generation, batch, result)
+            except ForeignRowError:
+                break  # stopped before it: nothing past it is read (``refusals``)
             note(batch)
         self.fold(result, report)
         stats = self.embedder.stats
@@ -266,6 +369,9 @@ class Feeder:
 
         def feed() -> Iterator[list[Event]]:
             for batch in reader.batches(0, to_seq, batch_size=bulk_size, report=report):
+                refusal = _first_foreign(group_id, batch)
+                if refusal is not None:
+                    raise refusal  # the event-by-event replay stops or skips there
                 self._feed(others, group_id, generation, batch, result)
                 result.mutations_replayed += len(batch)
                 result.last_committed_seq = batch[-1].seq
@@ -277,18 +383,36 @@ class Feeder:
         # vector enters hnswlib once (not once per revision), BM25 compacts once.
         for proj in others:
             proj.begin_bulk(group_id)
+        failed: ProjectionError | None = None
         try:
             record.load_group(group_id, generation, feed())
             stage("building the vector indexes", "vectors")
         except ProjectionError as exc:
-            result.warnings.append(f"bulk load failed ({exc}); replaying event by event")
-            result.mutations_replayed = 0
-            result.last_committed_seq = None
-            return False
+            failed = exc
         finally:
             for proj in others:
                 proj.end_bulk(group_id)
+        if failed is not None:
+            if isinstance(failed, ForeignRowError):
+                # The others were fed what the record refused, and what came after it: the
+                # event-by-event replay feeds them again from nothing, as far as the record.
+                for proj in others:
+                    proj.purge_group(group_id)
+            result.warnings.append(f"bulk load failed ({failed}); replaying event by event")
+            result.mutations_replayed = 0
+            result.last_committed_seq = None
+            return False
         result.transactions_committed += 1
         # What the bulk pass read is folded in once, after the (empty) incremental pass.
         self.fold(result, report)
         return True
+
+
+def _first_foreign(group_id: str, events: list[Event]) -> ForeignRowError | None:
+    """The refusal of the first of ``events`` that names another group than ``group_id``."""
+    for event in events:
+        if event.group_id != group_id:
+            return ForeignRowError(
+                event, group_id, event.group_id, f"names group {event.group_id!r}"
+            )
+    return None

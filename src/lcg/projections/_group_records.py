@@ -2,7 +2,8 @@
 
 * ``DamageBook``: why a group is degraded (ADR 0076). ``skipped`` damage is kept in
   ``.lcg/damaged-groups.json`` across restarts (a later catch-up starts past the hole and would
-  not see it); ``behind`` and ``generation`` damage are re-derived at every open.
+  not see it), and ``foreign`` damage (ADR 0196) so that a workspace only inspected names it;
+  ``behind`` and ``generation`` damage are re-derived at every open.
 * ``FileRepairs``: the groups whose text or vector snapshot was found damaged on open, until
   a catch-up rebuilt that projection from the stream (then noted for status) or could not
   (then the group is degraded, ``projection`` damage, re-derived at every open; ADR 0155).
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Set
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 import msgspec
 
@@ -34,7 +35,9 @@ __all__ = [
     "GroupDamage",
 ]
 
-DamageKind = Literal["behind", "generation", "skipped", "projection"]
+DamageKind = Literal["behind", "generation", "skipped", "projection", "foreign"]
+#: The kinds kept in the damage file across restarts.
+_KEPT: Final[tuple[DamageKind, ...]] = ("skipped", "foreign")
 
 
 class GroupDamage(msgspec.Struct, kw_only=True):
@@ -80,7 +83,7 @@ class DamageBook:
         """Degrade ``group_id``; the service says so once per new reason."""
         previous = self.groups.get(group_id)
         self.groups[group_id] = GroupDamage(kind=kind, reason=reason)
-        if kind == "skipped" or (previous is not None and previous.kind == "skipped"):
+        if kind in _KEPT or (previous is not None and previous.kind in _KEPT):
             self._save()
         # Only a workspace's own projector (it keeps a damage file) speaks for the service;
         # a scratch replay (``lcg verify``) reports through its result.
@@ -92,7 +95,7 @@ class DamageBook:
         damage = self.groups.get(group_id)
         if damage is not None and damage.kind in kinds:
             del self.groups[group_id]
-            if damage.kind == "skipped":
+            if damage.kind in _KEPT:
                 self._save()
 
     def forget(self) -> None:
@@ -103,7 +106,7 @@ class DamageBook:
     def _save(self) -> None:
         if self.path is None:
             return
-        kept = {g: d for g, d in sorted(self.groups.items()) if d.kind == "skipped"}
+        kept = {g: d for g, d in sorted(self.groups.items()) if d.kind in _KEPT}
         if not kept and not self.path.exists():
             return
         # Kept as an empty file once written (not deleted, as the other sidecars are).

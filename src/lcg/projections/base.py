@@ -8,6 +8,10 @@ group, and its position and rows speak for the group (ADR 0182).
 
 ``Projections`` is the ordered sequence a workspace holds; everything that must reach every
 projection (purge, digests, save, close, the groups known) iterates it.
+
+A group's events create and change only that group's rows (ADR 0196): an event that names a
+row another group holds, or that names another group at all, is a ``ForeignRowError``, which
+stops its group alone where it stands (``_feed``).
 """
 
 from __future__ import annotations
@@ -18,12 +22,14 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
+from lcg.errors import ProjectionError
 from lcg.events import Event, Position
 from lcg.projections.ops import Op
 
 __all__ = [
     "Batch",
     "Capabilities",
+    "ForeignRowError",
     "Projection",
     "Projections",
     "RecordProjection",
@@ -58,6 +64,23 @@ class Batch:
     last_seq: int
     #: The embeddings of ``texts_to_embed(ops)``; empty unless the projection ``embeds``.
     vectors: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+
+class ForeignRowError(ProjectionError):
+    """An event of one group's stream names a row another group holds, or another group."""
+
+    def __init__(self, event: Event, group_id: str, owner: str, what: str) -> None:
+        """``event`` of ``group_id``'s stream ``what`` (``writes entity <uuid>, which group
+        'a' holds``; ``names group 'a'``): group ``owner``'s."""
+        self.seq = event.seq
+        self.group_id = group_id
+        self.owner = owner
+        kind = event.__struct_config__.tag
+        super().__init__(
+            f"group {group_id!r}: event seq {event.seq} ({kind}) {what}; a group's stream "
+            f"creates and changes only its own rows (is it a copy of the stream of group "
+            f"{owner!r}, or a hostile one?)"
+        )
 
 
 class Projection(Protocol):

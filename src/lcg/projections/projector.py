@@ -30,7 +30,11 @@ projections hold it, its writes refused until the operator acts — when
   foreign-generation line, an event failing to apply). Its ``success`` is false unless the
   caller passes ``accept_loss``. This kind is kept in ``damage_file`` across restarts (a later
   catch-up starts past the hole and would not see it) until a full replay reads the stream
-  clean or accepts the loss.
+  clean or accepts the loss;
+* ``foreign``: an event of the stream names a row another group holds, or another group
+  (ADR 0196): the group stops before it, every projection alike, the other group untouched.
+  Kept in ``damage_file`` too (for ``lcg status`` and ``verify``), met again by every feed
+  until one passes it — a replay that accepts the loss skips such events.
 """
 
 from __future__ import annotations
@@ -49,7 +53,6 @@ from lcg.events import (
     WalStore,
     effective_generation,
     list_segments,
-    stream_generation,
 )
 from lcg.projections._feed import Feeder
 from lcg.projections._group_records import (
@@ -68,7 +71,8 @@ from lcg.projections._replay_report import (
     ReplayResult,
     describe_skips,
 )
-from lcg.projections.base import Projections
+from lcg.projections._stream_damage import foreign_rows, generation_split, lost_tail
+from lcg.projections.base import ForeignRowError, Projections
 from lcg.projections.embedding import TextEmbedder
 
 __all__ = [
@@ -216,44 +220,6 @@ class Projector:
         """Why ``group_id`` is degraded, or ``None`` when it is not."""
         return self._damage.reason(group_id)
 
-    def _generation_split(self, group_id: str) -> str | None:
-        """The reason, if the sidecar and the lines name different generations."""
-        gdir = self.store.group_dir(group_id)
-        witnesses = stream_generation(gdir)
-        if not witnesses.split:
-            return None
-        sidecar, lines = witnesses.sidecar, witnesses.lines
-        held = {gen for p in self.projections if (gen := p.position(group_id).generation)}
-        kept = ", ".join(sorted(held)) or "none"
-        return (
-            f"group {group_id!r}: {gdir / GENERATION_FILE} names generation {sidecar!r} but "
-            f"the stream's lines carry {lines!r}; the projections (generation {kept}) are kept "
-            "as they are and served, and writes are refused. Restore the sidecar from the "
-            "stream's publication, or delete it (the next writer restores it from the lines), "
-            "then restart lcg"
-        )
-
-    def _behind(self, group_id: str, generation: str) -> str | None:
-        """The reason, if a projection has applied a seq past the end of the stream."""
-        max_seq = self.store.bounds(group_id).max_seq
-        end = Position(group_id=group_id, generation=generation, seq=max_seq)
-        for proj in self.projections:
-            name = proj.name
-            pos = proj.position(group_id)
-            # A position of another generation is not past this stream: it is reset.
-            if pos.generation == generation and end.behind(pos):
-                lost = pos.next_seq(generation) - end.next_seq(generation)
-                stream_end = "holds no event" if max_seq is None else f"ends at seq {max_seq}"
-                return (
-                    f"group {group_id!r}: the stream {stream_end} but the {name} projection "
-                    f"has applied seq {pos.seq}; the stream lost its last {lost} event(s) (a "
-                    "torn line quarantined, power loss under LCG_WAL_FSYNC=batch|off, or an "
-                    "older copy restored). New writes would reuse those seqs, so they are "
-                    f"refused: rebuild from what the stream holds with `lcg replay --group "
-                    f"{group_id} --force-clear`, or restore the stream's lost tail"
-                )
-        return None
-
     def assess_all(self) -> dict[str, str]:
         """Look for a lost tail or a generation split in every group, applying nothing."""
         found = {}
@@ -266,14 +232,32 @@ class Projector:
     def _assess(self, group_id: str, generation: str | None) -> str | None:
         """Re-derive the ``behind`` and ``generation`` damage of ``group_id``; its reason."""
         self._damage.clear(group_id, ("behind", "generation"))
-        split = self._generation_split(group_id)
+        split = generation_split(self.store, self.projections, group_id)
         if split is not None:
             self._damage.set(group_id, "generation", split)
             return split
-        behind = None if generation is None else self._behind(group_id, generation)
+        behind = (
+            None
+            if generation is None
+            else lost_tail(self.store, self.projections, group_id, generation)
+        )
         if behind is not None:
             self._damage.set(group_id, "behind", behind)
         return behind
+
+    def _refused(self, group_id: str, result: ReplayResult | None, *, to_end: bool) -> None:
+        """Degrade ``group_id`` if its last feed stopped at an event that reaches another
+        group's rows (ADR 0196); heal it once a feed through the stream's end did not."""
+        refusal = self._feeder.refusals.get(group_id)
+        if refusal is None:
+            if to_end:
+                self._damage.clear(group_id, ("foreign",))
+            return
+        reason = foreign_rows(self.store, refusal)
+        self._damage.set(group_id, "foreign", reason)
+        if result is not None:
+            result.success = False
+            result.warnings.append(reason)
 
     def _judge(self, group_id: str, result: ReplayResult, *, full: bool, accept_loss: bool) -> None:
         """Set ``success`` from what the replay skipped; degrade or heal the group."""
@@ -381,6 +365,7 @@ class Projector:
                 from_seq = floor.through_seq + 1
         full = from_seq == 0 and not self.group_has_data(group_id)
         replayed = self._feeder.replay(group_id, generation, from_seq, None, result, progress)
+        self._refused(group_id, replayed, to_end=True)
         self._judge(group_id, replayed, full=full, accept_loss=False)
         return replayed
 
@@ -392,23 +377,35 @@ class Projector:
         return results
 
     def apply_live(self, group_id: str, events: list[Event]) -> None:
-        """Apply just-appended ``events``; catch up from the stream first if a projection lags."""
+        """Apply just-appended ``events``; catch up from the stream first if a projection lags.
+
+        An event that reaches another group's rows stops the group before it (degraded) and
+        is raised (``ForeignRowError``) once what came before it is applied.
+        """
         if not events:
             return
         first = events[0].seq
         generation = events[0].gen
+        self._feeder.refusals.pop(group_id, None)
         if not all(p.position(group_id).continues(first, generation) for p in self.projections):
             self.catch_up(group_id)
         else:
             result = ReplayResult(group_id=group_id, generation=generation)
             self._feeder.blocked.discard(group_id)
-            self._feeder.apply(group_id, generation, events, result)
+            try:
+                self._feeder.apply(group_id, generation, events, result)
+            except ForeignRowError:
+                pass  # kept in ``refusals``: judged, then raised once the rest is saved
+            self._refused(group_id, None, to_end=True)
         self._since_save += len(events)
         if (
             self._since_save >= _SAVE_EVERY_EVENTS
             or time.monotonic() - self._last_save >= _SAVE_EVERY_S
         ):
             self.save()
+        refusal = self._feeder.refusals.get(group_id)
+        if refusal is not None:
+            raise refusal
 
     def save(self) -> None:
         """Save every projection (the text and vector snapshots; the graph commits as it
@@ -445,7 +442,7 @@ class Projector:
         gdir = self.store.group_dir(group_id)
         if not list_segments(gdir):
             raise StreamError(f"No WAL files found at {gdir}")
-        split = self._generation_split(group_id)
+        split = generation_split(self.store, self.projections, group_id)
         if split is not None and not dry_run:
             # A rebuild would take the sidecar's word, purge, and replay none of the lines.
             raise GenerationError(split)
@@ -543,8 +540,11 @@ class Projector:
             self.projections.purge_group(group_id)
         self.forget_cleared(group_id)
         full = from_seq == 0 and to_seq is None and not self.group_has_data(group_id)
-        replayed = self._feeder.replay(group_id, generation, from_seq, to_seq, result, progress)
+        replayed = self._feeder.replay(
+            group_id, generation, from_seq, to_seq, result, progress, skip_foreign=accept_loss
+        )
         self.save()
+        self._refused(group_id, replayed, to_end=to_seq is None)
         if result.reset_detected or to_seq is None:
             self._resets.forget(group_id)  # reported by this result, or replayed past it
         self._judge(group_id, replayed, full=full, accept_loss=accept_loss)

@@ -15,6 +15,11 @@ stream at their own seq.
 Equal digests are not enough (ADR 0076): a group is not ok either when it is degraded (its
 stream lost events, or disagrees with its generation sidecar) or when the replay skipped seqs
 (a gap, a corrupt line): both are listed in ``problems``.
+
+Each group is replayed alone: the scratch projections drop it once it is judged, so no
+group's replay meets another's rows. A group stopped at an event that reaches another group's
+rows (ADR 0196) is degraded, compared where it stopped, and not ``behind``: the events past
+the stop are refused, not waiting to be applied.
 """
 
 from __future__ import annotations
@@ -82,6 +87,7 @@ def verify_workspace(ws: Workspace, groups: list[str] | None = None) -> VerifyRe
         try:
             for group_id in chosen:
                 verdicts.append(_verdict(ws, projector, scratch, group_id))
+                scratch.purge_group(group_id)
         finally:
             for proj in scratch:
                 proj.close()
@@ -138,7 +144,9 @@ def _verdict(
     max_seq = ws.store.bounds(group_id).max_seq
     # Events up to a clear_all floor are left unapplied on purpose (ADR 0100): no lag.
     floors = [s for s in (applied, ws.projector.cleared_through(group_id)) if s is not None]
-    behind = max_seq is not None and (not floors or max(floors) < max_seq)
+    damage = ws.projector.damage.get(group_id)
+    refused = damage is not None and damage.kind == "foreign"
+    behind = not refused and max_seq is not None and (not floors or max(floors) < max_seq)
     return GroupVerdict(
         group_id=group_id,
         applied_seq=applied,

@@ -21,8 +21,9 @@ duplicate primary key (ADR 0150).
 
 The statements are in ``_statements``, how they run (prepared-statement cache, single-row
 or batched form) in ``_conn``, the inserts (``UNWIND … CREATE`` or Arrow ``COPY``) in
-``_bulk`` and the purge barrier in ``_purge``; this module is what each event means to the
-graph.
+``_bulk``, the purge barrier in ``_purge``, and the keys each event touches — refused when
+another group holds one of their rows (ADR 0196) — in ``_touched``; this module is what each
+event means to the graph.
 
 The overlay keeps timestamps as normalised RFC 3339 strings (``…T….ffffffZ``) and the
 statements cast them with ``CAST(… AS TIMESTAMP)``; every value is a plain Python value
@@ -93,6 +94,8 @@ from lcg.projections.graph._states import edge_params as _edge_row
 from lcg.projections.graph._states import entity_from_row as _entity_from_row
 from lcg.projections.graph._states import episode_from_row as _episode_from_row
 from lcg.projections.graph._states import norm_edge as _norm_edge
+from lcg.projections.graph._touched import Keys as _Keys
+from lcg.projections.graph._touched import refuse_foreign
 
 __all__ = ["apply_events", "fold_events"]
 
@@ -100,31 +103,6 @@ __all__ = ["apply_events", "fold_events"]
 
 #: One planned event: applies it to the overlay once its rows are loaded.
 _Step = Callable[[], None]
-
-
-class _Keys:
-    """The uuids a segment's events touch whose current rows they need, in first-seen order."""
-
-    __slots__ = ("created_ents", "edges", "ents", "eps", "extracted_eps")
-
-    def __init__(self) -> None:
-        self.ents: dict[str, None] = {}
-        self.eps: dict[str, None] = {}
-        self.edges: dict[str, None] = {}
-        self.created_ents: dict[str, None] = {}
-        #: The episodes extracted by the events, one per event (their MENTIONS may be loaded).
-        self.extracted_eps: list[str] = []
-
-    def merge(self, m: MergeOutcome) -> None:
-        """The rows a merge reads: canonical, aliases, the edges it invalidates."""
-        self.ents[m.canonical_uuid] = None
-        for a in m.aliases:
-            self.ents[a.uuid] = None
-        for inv in m.edges_invalidated:
-            self.edges[inv.uuid] = None
-        # Minted fresh by the merge, but a line may repeat one: located, so it is upserted.
-        for rec in m.edges_created:
-            self.edges[rec.uuid] = None
 
 
 class _Segment:
@@ -171,7 +149,11 @@ class _Segment:
         index = self.index
         base = index.base
         keys = _Keys()
-        steps = [self._plan(event, keys) for event in events]
+        steps = []
+        for event in events:
+            mark = keys.mark()
+            steps.append(self._plan(event, keys))
+            refuse_foreign(index, self.group_id, event, keys, mark)
         ent_keys, ep_keys, edge_keys = keys.ents, keys.eps, keys.edges
         for k in keys.created_ents:
             if k not in self.ents:

@@ -146,6 +146,23 @@ class IndexDelta:
             return self.unbound[uuid]
         return self.base.unbound.get(uuid)
 
+    def entity_owner(self, uuid: str) -> str | None:
+        """The group of entity ``uuid`` in the transaction (``None``: there is none)."""
+        if uuid in self.entities:
+            return self.entities[uuid]
+        return self.base.entities.get(uuid)
+
+    def episode_owner(self, uuid: str) -> str | None:
+        """The group of episode ``uuid`` in the transaction (``None``: there is none)."""
+        if uuid in self.episodes:
+            return self.episodes[uuid]
+        return self.base.episodes.get(uuid)
+
+    def edge_owner(self, uuid: str) -> str | None:
+        """The group of edge ``uuid``, bound or unbound (``None``: there is none)."""
+        loc = self.rel(uuid) or self.unbound_edge(uuid)
+        return None if loc is None else loc[2]
+
     def waiting_on(self, entity_uuid: str) -> list[str]:
         """The unbound edges naming ``entity_uuid`` as an endpoint."""
         found = self.base.waiting.get(entity_uuid, set()) | self.waiting.get(entity_uuid, set())
