@@ -1,4 +1,5 @@
-"""Import a reference workspace: replay its Cypher streams in its schema, emit our events."""
+"""Import a reference workspace: parse its Cypher streams against the documented templates,
+apply them to an in-memory model of its tables, emit our events (ADR 0170, ADR 0194)."""
 
 from lcg.ingest.reference.importer import GroupImport, ImportResult, Skipped, import_reference
 

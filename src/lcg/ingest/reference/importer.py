@@ -2,15 +2,18 @@
 
 1. Find the reference's group streams (``layout``) and refuse, before any work, a group this
    workspace already has a stream for, unless ``force``.
-2. Replay every chosen group's lines into one scratch Kuzu in the reference's schema
-   (``scratch``; one database, so a cross-group hop finds its endpoint), then read each
-   group's rows back as our events (``rows``), as ``lcg dump`` would write them.
-3. If anything could not be mapped and the loss is not accepted, stop there: nothing is
+2. Read every chosen group's lines into one in-memory model of the reference's tables
+   (``replay``; one model, so a cross-group hop finds its endpoint): each line is parsed
+   against the documented templates and applied as parsed values, never executed (ADR 0194).
+3. Look up, in the workspace, the uuids the import would write: a row whose uuid another group
+   holds is refused (``foreign``). Then read each group's rows as our events (``rows``), as
+   ``lcg dump`` would write them.
+4. If anything could not be mapped and the loss is not accepted, stop there: nothing is
    written, the report says what and where.
-4. Write each group's events as a new stream with a fresh generation into a temporary root
+5. Write each group's events as a new stream with a fresh generation into a temporary root
    beside the workspace's streams (the way ``dump`` writes), then, holding the workspace
    lock, put each group's directory in place (a replaced group's old stream is removed).
-5. Open the workspace: the catch-up applies the new streams (a replaced group's projections
+6. Open the workspace: the catch-up applies the new streams (a replaced group's projections
    see a new generation: a reset, purged and replayed in full), embedding the text again.
 
 It runs without a service (the caller refuses while one answers): the service holds the
@@ -40,8 +43,10 @@ from lcg.events import (
     remove_tree,
 )
 from lcg.ingest.reference import layout
-from lcg.ingest.reference.rows import events_of_group, rows_of_no_group
-from lcg.ingest.reference.scratch import LineReport, ScratchGraph
+from lcg.ingest.reference.foreign import held_elsewhere
+from lcg.ingest.reference.model import ReferenceGraph
+from lcg.ingest.reference.replay import LineReport, replay
+from lcg.ingest.reference.rows import events_of_group, rows_of_groups, rows_of_no_group
 from lcg.projections import ProgressFn
 from lcg.workspace import writing_offline
 
@@ -142,21 +147,13 @@ def _group_result(group_id: str, files: int, report: LineReport) -> GroupImport:
 
 
 def _translate(
-    streams: layout.ReferenceStreams, chosen: list[str], on_lines: LinesFn | None
-) -> tuple[dict[str, list[Event]], list[GroupImport]]:
-    scratch = ScratchGraph()
-    try:
-        return _translate_into(scratch, streams, chosen, on_lines)
-    finally:
-        scratch.close()
-
-
-def _translate_into(
-    scratch: ScratchGraph,
+    config: Config,
     streams: layout.ReferenceStreams,
     chosen: list[str],
     on_lines: LinesFn | None,
+    progress: ProgressFn | None,
 ) -> tuple[dict[str, list[Event]], list[GroupImport]]:
+    graph = ReferenceGraph()
     reports: dict[str, LineReport] = {}
     total = sum(layout.count_lines(streams.groups[g]) for g in chosen)
     done = 0
@@ -170,11 +167,12 @@ def _translate_into(
                 on_lines(done, total, group_id)
 
         # Streamed: a reference line carries its vectors, a few kB each.
-        scratch.replay(layout.read_lines(streams.groups[group_id]), report, tick)
+        replay(graph, layout.read_lines(streams.groups[group_id]), report, tick)
+    foreign = held_elsewhere(config, rows_of_groups(graph, chosen), chosen, progress)
     events: dict[str, list[Event]] = {}
     results: list[GroupImport] = []
     orphans = LineReport()
-    rows_of_no_group(scratch, chosen, orphans)
+    rows_of_no_group(graph, chosen, orphans)
     for group_id in chosen:
         report = reports[group_id]
         if group_id == chosen[0]:  # rows no group owns are reported once, with the first
@@ -182,7 +180,7 @@ def _translate_into(
                 report.samples.append(s)
             for reason, n in orphans.unmapped.items():
                 report.unmapped[reason] = report.unmapped.get(reason, 0) + n
-        group_events, counts = events_of_group(scratch, group_id, report)
+        group_events, counts = events_of_group(graph, group_id, report, foreign)
         events[group_id] = group_events
         result = _group_result(group_id, len(streams.groups[group_id]), report)
         result.entities, result.edges = counts.entities, counts.edges
@@ -269,7 +267,7 @@ def import_reference(
     chosen = _chosen(streams, groups)
     if not force:
         _refuse_existing(config, chosen)
-    events, results = _translate(streams, chosen, on_lines)
+    events, results = _translate(config, streams, chosen, on_lines, progress)
     lost = sum(sum(r.unmapped.values()) for r in results)
     result = ImportResult(
         success=lost == 0 or accept_loss,
