@@ -26,6 +26,12 @@ DEFAULT_MAX_CHARS = 500
 HEADING_SEPARATOR = " › "
 #: The shortest budget a body is given, however long its heading path.
 _MIN_BODY = 200
+#: The longest title a heading path holds; a longer one is cut there (``…``) and its whole
+#: text is the first paragraph of its section, so nothing of it is lost (ADR 0192).
+_MAX_TITLE = 120
+#: The longest heading line a chunk starts with is what ``max_chars`` leaves to it beyond
+#: ``_MIN_BODY``, and never less than this.
+_MIN_HEADING = 60
 
 
 class Chunk(msgspec.Struct, frozen=True, kw_only=True):
@@ -57,8 +63,12 @@ def chunk_document(doc: Document, max_chars: int = DEFAULT_MAX_CHARS) -> list[Ch
         sections = [([], _paragraphs(doc.text.split("\n")))]
     joiner = "\n" if doc.kind in ("jsonl", "json") else "\n\n"
     out: list[Chunk] = []
+    longest = max(_MIN_HEADING, max_chars - _MIN_BODY - len("# \n\n"))
     for path, pieces in sections:
         heading = HEADING_SEPARATOR.join(path)
+        if len(heading) > longest:
+            # A deep path of long titles: one bounded line, never repeated whole per chunk.
+            heading = heading[: longest - 1] + "…"
         prefix = f"# {heading}\n\n" if heading else ""
         budget = max(_MIN_BODY, max_chars - len(prefix))
         for body in _pack(pieces, budget, joiner):
@@ -115,14 +125,18 @@ def _cut(piece: str, budget: int) -> list[str]:
 
 
 def _hard_cut(text: str, budget: int) -> list[str]:
+    # Positions, not ever shorter copies of the rest: linear in the text.
     out: list[str] = []
-    while len(text) > budget:
-        at = text.rfind(" ", budget // 2, budget)
-        at = budget if at <= 0 else at
-        out.append(text[:at])
-        text = text[at:].lstrip()
-    if text:
-        out.append(text)
+    start, n = 0, len(text)
+    while n - start > budget:
+        at = text.rfind(" ", start + budget // 2, start + budget)
+        at = start + budget if at <= start else at
+        out.append(text[start:at])
+        start = at
+        while start < n and text[start].isspace():
+            start += 1
+    if start < n:
+        out.append(text[start:])
     return out
 
 
@@ -143,7 +157,6 @@ def _paragraphs(lines: list[str]) -> list[str]:
 
 # ---- Markdown -----------------------------------------------------------------------------
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 
@@ -166,7 +179,11 @@ class _Sectioner:
         self.flush()
         while self.stack and self.stack[-1][0] >= level:
             self.stack.pop()
-        self.stack.append((level, " ".join(title.split()) or "(untitled)"))
+        title = " ".join(title.split()) or "(untitled)"
+        if len(title) > _MAX_TITLE:
+            self.lines.extend([title, ""])
+            title = title[: _MAX_TITLE - 1] + "…"
+        self.stack.append((level, title))
 
     def block(self, text: str) -> None:
         """A piece that must stay whole (a fenced code block): its own paragraph."""
@@ -177,6 +194,26 @@ class _Sectioner:
             self.sections[-1][1].extend([*pieces, text])
         else:
             self.sections.append((path, [*pieces, text]))
+
+
+def _atx(line: str) -> tuple[int, str] | None:
+    """An ATX heading's level and title (``## Title ##``), or ``None``.
+
+    Read with string methods: the regular expression it replaces backtracked quadratically
+    over a long run of spaces in a heading line.
+    """
+    stripped = line.lstrip(" ")
+    if len(line) - len(stripped) > 3 or not stripped.startswith("#"):
+        return None
+    level = len(stripped) - len(stripped.lstrip("#"))
+    rest = stripped[level:]
+    if level > 6 or rest[:1] not in (" ", "\t"):
+        return None
+    title = rest.strip(" \t")
+    body = title.rstrip("#")
+    if body != title and body[-1:] in (" ", "\t"):  # a closing sequence: " ##"
+        title = body.rstrip(" \t")
+    return level, title
 
 
 def _markdown_sections(text: str) -> list[_Section]:
@@ -200,9 +237,9 @@ def _markdown_sections(text: str) -> list[_Section]:
             s.block("\n".join(lines[i : end + 1]))
             i = end + 1
             continue
-        atx = _ATX.match(line)
+        atx = _atx(line)
         if atx:
-            s.heading(len(atx.group(1)), atx.group(2))
+            s.heading(*atx)
         elif (
             _SETEXT.match(line)
             and s.lines
@@ -293,7 +330,8 @@ def _json_elements(text: str) -> list[str]:
     """A JSON document's top-level elements (array items, object members), one line each."""
     try:
         value = msgspec.json.decode(text)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
+        # Not JSON, or nested deeper than the decoder goes: its lines are still its text.
         return _paragraphs(text.split("\n"))
     if isinstance(value, list):
         return [_compact.encode(v).decode() for v in value]

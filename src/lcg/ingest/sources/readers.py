@@ -5,25 +5,35 @@ The kind comes from the extension; a file with an unknown extension is read as p
 its content is text (UTF-8, no NUL byte). Binary content, a known binary format (images,
 archives, PDF: no PDF reader is a dependency, ADR 0160) and undecodable bytes are refused with
 a reason the summary names. HTML keeps its text and its headings (as Markdown headings, so the
-Markdown chunker keeps them as context); scripts and styles are dropped.
+Markdown chunker keeps them as context); scripts and styles are dropped (``markup``).
+
+A file is opened through ``opening``: relative to its tree, never through a link, regular
+files only, at most ``max_bytes`` read (ADR 0192). ``Unreadable`` is ``opening.Refusal``:
+its ``kept`` says the failure is this run's (its stored chunks stay), not the file's.
 """
 
 from __future__ import annotations
 
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Literal
 
 import msgspec
+
+from lcg.ingest.sources.markup import html_text
+from lcg.ingest.sources.opening import DEFAULT_MAX_FILE_BYTES
+from lcg.ingest.sources.opening import Refusal as Unreadable
+from lcg.ingest.sources.opening import read_in_tree as read_bytes_in_tree
 
 __all__ = [
     "CODE_EXTENSIONS",
     "Document",
     "Kind",
     "Unreadable",
+    "decode_document",
     "html_text",
     "kind_of",
     "read_document",
+    "read_in_tree",
 ]
 
 Kind = Literal["markdown", "text", "rst", "org", "html", "json", "jsonl", "code"]
@@ -73,12 +83,6 @@ class Document(msgspec.Struct, frozen=True, kw_only=True):
     text: str
 
 
-class Unreadable(msgspec.Struct, frozen=True, kw_only=True):
-    """Why a file is not read."""
-
-    reason: str
-
-
 def kind_of(name: str) -> Kind | None:
     """The kind a file name's extension names, or ``None`` (sniffed from the content)."""
     ext = Path(name).suffix.lower()
@@ -87,17 +91,34 @@ def kind_of(name: str) -> Kind | None:
     return _KINDS.get(ext)
 
 
-def read_document(path: Path) -> Document | Unreadable:
-    """Read ``path`` as a document, or say why it cannot be."""
-    ext = path.suffix.lower()
+def read_in_tree(
+    base: Path, rel: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES
+) -> Document | Unreadable:
+    """Read the file ``rel`` below ``base`` as a document, or say why it cannot be.
+
+    The file is opened relative to ``base`` without following a link anywhere in ``rel``,
+    only if it is a regular file, and never read past ``max_bytes``, whatever its size
+    said when the tree was walked (``opening.read_in_tree``).
+    """
+    name = rel.rsplit("/", 1)[-1]
+    ext = Path(name).suffix.lower()
     if ext == ".pdf":
         return Unreadable(reason="PDF (no PDF reader installed)")
     if ext in _BINARY_EXTENSIONS:
         return Unreadable(reason=f"binary format ({ext})")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        return Unreadable(reason=f"unreadable: {exc.strerror}")
+    raw = read_bytes_in_tree(base, rel, max_bytes)
+    if isinstance(raw, Unreadable):
+        return raw
+    return decode_document(name, raw)
+
+
+def read_document(path: Path, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Document | Unreadable:
+    """Read the file ``path`` as a document (its last component never a link)."""
+    return read_in_tree(path.parent, path.name, max_bytes=max_bytes)
+
+
+def decode_document(name: str, raw: bytes) -> Document | Unreadable:
+    """The document the bytes of the file ``name`` hold, or why they are not text."""
     if b"\x00" in raw[:_SNIFF_BYTES]:
         return Unreadable(reason="binary content")
     try:
@@ -105,60 +126,7 @@ def read_document(path: Path) -> Document | Unreadable:
     except UnicodeDecodeError:
         return Unreadable(reason="not UTF-8 text")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    kind = kind_of(path.name) or "text"
+    kind = kind_of(name) or "text"
     if kind == "html":
         return Document(kind="markdown", text=html_text(text))
     return Document(kind=kind, text=text)
-
-
-_BLOCKS = frozenset(
-    "p div section article main header footer aside nav li ul ol table tr blockquote pre "
-    "dl dt dd figure figcaption form fieldset details summary address br hr".split()
-)
-_SKIP = frozenset({"script", "style", "noscript", "template", "head", "svg"})
-
-
-class _TextOnly(HTMLParser):
-    """Collects an HTML page's text: headings as ``#`` lines, blocks as paragraphs."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self._skipping = 0
-        self._heading: int | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _SKIP:
-            self._skipping += 1
-        elif len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
-            self._heading = int(tag[1])
-            self.parts.append("\n\n" + "#" * self._heading + " ")
-        elif tag in _BLOCKS:
-            self.parts.append("\n\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _SKIP:
-            self._skipping = max(0, self._skipping - 1)
-        elif len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
-            self._heading = None
-            self.parts.append("\n\n")
-        elif tag in _BLOCKS:
-            self.parts.append("\n\n")
-
-    def handle_data(self, data: str) -> None:
-        if self._skipping:
-            return
-        # Inside a block, HTML's whitespace is one space; a heading stays on its line.
-        core = " ".join(data.split())
-        lead = " " if data[:1].isspace() else ""
-        trail = " " if data[-1:].isspace() and core else ""
-        self.parts.append(lead + core + trail)
-
-
-def html_text(markup: str) -> str:
-    """The text of an HTML page, with headings as Markdown ``#`` lines."""
-    parser = _TextOnly()
-    parser.feed(markup)
-    parser.close()
-    paragraphs = [" ".join(p.split()) for p in "".join(parser.parts).split("\n\n")]
-    return "\n\n".join(p for p in paragraphs if p.strip("# "))

@@ -104,6 +104,8 @@ class SyncReport(msgspec.Struct, kw_only=True):
     files_changed: int = 0
     files_unchanged: int = 0
     files_removed: int = 0
+    #: Files there but not readable this run, whose stored chunks were kept (ADR 0192).
+    files_kept: int = 0
     files_skipped: int = 0
     files_ignored: int = 0
     chunks_added: int = 0
@@ -154,6 +156,7 @@ def sync_tree(
         files_changed=plan.files_changed,
         files_unchanged=plan.files_unchanged,
         files_removed=plan.files_removed,
+        files_kept=plan.files_kept,
         files_skipped=len(scan.skipped),
         files_ignored=scan.ignored,
         skipped=scan.skipped,

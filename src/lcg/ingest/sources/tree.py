@@ -7,6 +7,11 @@ tree of one, served under its name. Each chunk is named by its file and its text
 ``<source_file>#<12 hex of its SHA-256>`` (``~2``, ``~3`` for repeats within the file), so an
 edit renames exactly the chunks whose text changed, and a chunk's identity and hash say, from
 the stream alone, what a source held.
+
+What is stored of a file is removed only when the file is gone or left out by a rule that
+holds from run to run (ignored, hidden, a link, binary, too large): a file or folder that
+is there but could not be read this run (EACCES, EIO) keeps what the group holds of it, and
+the scan names it (``Scan.kept``; ADR 0192).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import msgspec
 
 from lcg.ingest.sources.chunking import DEFAULT_MAX_CHARS, chunk_document
 from lcg.ingest.sources.discover import DEFAULT_MAX_FILE_BYTES, FoundFile, Skipped, discover
-from lcg.ingest.sources.readers import Unreadable, read_document
+from lcg.ingest.sources.readers import Unreadable, read_in_tree
 
 __all__ = [
     "LocalChunk",
@@ -69,12 +74,23 @@ class LocalFile(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Scan(msgspec.Struct, kw_only=True):
-    """A tree as it is on disk now."""
+    """A tree as it is on disk now.
+
+    ``kept``: the sources (a folder's ending in ``/``) that are there but could not be read
+    this run; what the group holds of them is kept.
+    """
 
     scope: TreeScope
     files: list[LocalFile] = []
     skipped: list[Skipped] = []
     ignored: int = 0
+    kept: list[str] = []
+
+    def keeps(self, source_file: str) -> bool:
+        """Whether what the group holds of ``source_file`` stays although it was not read."""
+        return any(
+            source_file == k or (k.endswith("/") and source_file.startswith(k)) for k in self.kept
+        )
 
 
 class StoredChunk(msgspec.Struct, frozen=True, kw_only=True):
@@ -96,6 +112,8 @@ class SyncPlan(msgspec.Struct, kw_only=True):
     files_changed: int = 0
     files_unchanged: int = 0
     files_removed: int = 0
+    #: Files not read this run (an I/O error) whose stored chunks were kept.
+    files_kept: int = 0
 
 
 #: A previous scan's files by path, reused when size and modification time still match.
@@ -152,28 +170,36 @@ def scan_tree(
     single = scope.prefix.endswith(":")
 
     def served(rel: str) -> str:
-        return scope.label if single else scope.prefix + rel
+        # A file or folder of the tree ("" or "." is the root: the whole tree).
+        if single:
+            return scope.label
+        return scope.prefix + ("" if rel == "." else rel)
 
     skipped = [Skipped(path=served(s.path), reason=s.reason) for s in found.skipped]
-    scan = Scan(scope=scope, skipped=skipped, ignored=found.ignored)
+    scan = Scan(
+        scope=scope, skipped=skipped, ignored=found.ignored, kept=[served(k) for k in found.kept]
+    )
     for f in found.files:
-        local = _read(f, served(f.rel), max_chars, cache)
-        if isinstance(local, Skipped):
-            scan.skipped.append(local)
+        local = _read(f, served(f.rel), max_chars, max_bytes, cache)
+        if isinstance(local, Unreadable):
+            if not local.gone:
+                scan.skipped.append(Skipped(path=served(f.rel), reason=local.reason))
+            if local.kept:
+                scan.kept.append(served(f.rel))
         elif local.chunks:
             scan.files.append(local)
     return scan
 
 
 def _read(
-    f: FoundFile, source_file: str, max_chars: int, cache: ScanCache | None
-) -> LocalFile | Skipped:
+    f: FoundFile, source_file: str, max_chars: int, max_bytes: int, cache: ScanCache | None
+) -> LocalFile | Unreadable:
     held = cache.get(f.path) if cache is not None else None
     if held is not None and (held.size, held.mtime_ns) == (f.size, f.mtime_ns):
         return held
-    doc = read_document(Path(f.path))
+    doc = read_in_tree(Path(f.base), f.rel, max_bytes=max_bytes)
     if isinstance(doc, Unreadable):
-        return Skipped(path=source_file, reason=doc.reason)
+        return doc
     pieces = [(c.heading, c.text) for c in chunk_document(doc, max_chars)]
     local = LocalFile(
         path=f.path,
@@ -190,8 +216,9 @@ def _read(
 def plan_sync(scan: Scan, stored: list[StoredChunk]) -> SyncPlan:
     """The adds and removals that make ``stored`` hold exactly ``scan``'s chunks.
 
-    A stored chunk is kept only if the tree still has a chunk of that id and text; a second
-    copy of a kept chunk (left by an interrupted run elsewhere) is removed too.
+    A stored chunk is kept only if the tree still has a chunk of that id and text, or its
+    file could not be read this run (``scan.keeps``); a second copy of a kept chunk (left by
+    an interrupted run elsewhere) is removed too.
     """
     held: dict[str, dict[str, list[StoredChunk]]] = {}
     for s in stored:
@@ -224,7 +251,11 @@ def plan_sync(scan: Scan, stored: list[StoredChunk]) -> SyncPlan:
         else:
             plan.files_unchanged += 1
     for source_file, chunks in sorted(held.items()):
-        if source_file not in local_files:
+        if source_file in local_files:
+            continue
+        if scan.keeps(source_file):
+            plan.files_kept += 1
+        else:
             plan.files_removed += 1
             plan.removals[source_file] = [s.episode_uuid for c in chunks.values() for s in c]
     return plan
