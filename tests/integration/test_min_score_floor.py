@@ -80,7 +80,8 @@ def test_every_passage_reaches_min_score_and_every_passage_over_it_is_found(
     service: tuple[Client, HashEmbedder], fusion: str, min_score: float | None
 ) -> None:
     c, emb = service
-    floor = 0.5 if min_score is None else min_score  # the documented default
+    # Omitted, the floor is the embedder's own (ADR 0198): none for the hash double.
+    floor = emb.default_min_score if min_score is None else min_score
     params: dict[str, Any] = {"fusion": fusion, "num_results": 100}
     if min_score is not None:
         params["min_score"] = min_score
@@ -123,3 +124,26 @@ def test_clamped_min_score(service: tuple[Client, HashEmbedder]) -> None:
     assert all(p["score"] >= 1.0 for p in over)
     assert cosine(emb, QUERY, TEXTS["p-close"]) < 1.0
     assert "p-close" not in {p["name"] for p in over}
+
+
+@pytest.mark.parametrize("fusion", ["weighted", "rrf"])
+@pytest.mark.parametrize("num_results", [4, 100])
+@pytest.mark.parametrize("min_score", [0.5, 0.6])
+def test_the_answer_says_how_many_of_its_best_passages_the_floor_left_out(
+    service: tuple[Client, HashEmbedder], fusion: str, num_results: int, min_score: float
+) -> None:
+    c, _emb = service
+    # The best num_results with no floor: those under min_score are what the floor takes out.
+    unfloored = c.call(
+        "knowledge_search_passages",
+        {"query": QUERY, "min_score": 0.0, "num_results": num_results, "fusion": fusion},
+    )
+    assert "filtered_by_min_score" not in unfloored  # nothing left out: the reference's shape
+    under = sum(1 for p in unfloored["passages"] if p["score"] < min_score)
+    assert under > 0
+    floored = c.call(
+        "knowledge_search_passages",
+        {"query": QUERY, "min_score": min_score, "num_results": num_results, "fusion": fusion},
+    )
+    assert floored["filtered_by_min_score"] == under
+    assert all(p["score"] >= min_score for p in floored["passages"])

@@ -24,10 +24,12 @@ __all__ = ["Hit", "hit_of", "register", "snippet"]
 
 _SUMMARY = "Search the workspace: passages by default, or entities or facts."
 _DETAILS = """
-Passages are ranked by the hybrid full-text + vector search of knowledge_search_passages
-(no recency prior: a file's age says nothing of its relevance); each hit names its file and
-heading path. --entities and --facts ask the graph, which holds what extraction (an LLM) or
-assertions put there.
+Passages are ranked by the hybrid full-text + vector search of knowledge_search_passages with
+its defaults, so an agent asking over MCP or the socket gets the same hits: a similarity floor
+calibrated for the embedder (--min-score overrides it; a hint says when it left passages out),
+and a bonus for recent passages that chunks of files do not get (a file's age says nothing of
+its relevance). Each hit names its file and heading path. --entities and --facts ask the
+graph, which holds what extraction (an LLM) or assertions put there.
 """
 _EXAMPLE = """
 lcg search "when did Apollo 11 land"
@@ -107,7 +109,8 @@ def snippet(text: str, query: str, *, width: int = 220, mark: bool = False) -> s
     return piece
 
 
-def _search(args: argparse.Namespace, kind: str) -> list[dict[str, Any]]:
+def _search(args: argparse.Namespace, kind: str) -> tuple[list[dict[str, Any]], int]:
+    """The rows found, and how many of the best passages the similarity floor left out."""
     config = config_from(args)
     groups = [args.group] if args.group else None
     client = live_client(config)
@@ -116,21 +119,19 @@ def _search(args: argparse.Namespace, kind: str) -> list[dict[str, Any]]:
             client.wait_ready(timeout=600)
             if kind == "entities":
                 found = client.find_entities(args.query, group_ids=groups, num_results=args.n)
-                return list(found["nodes"])
+                return list(found["nodes"]), 0
             if kind == "facts":
                 found = client.find_relationships(args.query, group_ids=groups, num_results=args.n)
-                return list(found["facts"])
+                return list(found["facts"]), 0
+            # The method's own defaults (ADR 0198): what an agent asking the same gets.
             found = client.search_passages(
-                args.query,
-                group_ids=groups,
-                num_results=args.n,
-                min_score=0.0,
-                recency_half_life_days=0.0,
+                args.query, group_ids=groups, num_results=args.n, min_score=args.min_score
             )
-            return list(found["passages"])
-    from lcg.projections import Searcher
+            return list(found["passages"]), int(found.get("filtered_by_min_score", 0))
+    from lcg.projections import FloorReport, Searcher
 
     ws = open_direct(config)
+    report = FloorReport()
     try:
         searcher = Searcher(ws.graph, ws.text, ws.vectors, ws.text_embedder)
         with ws.reading():
@@ -141,16 +142,16 @@ def _search(args: argparse.Namespace, kind: str) -> list[dict[str, Any]]:
                 rows = searcher.find_relationships(args.query, groups, args.n)
             else:
                 rows = searcher.search_passages(
-                    args.query, groups, args.n, 0.0, recency_half_life_days=0.0
+                    args.query, groups, args.n, args.min_score, report=report
                 )
-        return list(msgspec.to_builtins(rows))
+        return list(msgspec.to_builtins(rows)), report.filtered_by_min_score
     finally:
         ws.close()
 
 
 def _run(args: argparse.Namespace) -> int:
     kind = "entities" if args.entities else "facts" if args.facts else "passages"
-    rows = _search(args, kind)
+    rows, filtered = _search(args, kind)
     if kind != "passages":
         if args.json:
             emit_json(rows)
@@ -167,6 +168,8 @@ def _run(args: argparse.Namespace) -> int:
     hits = [hit_of(r) for r in rows]
     if args.json:
         emit_json(hits)
+        if filtered:
+            print(_floor_hint(filtered), file=sys.stderr)
         return 0
     if not hits:
         print("no passage matches")
@@ -176,7 +179,28 @@ def _run(args: argparse.Namespace) -> int:
         group = f" [{safe(h.group_id)}]" if not args.group else ""
         print(f"{i}. {where}  (rank {h.fused_score:.2f}, similarity {h.score:.2f}){group}")
         print(f"   {snippet(h.text, args.query, mark=mark)}")
+    if filtered:
+        print(_floor_hint(filtered))
     return 0
+
+
+def _floor_hint(filtered: int) -> str:
+    """What ``lcg search`` says when the similarity floor left ``filtered`` passages out."""
+    some = "1 passage" if filtered == 1 else f"{filtered} passages"
+    return (
+        f"({some} among the best matches left out: similarity under the floor; "
+        "--min-score 0 shows them)"
+    )
+
+
+def _floor(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{value:g} is not from 0 to 1")
+    return value
 
 
 def _count(text: str) -> int:
@@ -197,6 +221,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("query", metavar="QUERY", help="what to look for, in words")
     p.add_argument("-g", "--group", metavar="G", help="search one group (default: every group)")
     p.add_argument("-n", type=_count, default=5, metavar="N", help="how many hits (default 5)")
+    p.add_argument(
+        "--min-score",
+        type=_floor,
+        metavar="F",
+        help="similarity floor, 0-1 (default: the one calibrated for the embedder)",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON list of hits")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--entities", action="store_true", help="entities instead of passages")

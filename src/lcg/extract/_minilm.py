@@ -18,12 +18,15 @@ import numpy.typing as npt
 
 from lcg.errors import EmbedderError
 
-__all__ = ["LOCAL_DIM", "LOCAL_MODEL_ID", "LocalEmbedder"]
+__all__ = ["LOCAL_DIM", "LOCAL_MIN_SCORE", "LOCAL_MODEL_ID", "LocalEmbedder"]
 
 #: The model id vectors of the embedded model carry (also names its cache directory).
 LOCAL_MODEL_ID: Final = "all-MiniLM-L6-v2-int8"
 #: The embedded model's output dimension.
 LOCAL_DIM: Final = 384
+#: The cosine floor a passage search applies when no ``min_score`` is given, calibrated for
+#: this model (ADR 0198, ``bench/min_score_calibration.py``).
+LOCAL_MIN_SCORE: Final = 0.15
 
 _TOKENIZER_ASSET: Final = "tokenizer.json"
 _OUTPUT: Final = "last_hidden_state"
@@ -65,6 +68,8 @@ class LocalEmbedder:
     ) -> None:
         self.model_id: str = LOCAL_MODEL_ID
         self.dim: int = LOCAL_DIM
+        #: The default cosine floor of a passage search (ADR 0198).
+        self.default_min_score: float = LOCAL_MIN_SCORE
         self._model_path = model_path
         self._sha256 = sha256
         self._tokenizer_path = tokenizer_path

@@ -24,6 +24,7 @@ import numpy.typing as npt
 from lcg.errors import EmbedderError
 
 __all__ = [
+    "REFERENCE_MIN_SCORE",
     "REFERENCE_MODEL",
     "HttpEmbedder",
     "UdsEmbedder",
@@ -38,6 +39,9 @@ PROBE_TEXT: Final = "probe"
 
 #: The model asked for when none is configured (the reference's default, lcg-api.md §9).
 REFERENCE_MODEL: Final = "bge-base-en-v1.5"
+#: The reference's ``min_score`` default, chosen for its ``bge-base-en-v1.5``: the default
+#: floor of a server's model, whose scale lcg cannot know (ADR 0198).
+REFERENCE_MIN_SCORE: Final = 0.5
 # The answers that mean "this server takes no list as ``input``".
 _LIST_REFUSED: Final = frozenset({400, 422})
 
@@ -127,6 +131,11 @@ class HttpEmbedder:
     def where(self) -> str:
         """The endpoint, as errors name it (a URL, or ``unix:<path>``)."""
         return self._where
+
+    @property
+    def default_min_score(self) -> float:
+        """The reference's floor: servers serve the reference's model by default (ADR 0198)."""
+        return REFERENCE_MIN_SCORE
 
     @property
     def requested_model(self) -> str:

@@ -64,6 +64,11 @@ class StandbyEmbedder:
         return self.inner.where
 
     @property
+    def default_min_score(self) -> float:
+        """The wrapped embedder's default cosine floor (ADR 0198); known while it is away."""
+        return self.inner.default_min_score
+
+    @property
     def away(self) -> str | None:
         """Why vectors cannot be made now, with the remedy; ``None`` when none is known."""
         with self._lock:

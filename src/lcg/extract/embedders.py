@@ -1,6 +1,8 @@
 """Embedders: batches of text in, float32 unit vectors out.
 
-Every embedder has ``model_id`` and ``dim`` and an ``embed(texts)`` that returns a
+Every embedder has ``model_id``, ``dim``, ``default_min_score`` (the cosine floor a passage
+search applies when its caller names none: a cosine scale is the model's own, ADR 0198) and an
+``embed(texts)`` that returns a
 ``[len(texts), dim]`` float32 array of unit rows in input order (``[0, dim]`` for no texts),
 and raises only ``EmbedderError``. Implementations:
 
@@ -26,14 +28,22 @@ import numpy as np
 import numpy.typing as npt
 
 from lcg.errors import ConfigError, EmbedderError
-from lcg.extract._minilm import LOCAL_DIM, LOCAL_MODEL_ID, LocalEmbedder
-from lcg.extract._openai_embed import REFERENCE_MODEL, HttpEmbedder, UdsEmbedder
+from lcg.extract._minilm import LOCAL_DIM, LOCAL_MIN_SCORE, LOCAL_MODEL_ID, LocalEmbedder
+from lcg.extract._openai_embed import (
+    REFERENCE_MIN_SCORE,
+    REFERENCE_MODEL,
+    HttpEmbedder,
+    UdsEmbedder,
+)
 from lcg.extract._standby import REPROBE_S, StandbyEmbedder
 
 __all__ = [
+    "HASH_MIN_SCORE",
     "HASH_MODEL_ID",
     "LOCAL_DIM",
+    "LOCAL_MIN_SCORE",
     "LOCAL_MODEL_ID",
+    "REFERENCE_MIN_SCORE",
     "REFERENCE_MODEL",
     "REPROBE_S",
     "Embedder",
@@ -47,6 +57,10 @@ __all__ = [
 
 #: The model id of the hashing test double.
 HASH_MODEL_ID: Final = "hash-embedder-v1"
+#: The hashing double's default cosine floor (ADR 0198): none. Its cosines count shared
+#: words, stopwords included, so no floor parts answers from unrelated text (on LongMemEval,
+#: the floor that keeps 95 % of the questions' answers keeps 64 % of unrelated pairs).
+HASH_MIN_SCORE: Final = 0.0
 
 
 class Embedder(Protocol):
@@ -65,6 +79,11 @@ class Embedder(Protocol):
     @property
     def dim(self) -> int:
         """The length of every vector."""
+        ...
+
+    @property
+    def default_min_score(self) -> float:
+        """The cosine floor of a passage search that names no ``min_score`` (ADR 0198)."""
         ...
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
@@ -104,6 +123,8 @@ class HashEmbedder:
             raise ConfigError(f"hash embedder dim {dim} is too small (at least 8)")
         self.model_id: str = HASH_MODEL_ID
         self.dim: int = dim
+        #: The default cosine floor of a passage search (ADR 0198).
+        self.default_min_score: float = HASH_MIN_SCORE
         self._lock = threading.Lock()
         self._closed = False
         self._reset()

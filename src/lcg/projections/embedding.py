@@ -34,6 +34,11 @@ class TextEmbedder(Protocol):
     dim: int
     stats: EmbeddingStats
 
+    @property
+    def default_min_score(self) -> float:
+        """The cosine floor of a passage search that names no ``min_score`` (ADR 0198)."""
+        ...
+
     def vectors(self, texts: list[str]) -> dict[str, np.ndarray]:
         """Vectors for ``texts`` (raises ``EmbedderError``)."""
         ...
@@ -48,6 +53,11 @@ class CachedTextEmbedder:
         self.model_id = embedder.model_id
         self.dim = embedder.dim
         self.stats = EmbeddingStats()
+
+    @property
+    def default_min_score(self) -> float:
+        """The wrapped embedder's default cosine floor (ADR 0198)."""
+        return self.embedder.default_min_score
 
     def vectors(self, texts: list[str]) -> dict[str, np.ndarray]:
         """Vectors for ``texts``: cached ones reused, the rest embedded in one call."""

@@ -14,16 +14,19 @@ Legs per read:
   its chunks). Every passage reports its cosine similarity to the query as ``score`` (from
   the vector leg, else computed from its stored vector; 0.0 without one, as the reference's
   zero vector) and is kept only if that reaches ``min_score``, as the reference's floor; the
-  fused value that orders the passages is ``fused_score`` (ADR 0173). Without a query vector
-  (``mode="bm25"``, or the embedder away: the leg is reported missing) no cosine exists: the
-  BM25 hits are kept, ``score`` 0.0.
+  fused value that orders the passages is ``fused_score`` (ADR 0173). Without ``min_score``
+  the floor is the embedder's ``default_min_score``, calibrated for its cosine scale, and the
+  caller learns how many of the best passages it left out (``FloorReport``, ADR 0198).
+  Without a query vector (``mode="bm25"``, or the embedder away: the leg is reported
+  missing) no cosine exists: the BM25 hits are kept, ``score`` 0.0.
 
 Passages are fused by weighted scores by default (``fusion="weighted"``, ADR 0092): each leg's
 scores are normalised (BM25 by the best score of the query; cosines min-max between the best
 and the 50th best), and a passage scores ``Σ weight × leg``, its source's legs included, plus a soft
 bonus when its reference time falls in a window the query names ("last month", "two weeks
 ago", ``lcg.projections._when``) and a smaller one that halves with every
-``recency_half_life_days`` of its age at the asking time (ADR 0094). ``fusion="rrf"`` is
+``recency_half_life_days`` of its age at the asking time (ADR 0094) — except chunks of file
+trees, whose age is their file's (``is_file_chunk``, ADR 0198). ``fusion="rrf"`` is
 the reference's fusion over the two passage legs, unchanged. Either way ``as_of`` drops
 passages referenced after the asking time and ``valid_after`` / ``valid_before`` bound the
 reference time.
@@ -45,6 +48,7 @@ import msgspec
 import numpy as np
 
 from lcg.errors import EmbedderError
+from lcg.projections._passage_rules import Bounds, FloorReport, is_file_chunk, over_floor
 from lcg.projections._when import (
     Window,
     parse_time,
@@ -55,7 +59,12 @@ from lcg.projections._when import (
 from lcg.projections.embedding import TextEmbedder
 from lcg.projections.fanout import GroupFailures
 from lcg.projections.graph import GraphProjection
-from lcg.projections.graph.reads import edges_by_uuids, entities_by_uuids, episodes_by_uuids
+from lcg.projections.graph.reads import (
+    edges_by_uuids,
+    entities_by_uuids,
+    episode_names,
+    episodes_by_uuids,
+)
 from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow
 from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection
@@ -65,11 +74,13 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "FUSIONS",
     "RRF_K",
+    "FloorReport",
     "Fusion",
     "PassageRow",
     "PassageWeights",
     "SearchMode",
     "Searcher",
+    "is_file_chunk",
     "parse_time",
     "rrf_fuse",
 ]
@@ -87,6 +98,8 @@ _BOUNDED_POOL: Final = 3
 
 #: Sources with more chunks than this do not bring their chunks in by their own score.
 _MAX_BROUGHT: Final = 64
+#: Episodes whose file-chunk test is remembered at most (then the memo starts again).
+_MEMO_LIMIT: Final = 200_000
 _UTC: Final = UTC
 _Row = TypeVar("_Row")
 
@@ -156,6 +169,8 @@ class Searcher:
         self.text = text
         self.vectors = vectors
         self.embedder = embedder
+        # uuid -> whether the episode is a file chunk (``_file_chunks``).
+        self._file_chunk_memo: dict[str, bool] = {}
 
     def _asked(self, group_ids: list[str] | None) -> list[str]:
         """The groups a search spans (``None``: every group its text or vector leg holds,
@@ -282,7 +297,7 @@ class Searcher:
         query: str,
         group_ids: list[str] | None,
         num_results: int = 10,
-        min_score: float = 0.5,
+        min_score: float | None = None,
         *,
         mode: SearchMode = "hybrid",
         fusion: Fusion = "weighted",
@@ -292,28 +307,36 @@ class Searcher:
         recency_half_life_days: float = DEFAULT_HALF_LIFE_DAYS,
         weights: PassageWeights | None = None,
         failures: GroupFailures | None = None,
+        report: FloorReport | None = None,
     ) -> list[PassageRow]:
         """Episodes whose content matches ``query``, best first.
 
+        ``min_score`` is the cosine floor; ``None``: the embedder's ``default_min_score``
+        (ADR 0198). ``report`` receives the floor applied and how many of the best
+        ``num_results`` it left out.
         ``as_of`` (RFC 3339) is the asking time: passages referenced after it are left out,
         and relative expressions in the query resolve against it (default: now).
         ``valid_after`` / ``valid_before`` bound the reference time (inclusive).
         ``recency_half_life_days`` (weighted fusion only; 0 turns it off): a passage's
-        recency bonus halves with every that many days of its age at the asking time.
+        recency bonus halves with every that many days of its age at the asking time; chunks
+        of file trees get none (``is_file_chunk``).
         ``ValueError`` for a timestamp that does not parse. Failed groups go to ``failures``.
         """
+        floor = self.embedder.default_min_score if min_score is None else min_score
+        out = FloorReport() if report is None else report
+        out.min_score, out.filtered_by_min_score = floor, 0
         if not query.strip() or group_ids == [] or num_results <= 0:
             return []
-        bounds = _Bounds(as_of, valid_after, valid_before)
+        bounds = Bounds(as_of, valid_after, valid_before)
         f = GroupFailures() if failures is None else failures
         if fusion == "rrf":
-            rows = self._passages_rrf(f, query, group_ids, num_results, min_score, mode, bounds)
+            rows = self._passages_rrf(f, query, group_ids, num_results, out, mode, bounds)
         else:
             w = weights or DEFAULT_WEIGHTS
             if recency_half_life_days <= 0:
                 w = msgspec.structs.replace(w, recency=0.0)
             rows = self._passages_weighted(
-                f, query, group_ids, num_results, min_score, mode, bounds, w, recency_half_life_days
+                f, query, group_ids, num_results, out, mode, bounds, w, recency_half_life_days
             )
         if f:
             f.raise_if_all(self._asked(group_ids))
@@ -325,9 +348,9 @@ class Searcher:
         query: str,
         group_ids: list[str] | None,
         num_results: int,
-        min_score: float,
+        report: FloorReport,
         mode: SearchMode,
-        bounds: _Bounds,
+        bounds: Bounds,
     ) -> list[PassageRow]:
         pool = 3 * num_results * (_BOUNDED_POOL if bounds.active else 1)
         legs, cosines, group_of = self._legs(
@@ -344,11 +367,9 @@ class Searcher:
             for uuid in fused:
                 if uuid not in cosines:
                     cosines[uuid] = self._cosine_of(f, uuid, qvec, [group_of[uuid]])
-        kept = [
-            u
-            for u in fused
-            if group_of[u] not in f and _over_floor(u, qvec, cosines, lexical, min_score)
-        ]
+        admitted = [u for u in fused if group_of[u] not in f]
+        kept = [u for u in admitted if over_floor(u, qvec, cosines, lexical, report.min_score)]
+        report.filtered_by_min_score = len(set(admitted[:num_results]) - set(kept))
         kept = kept[:num_results]
         rows = _rows(f, kept, group_of, lambda us: episodes_by_uuids(self.graph, us))
         return [_passage(row, cosines.get(row.uuid, 0.0), fused_scores[row.uuid]) for row in rows]
@@ -370,9 +391,9 @@ class Searcher:
         query: str,
         group_ids: list[str] | None,
         num_results: int,
-        min_score: float,
+        report: FloorReport,
         mode: SearchMode,
-        bounds: _Bounds,
+        bounds: Bounds,
         w: PassageWeights,
         half_life_days: float,
     ) -> list[PassageRow]:
@@ -441,6 +462,12 @@ class Searcher:
         candidates = [u for u in group_of if group_of[u] not in f and bounds.admits(times.get(u))]
         if not candidates:
             return []
+        # The recency prior weighs what was said, not files: a chunk's time is its file's.
+        ageless = (
+            self._file_chunks(f, [u for u in candidates if u in source_of], group_of)
+            if w.recency
+            else set()
+        )
         # Normalise each leg over the admitted candidates.
         top_bm25 = max((chunk_bm25.get(u, 0.0) for u in candidates), default=0.0) or 1.0
         admitted_sources = {source_of[u] for u in candidates if u in source_of}
@@ -472,21 +499,41 @@ class Searcher:
                 when = times[u]
                 if windows:
                     score += w.time * time_prior(when, windows)
-                score += w.recency * recency_prior(when, now, half_life_days)
+                if u not in ageless:
+                    score += w.recency * recency_prior(when, now, half_life_days)
             scored.append((-score, u))
         scored.sort()
         kept: list[str] = []
         fused_scores: dict[str, float] = {}
-        for neg, u in scored:
+        for rank, (neg, u) in enumerate(scored):
             # The same rule as RRF's: the cosine floor; without a query vector, the source
             # legs reorder passages but add none that match no query word (unless min_score 0).
-            if _over_floor(u, qvec, cosines, chunk_bm25, min_score):
-                kept.append(u)
-                fused_scores[u] = -neg
-                if len(kept) == num_results:
-                    break
+            if over_floor(u, qvec, cosines, chunk_bm25, report.min_score):
+                if len(kept) < num_results:
+                    kept.append(u)
+                    fused_scores[u] = -neg
+            elif rank < num_results:
+                report.filtered_by_min_score += 1
+            if len(kept) == num_results and rank + 1 >= num_results:
+                break
         rows = _rows(f, kept, group_of, lambda us: episodes_by_uuids(self.graph, us))
         return [_passage(row, cosines.get(row.uuid, 0.0), fused_scores[row.uuid]) for row in rows]
+
+    def _file_chunks(
+        self, f: GroupFailures, uuids: list[str], group_of: dict[str, str]
+    ) -> set[str]:
+        """Which of ``uuids`` are chunks of file trees (``is_file_chunk``), read from the
+        graph once per episode: an episode's name and description never change."""
+        known = self._file_chunk_memo
+        unread = [u for u in uuids if u not in known]
+        if unread:
+            if len(known) + len(unread) > _MEMO_LIMIT:
+                known.clear()
+            for g, group_uuids in _by_group(unread, group_of).items():
+                names = f.each(g, partial(episode_names, self.graph, group_uuids)) or {}
+                for uuid, (name, description) in names.items():
+                    known[uuid] = is_file_chunk(name, description)
+        return {u for u in uuids if known.get(u, False)}
 
     def _cosine_of(
         self, f: GroupFailures, uuid: str, qvec: np.ndarray, group_ids: list[str]
@@ -498,34 +545,6 @@ class Searcher:
             if vec is not None:
                 return float(np.dot(vec, qvec))
         return 0.0
-
-
-class _Bounds:
-    """The time bounds of a passage search: the asking time and the reference-time range."""
-
-    __slots__ = ("after", "before", "now")
-
-    def __init__(self, as_of: str | None, after: str | None, before: str | None) -> None:
-        self.now = parse_time(as_of) if as_of else None
-        self.after = parse_time(after) if after else None
-        before_t = parse_time(before) if before else None
-        if self.now is not None and (before_t is None or self.now < before_t):
-            before_t = self.now
-        self.before = before_t
-
-    @property
-    def active(self) -> bool:
-        """Whether any bound is set."""
-        return self.after is not None or self.before is not None
-
-    def admits(self, when: datetime | None) -> bool:
-        """Whether a passage referenced at ``when`` is inside the bounds (unknown: yes)."""
-        if when is None or not self.active:
-            return True
-        t = when
-        if self.after is not None and t < self.after:
-            return False
-        return not (self.before is not None and t > self.before)
 
 
 def _by_group(uuids: Sequence[str], group_of: dict[str, str]) -> dict[str, list[str]]:
@@ -550,21 +569,6 @@ def _rows(
         return read([u for u in uuids if group_of[u] in wanted])
 
     return f.isolate(groups, lambda: groups, of_groups)
-
-
-def _over_floor(
-    uuid: str,
-    qvec: np.ndarray | None,
-    cosines: dict[str, float],
-    lexical: set[str] | dict[str, float],
-    min_score: float,
-) -> bool:
-    """Whether a passage is kept: its cosine (0.0 without a stored vector) reaches
-    ``min_score``, the reference's floor. Without a query vector no passage has a cosine: a
-    BM25 hit is kept (the floor cannot judge it), others score 0.0 against the floor."""
-    if qvec is None:
-        return uuid in lexical or min_score <= 0.0
-    return cosines.get(uuid, 0.0) >= min_score
 
 
 def _passage(row: EpisodeRow, score: float, fused: float) -> PassageRow:

@@ -14,6 +14,7 @@ from lcg.projections import (
     EdgeRow,
     EntityRow,
     EpisodeRow,
+    FloorReport,
     GroupFailure,
     GroupFailures,
     MissingLeg,
@@ -45,6 +46,12 @@ _FAILED = "groups left out because their part of the search failed (only when on
 # ``missing_legs`` (ADR 0171), the same kind of addition: present only when a leg did not run
 # (``vector`` while the embedder is away); the hits are then the other legs' alone.
 _MISSING = "search legs that did not run, and why (only when one did not)"
+# ``filtered_by_min_score`` (ADR 0198), the same kind of addition: present only when the cosine
+# floor left out some of the ``num_results`` best passages, so an empty answer says why.
+_FILTERED = (
+    "how many of the num_results best passages were left out for a similarity under "
+    "min_score (only when some were)"
+)
 
 
 class NodesResult(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -80,12 +87,14 @@ class EpisodesResult(msgspec.Struct, kw_only=True):
 
 
 class PassagesResult(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """``{passages, count}`` (and ``failed_groups`` when a group's part of the search failed)."""
+    """``{passages, count}`` (and ``failed_groups`` when a group's part of the search failed,
+    ``filtered_by_min_score`` when the floor left some of the best passages out)."""
 
     passages: list[PassageRow]
     count: int
     failed_groups: Annotated[list[GroupFailure], Meta(description=_FAILED)] = []
     missing_legs: Annotated[list[MissingLeg], Meta(description=_MISSING)] = []
+    filtered_by_min_score: Annotated[int, Meta(description=_FILTERED)] = 0
 
 
 class NeighborsResult(msgspec.Struct, kw_only=True):
@@ -144,7 +153,14 @@ class SearchPassagesParams(Params):
         ),
     ]
     num_results: Annotated[Count100, Meta(description=_NUM + " (1-100)")] = 10
-    min_score: Annotated[float, Meta(description="minimum cosine similarity (0-1)")] = 0.5
+    # ADR 0198: omitted, the floor is the one calibrated for the embedder in use.
+    min_score: Annotated[
+        float | None,
+        Meta(
+            description="minimum cosine similarity (0-1); omitted: the floor calibrated for the "
+            "embedder in use (0.5 for a server's model, as the reference)"
+        ),
+    ] = None
     group_ids: ReadGroupIds = None
     # Issue 14 (ADR 0092): the fusion, the asking time and reference-time bounds.
     fusion: Annotated[
@@ -160,14 +176,15 @@ class SearchPassagesParams(Params):
         float,
         Meta(
             description="weighted fusion: days in which a passage's recency bonus halves "
-            "(default 5; 0 turns it off)"
+            "(default 5; 0 turns it off; chunks of files ingested from a tree get none)"
         ),
     ] = DEFAULT_HALF_LIFE_DAYS
     examples: ClassVar[dict[str, Any]] = {"query": "Moon landing"}
 
     def __post_init__(self) -> None:
         """Apply the documented clamp of ``min_score``; check the fusion and the timestamps."""
-        self.min_score = min(1.0, max(0.0, self.min_score))
+        if self.min_score is not None:
+            self.min_score = min(1.0, max(0.0, self.min_score))
         if self.fusion not in FUSIONS:
             raise InvalidParamsError(
                 f"fusion must be one of {', '.join(FUSIONS)} (got {self.fusion!r})"
@@ -287,6 +304,7 @@ async def search_passages(
     """``knowledge_search_passages``."""
     groups = read_group_ids(p.group_ids, preserve_empty=False)
     failures = GroupFailures()
+    report = FloorReport()
     rows = await app.read(
         app.searcher.search_passages,
         p.query,
@@ -299,12 +317,14 @@ async def search_passages(
         valid_before=p.valid_before,
         recency_half_life_days=p.recency_half_life_days,
         failures=failures,
+        report=report,
     )
     return PassagesResult(
         passages=rows,
         count=len(rows),
         failed_groups=failures.listing(),
         missing_legs=failures.missing_legs(),
+        filtered_by_min_score=report.filtered_by_min_score,
     )
 
 
@@ -397,8 +417,9 @@ READ_METHODS: tuple[MethodDef, ...] = (
         "read",
         search_passages,
         "Search episode text (BM25 + vector over each passage and its source file, a bonus"
-        " for recent passages and for times the query names): score is the cosine similarity"
-        " (at least min_score), passages come in the order of fused_score.",
+        " for recent passages other than file chunks, and for times the query names): score is"
+        " the cosine similarity (at least min_score, by default the embedder's floor), passages"
+        " come in the order of fused_score.",
         SearchPassagesParams,
     ),
     MethodDef(

@@ -28,6 +28,7 @@ __all__ = [
     "entities_by_uuids",
     "entity_neighbors",
     "episode_by_content_hash",
+    "episode_names",
     "episodes_by_uuids",
     "find_entity_by_name",
     "get_episodes",
@@ -162,6 +163,19 @@ def episodes_by_uuids(graph: GraphProjection, uuids: Sequence[str]) -> list[Epis
         {"keys": list(uuids)},
     )
     return _in_order({r[0]: _episode(r) for r in rows}, uuids)
+
+
+def episode_names(graph: GraphProjection, uuids: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """``uuid -> (name, source_description)`` of the episodes found (a third of the cost of
+    whole rows: passage search asks it of every candidate, ADR 0198)."""
+    if not uuids:
+        return {}
+    rows = graph.query(
+        "UNWIND $keys AS k MATCH (p:Episodic {uuid: k}) "
+        "RETURN p.uuid, p.name, p.source_description",
+        {"keys": list(uuids)},
+    )
+    return {str(r[0]): (str(r[1]), str(r[2])) for r in rows}
 
 
 # ---- by group -------------------------------------------------------------------------
