@@ -335,3 +335,43 @@ def test_rows_reusing_another_groups_uuids_are_refused(tmp_path: Path) -> None:
     assert _state(ws, "b") == (["M-own=Mallory's bank"], [], [])
     verify = sf.run_lcg(ws, "verify")
     assert verify.returncode == 0 and "verify: ok" in verify.stdout, verify.stdout
+
+
+# ---- the files themselves -----------------------------------------------------------------
+
+
+def test_links_fifos_and_overlong_lines_are_reported_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    stolen = outside / "stolen.jsonl"
+    stolen.write_text(_line(5, *_entity("stolen", "Stolen", "liminis")) + "\n")
+    source = _write(tmp_path / "ref", "liminis", [_entity("kept", "Kept", "liminis")])
+    gdir = source / "liminis"
+    (gdir / "20240502_000000_bbbbbb_0000.jsonl").symlink_to(stolen)
+    os.mkfifo(gdir / "20240503_000000_cccccc_0000.jsonl")  # opened for reading, it would block
+    entity, params = _entity("huge", "Huge", "liminis")
+    params["summary"] = "x" * (17 << 20)
+    (gdir / "20240504_000000_dddddd_0000.jsonl").write_text(_line(9, entity, params) + "\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+
+    run = _import(ws, source, "--accept-loss")
+
+    assert run.killed is None and run.status == 0, (run.killed, run.status, run.err[-2000:])
+    [group] = run.result["groups"]
+    assert group["unmapped"] == {"unparseable": 3}, group
+    details = sorted(s["detail"] for s in group["samples"])
+    assert details == [
+        "longer than 16777216 bytes",
+        "not read: a symbolic link",
+        "not read: not a regular file",
+    ]
+    assert _stream_uuids(ws) == {"liminis": {"kept"}}
+
+    # A group directory that is a link out of the stream is refused as a whole.
+    linked = tmp_path / "linked" / "wal"
+    linked.mkdir(parents=True)
+    (linked / "other").symlink_to(gdir)
+    (tmp_path / "ws2").mkdir()
+    run = _import(tmp_path / "ws2", linked)
+    assert run.status == 1 and "is a symbolic link" in run.err, run.err

@@ -7,20 +7,28 @@ seq (ties by name), files with none last by name (§5.4). A root written before 
 streams holds its files directly (a flat layout); the reference's startup migration moves them
 into ``liminis/``, so they are read as that group's. Each line is ``{seq, ts, db, cypher,
 params}``; one lacking a key, or not JSON, is reported, not replayed.
+
+The files are untrusted: a segment is opened without following a symbolic link and read only
+if it is a regular file (a link, a FIFO or a device is reported, never read), a group
+directory that is a link is refused, and a line longer than ``MAX_LINE_BYTES`` is reported
+and skipped without being held in memory.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Final
 
 from lcg.errors import LcgError
 from lcg.events import DEFAULT_GROUP, decode_group
 
 __all__ = [
+    "MAX_LINE_BYTES",
     "BadLine",
     "RefLine",
     "ReferenceStreams",
@@ -31,6 +39,9 @@ __all__ = [
 ]
 
 _KEYS = ("seq", "ts", "db", "cypher", "params")
+#: A line longer than this is reported and skipped (a reference line is a statement, its
+#: parameters and one vector per text: kilobytes).
+MAX_LINE_BYTES: Final = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -61,7 +72,13 @@ class ReferenceStreams:
 
 
 def _jsonl(directory: Path) -> list[Path]:
-    return sorted(p for p in directory.glob("*.jsonl") if p.is_file())
+    # Links and other non-regular entries are listed too: reading them is refused, reported.
+    with os.scandir(directory) as entries:
+        return sorted(
+            Path(e.path)
+            for e in entries
+            if e.name.endswith(".jsonl") and not e.is_dir(follow_symlinks=False)
+        )
 
 
 def _root_of(path: Path) -> Path:
@@ -82,6 +99,12 @@ def find_streams(path: Path) -> ReferenceStreams:
     root = _root_of(path)
     streams = ReferenceStreams(root=root, layout="multi-group")
     subdirs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    for sub in subdirs:
+        if sub.is_symlink():
+            raise LcgError(
+                f"{sub} is a symbolic link; a reference stream is read only from its own "
+                "directories (give the directory it points to, or copy it in place)"
+            )
     for sub in subdirs:
         group_id = decode_group(sub.name)
         files = _jsonl(sub)
@@ -123,11 +146,43 @@ def _parse(text: str, where: str) -> RefLine | BadLine:
     return RefLine(where, seq, cypher, params)
 
 
+def _open(path: Path) -> IO[bytes] | str:
+    """The segment opened for reading, or why it is not read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if path.is_symlink():
+            return "not read: a symbolic link"
+        return f"not read: {exc.strerror or exc}"
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return "not read: not a regular file"
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def _raw_lines(fh: IO[bytes]) -> Iterator[bytes | None]:
+    """Each line of ``fh``; ``None`` for one longer than ``MAX_LINE_BYTES`` (skipped)."""
+    while raw := fh.readline(MAX_LINE_BYTES + 1):
+        if len(raw) > MAX_LINE_BYTES:
+            while raw and not raw.endswith(b"\n"):
+                raw = fh.readline(1 << 20)
+            yield None
+        else:
+            yield raw
+
+
 def _lines_of(path: Path) -> Iterator[RefLine | BadLine]:
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for number, text in enumerate(fh, 1):
-            if text.strip():
-                yield _parse(text, f"{path.name}:{number}")
+    fh = _open(path)
+    if isinstance(fh, str):
+        yield BadLine(path.name, fh)
+        return
+    with fh:
+        for number, raw in enumerate(_raw_lines(fh), 1):
+            if raw is None:
+                yield BadLine(f"{path.name}:{number}", f"longer than {MAX_LINE_BYTES} bytes")
+            elif raw.strip():
+                yield _parse(raw.decode("utf-8", errors="replace"), f"{path.name}:{number}")
 
 
 def _first_seq(path: Path) -> int | None:
@@ -155,6 +210,10 @@ def count_lines(files: list[Path]) -> int:
     """How many non-blank lines ``files`` hold (the progress total)."""
     total = 0
     for path in files:
-        with path.open("rb") as fh:
-            total += sum(1 for raw in fh if raw.strip())
+        fh = _open(path)
+        if isinstance(fh, str):
+            total += 1  # reported as one line
+            continue
+        with fh:
+            total += sum(1 for raw in _raw_lines(fh) if raw is None or raw.strip())
     return total
