@@ -291,3 +291,20 @@ def test_times_come_back_in_utc(tmp_path: Path) -> None:
     with opened:
         (commit,) = opened.iter_commits()
     assert commit.committed_at == datetime(2020, 1, 1, 6, 30, tzinfo=UTC)
+
+
+def test_reading_starts_no_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _history(tmp_path)
+    _git(repo, "gc", "-q")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"a process was started: {args!r}")
+
+    for name in ("fork", "posix_spawn", "posix_spawnp", "execv", "execve", "system"):
+        monkeypatch.setattr(os, name, refuse)
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
+    assert _walk(repo) == EXPECTED
+    opened = GitRepository.open(repo)
+    assert opened is not None
+    with opened:
+        assert len(opened.head_blobs(["a.md", "d/b.md", "d/e/c.md"])) == 3
