@@ -127,7 +127,7 @@ class Feeder:
         """Feed ``batch`` to ``projections``; the events applied (those before a stop, all
         but the skipped ones otherwise) and the refusal it stopped at, if it did."""
         # Skipped events still move every position past them; a stop moves none past it.
-        end = batch[-1].seq
+        first, end, size = batch[0].seq, batch[-1].seq, len(batch)
         batch, stop = self._own(group_id, batch, result)
         if stop is not None:
             end = stop.seq - 1
@@ -171,7 +171,29 @@ class Feeder:
                 self.embedder_failures.pop(group_id, None)
             events = [e for e, _ in pairs]
             proj.apply_batch(Batch(group_id, generation, events, ops, end, vectors))
+        if stop is None and len(batch) < size:
+            self._advance(projections, group_id, generation, (first, end), batch)
         return batch, stop
+
+    def _advance(
+        self,
+        projections: Sequence[Projection] | Projections,
+        group_id: str,
+        generation: str,
+        span: tuple[int, int],
+        kept: list[Event],
+    ) -> None:
+        """Move past the skipped events of the batch ``span`` each projection that holds
+        everything else of it (a batch of no events); one still short of a kept event, or
+        held back by the embedder, stays where it is."""
+        first, end = span
+        last_kept = kept[-1].seq if kept else -1
+        for proj in projections:
+            if proj.capabilities.embeds and group_id in self.blocked:
+                continue
+            next_seq = proj.position(group_id).next_seq(generation)
+            if first <= next_seq <= end and next_seq > last_kept:
+                proj.apply_batch(Batch(group_id, generation, [], [], end))
 
     def _apply_isolating(
         self,

@@ -56,7 +56,8 @@ class Batch:
 
     group_id: str
     generation: str
-    #: The events past the projection's position, in seq order (never empty).
+    #: The events past the projection's position, in seq order; empty only when each was
+    #: skipped (ADR 0196): then the position just moves to ``last_seq``.
     events: Sequence[Event]
     #: The ops derived from ``events``, in order (``ops.derive_ops``).
     ops: Sequence[Op]

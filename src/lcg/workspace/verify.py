@@ -124,7 +124,11 @@ def _verdict(
         except GenerationError as exc:
             problems.append(f"not replayed: {exc}")
             break
-        if not result.success:
+        stopped = projector.damage.get(group_id)  # the scratch replay's own verdict
+        if stopped is not None and stopped.kind == "foreign":
+            if f"the replay stops: {stopped.reason}" not in problems:
+                problems.append(f"the replay stops: {stopped.reason}")
+        elif not result.success:
             problems.append(
                 f"the replay skipped {result.seqs_skipped} seq(s) "
                 f"{[list(r) for r in result.skipped_seqs[:10]]} "

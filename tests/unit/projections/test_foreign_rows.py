@@ -181,6 +181,7 @@ def test_a_hostile_stream_stops_its_group_alone_live_and_at_open(tmp_path: Path)
         assert ws.text.search("b", "episode", "storm", 5)
         assert ws.text.search("b", "entity", "alice", 5) == []
         assert ws.graph.counts("b").episodes == 2 and ws.graph.counts("b").entities == 0
+        assert {p.seq for p in ws.projector.positions("b").values()} == {5}
         assert ws.digests("a") == a_before
         # b can be purged now, and a is still whole.
         deletion.delete_by_group(ws, ["b"], confirm=True, dry_run=False)
@@ -202,10 +203,17 @@ def test_a_stream_holding_another_groups_lines_is_refused_alone_at_open(tmp_path
         assert all(p.empty for p in ws.projector.positions("b").values())
         assert ws.projector.degraded_reason("a") is None
         assert ws.digests("a") == a_before
-        ws.commit("a", [added("ep9", group="a")])
+        ws.commit("a", [added("ep9", group="a")])  # a takes writes
+        a_before = ws.digests("a")
         result = ws.projector.rebuild("b", force_clear=True, accept_loss=True)
         assert result.success and result.failed_lines == 4
         assert ws.projector.degraded_reason("b") is None
+        # Every position moved past the skipped lines, so a later write does not meet them.
+        assert {p.seq for p in ws.projector.positions("b").values()} == {3}
+        ws.commit("b", [added("own", group="b")])
+        assert ws.projector.degraded_reason("b") is None
+        assert ws.graph.counts("b").episodes == 1
+        assert ws.digests("a") == a_before
 
 
 def test_a_rewritten_line_names_the_first_foreign_row(tmp_path: Path) -> None:

@@ -327,8 +327,15 @@ class GraphProjection:
     # ---- writes ----------------------------------------------------------------------
 
     def apply_batch(self, batch: Batch) -> None:
-        """Apply ``batch``'s events (``Projection``; the graph reads events, not ops)."""
-        self.apply(batch.group_id, batch.generation, list(batch.events))
+        """Apply ``batch``'s events (``Projection``; the graph reads events, not ops); a batch
+        of no events (each was skipped) only moves the position to its ``last_seq``."""
+        g, gen, seq = batch.group_id, batch.generation, batch.last_seq
+        if batch.events:
+            self.apply(g, gen, list(batch.events))
+            return
+        with self._transaction(f"position of {g!r} past skipped seqs to {seq}") as (c, _):
+            execute(c, _SET_POSITION, {"g": g, "seq": seq, "gen": gen})
+        self._positions[g] = (seq, gen)
 
     def begin_bulk(self, group_id: str) -> None:
         """Nothing to defer: ``load_group`` is the graph's bulk path (``Projection``)."""
