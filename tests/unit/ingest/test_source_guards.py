@@ -6,21 +6,18 @@ the group holds of it. (Ignore rules: ``test_ignore_rules.py``.)
 
 Real files, FIFOs and links in temporary trees, a real workspace for the sync. An I/O error
 cannot be made with a chmod when the suite runs as root, so it is injected at the open
-(``_deny``)."""
+(``_hostile_trees.deny``)."""
 
 from __future__ import annotations
 
-import errno
-import io
 import os
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from _hostile_trees import chain, deny, unchain
 from lcg.ingest.sources import (
     DirectBackend,
     Document,
@@ -107,41 +104,15 @@ def test_the_read_step_never_reads_past_the_limit_whatever_the_walk_saw(tmp_path
 # ---- names and depth ----------------------------------------------------------------------
 
 
-def _chain(root: Path, depth: int, leaf: str) -> None:
-    """``root/d/d/…/d/leaf`` ``depth`` folders deep, made relative to descriptors."""
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    for _ in range(depth):
-        os.mkdir("d", dir_fd=fd)
-        nxt = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-        os.close(fd)
-        fd = nxt
-    out = os.open(leaf, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
-    os.write(out, b"at the bottom")
-    os.close(out)
-    os.close(fd)
-
-
-def _unchain(root: Path, depth: int, leaf: str) -> None:
-    """Remove what ``_chain`` made, deepest first (no recursion, no long path)."""
-    fds = [os.open(root, os.O_RDONLY | os.O_DIRECTORY)]
-    for _ in range(depth):
-        fds.append(os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
-    os.unlink(leaf, dir_fd=fds[-1])
-    for i in range(depth, 0, -1):
-        os.close(fds[i])
-        os.rmdir("d", dir_fd=fds[i - 1])
-    os.close(fds[0])
-
-
 def test_a_name_that_is_not_utf8_and_a_deep_folder_are_skipped_and_named(tmp_path: Path) -> None:
     root = _tree(tmp_path / "n", {"ok.md": "fine note"})
     (root / os.fsdecode(b"bad\xff.md")).write_text("bytes in its name")
     (root / os.fsdecode(b"dir\xfe")).mkdir()
-    _chain(root, 300, "bottom.md")
+    chain(root, 300, "bottom.md")
     try:
         scan = scan_tree(root)
     finally:
-        _unchain(root, 300, "bottom.md")
+        unchain(root, 300, "bottom.md")
     assert [f.source_file for f in scan.files] == ["n/ok.md"]
     reasons = _reasons(scan.skipped)
     assert reasons.pop("n/bad\\xff.md") == "name is not UTF-8 (not read)"
@@ -179,31 +150,6 @@ def test_a_huge_heading_or_deep_json_neither_explodes_nor_aborts() -> None:
 # ---- a read error keeps what is stored ----------------------------------------------------
 
 
-@contextmanager
-def _deny(monkeypatch: pytest.MonkeyPatch, *names: str) -> Iterator[None]:
-    """Opening (or listing) anything named ``names`` fails with EACCES, however it is opened."""
-
-    def refuse(path: object) -> None:
-        if (
-            isinstance(path, (str, bytes, os.PathLike))
-            and os.path.basename(os.fsdecode(path)) in names
-        ):
-            raise PermissionError(errno.EACCES, "Permission denied", os.fsdecode(path))
-
-    def wrap(real: Callable[..., Any]) -> Callable[..., Any]:
-        def guarded(path: Any, *args: Any, **kwargs: Any) -> Any:
-            refuse(path)
-            return real(path, *args, **kwargs)
-
-        return guarded
-
-    with monkeypatch.context() as m:
-        m.setattr(os, "open", wrap(os.open))
-        m.setattr(os, "scandir", wrap(os.scandir))
-        m.setattr(io, "open", wrap(io.open))
-        yield
-
-
 def test_a_file_or_folder_unreadable_this_run_keeps_its_stored_chunks(
     shared_ws: Workspace, group: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -213,7 +159,7 @@ def test_a_file_or_folder_unreadable_this_run_keeps_its_stored_chunks(
     )
     backend = DirectBackend(shared_ws)
     assert sync_tree(backend, root, group).files_new == 3
-    with _deny(monkeypatch, "secret.md", "private"):
+    with deny(monkeypatch, "secret.md", "private"):
         report = sync_tree(backend, root, group)
     assert (report.chunks_removed, report.files_removed) == (0, 0)
     assert report.files_kept == 2
@@ -224,7 +170,7 @@ def test_a_file_or_folder_unreadable_this_run_keeps_its_stored_chunks(
     assert held == {"n/open.md", "n/secret.md", "n/private/p.md"}
     # Gone is gone: deleting the file (the folder still unreadable) removes only it.
     (root / "secret.md").unlink()
-    with _deny(monkeypatch, "private"):
+    with deny(monkeypatch, "private"):
         gone = sync_tree(backend, root, group)
     assert (gone.files_removed, gone.files_kept) == (1, 1)
     held = {c.source_file for c in source_manifest(shared_ws, group, tree_scope(root))}
