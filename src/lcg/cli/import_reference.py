@@ -19,16 +19,18 @@ dump's MERGE form, graphiti-era MERGE ... ON CREATE SET with timestamp(...), Fal
 vecf32(...), a flat pre-multi-group WAL directory). PATH is the reference workspace, its WAL
 root, or one group's directory.
 
-The lines are replayed into a scratch graph in the reference's schema and each group's rows are
+Each line is parsed against the reference's documented templates and applied, as values, to
+an in-memory copy of the reference's tables; no line is ever executed. Each group's rows are
 written into this workspace as a new stream (a fresh generation) of lcg events: uuids, names,
 summaries, facts, times, labels, attributes, relation types, episodes and mentions are kept;
 stored vectors are not (they are computed again from the text). A group this workspace already
 has is refused unless --force replaces its stream (its old stream and marks are removed).
 
-Whatever could not be mapped (an unparseable line, a statement that fails or matches nothing, a
-row lcg has no event for) is listed with counts and samples; then nothing is written and the
-command exits 1, unless --accept-loss imports the rest. The service must be stopped first: it
-holds the workspace.
+Whatever could not be mapped (an unparseable line, one that is not a documented template, a
+statement that fails or matches nothing, a row lcg has no event for, a row whose uuid another
+group of this workspace holds) is listed with counts and samples; then nothing is written and
+the command exits 1, unless --accept-loss imports the rest. The service must be stopped first:
+it holds the workspace.
 
 Example:
   lcg import-reference ~/old-notes

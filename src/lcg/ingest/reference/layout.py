@@ -18,14 +18,19 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final
 
 from lcg.errors import LcgError
-from lcg.events import DEFAULT_GROUP, decode_group
+from lcg.events import (
+    DEFAULT_GROUP,
+    UnsafeFileError,
+    check_real_dir,
+    decode_group,
+    open_regular,
+)
 
 __all__ = [
     "MAX_LINE_BYTES",
@@ -100,11 +105,7 @@ def find_streams(path: Path) -> ReferenceStreams:
     streams = ReferenceStreams(root=root, layout="multi-group")
     subdirs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
     for sub in subdirs:
-        if sub.is_symlink():
-            raise LcgError(
-                f"{sub} is a symbolic link; a reference stream is read only from its own "
-                "directories (give the directory it points to, or copy it in place)"
-            )
+        check_real_dir(sub)  # a group directory linked elsewhere is refused, never followed
     for sub in subdirs:
         group_id = decode_group(sub.name)
         files = _jsonl(sub)
@@ -149,16 +150,11 @@ def _parse(text: str, where: str) -> RefLine | BadLine:
 def _open(path: Path) -> IO[bytes] | str:
     """The segment opened for reading, or why it is not read."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        return open_regular(path)
+    except UnsafeFileError as exc:
+        return f"not read: {exc}"
     except OSError as exc:
-        if path.is_symlink():
-            return "not read: a symbolic link"
         return f"not read: {exc.strerror or exc}"
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        return "not read: not a regular file"
-    os.set_blocking(fd, True)
-    return os.fdopen(fd, "rb")
 
 
 def _raw_lines(fh: IO[bytes]) -> Iterator[bytes | None]:
