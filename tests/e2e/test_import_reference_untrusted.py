@@ -340,7 +340,7 @@ def test_rows_reusing_another_groups_uuids_are_refused(tmp_path: Path) -> None:
 # ---- the files themselves -----------------------------------------------------------------
 
 
-def test_links_fifos_and_overlong_lines_are_reported_not_read(tmp_path: Path) -> None:
+def test_links_fifos_overlong_and_deep_lines_are_reported_not_read(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     stolen = outside / "stolen.jsonl"
@@ -352,6 +352,10 @@ def test_links_fifos_and_overlong_lines_are_reported_not_read(tmp_path: Path) ->
     entity, params = _entity("huge", "Huge", "liminis")
     params["summary"] = "x" * (17 << 20)
     (gdir / "20240504_000000_dddddd_0000.jsonl").write_text(_line(9, entity, params) + "\n")
+    deep = _line(10, *_entity("deep", "Deep", "liminis")).replace(
+        '"params":{', '"params":{"x":' + "[" * 100_000 + "]" * 100_000 + ","
+    )
+    (gdir / "20240505_000000_eeeeee_0000.jsonl").write_text(deep + "\n")
     ws = tmp_path / "ws"
     ws.mkdir()
 
@@ -359,11 +363,12 @@ def test_links_fifos_and_overlong_lines_are_reported_not_read(tmp_path: Path) ->
 
     assert run.killed is None and run.status == 0, (run.killed, run.status, run.err[-2000:])
     [group] = run.result["groups"]
-    assert group["unmapped"] == {"unparseable": 3}, group
+    assert group["unmapped"] == {"unparseable": 4}, group
     details = {s["where"]: s["detail"] for s in group["samples"]}
     assert details["20240504_000000_dddddd_0000.jsonl:1"] == "longer than 16777216 bytes"
     assert "is a symlink" in details["20240502_000000_bbbbbb_0000.jsonl"]
     assert "is not a regular file" in details["20240503_000000_cccccc_0000.jsonl"]
+    assert "nested too deeply" in details["20240505_000000_eeeeee_0000.jsonl:1"]
     assert _stream_uuids(ws) == {"liminis": {"kept"}}
 
     # A group directory that is a link out of the stream is refused as a whole.

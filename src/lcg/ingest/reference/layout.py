@@ -132,6 +132,8 @@ def _parse(text: str, where: str) -> RefLine | BadLine:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         return BadLine(where, f"not JSON ({exc.msg})")
+    except RecursionError:
+        return BadLine(where, "JSON nested too deeply to read")
     if not isinstance(value, dict):
         return BadLine(where, "not a JSON object")
     missing = [k for k in _KEYS if k not in value]

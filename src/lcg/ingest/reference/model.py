@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from lcg import timestamps
 from lcg.ingest.reference.schema import NODE_TABLES, REL_TABLES, ColumnType
@@ -45,6 +45,7 @@ __all__ = ["Applied", "ApplyError", "NodeKey", "ReferenceGraph", "Rel"]
 NodeKey = tuple[str, str]
 _Row = dict[str, Any]
 _Binding = dict[str, NodeKey | int]
+_K = TypeVar("_K")
 
 
 class ApplyError(ValueError):
@@ -140,6 +141,14 @@ class _Run:
         raise ApplyError("failed", f"{owner}.{column} ({ctype.value}) cannot hold {shown}")
 
 
+def _discard(index: dict[_K, set[int]], key: _K, rid: int) -> None:
+    ids = index.get(key)
+    if ids is not None:
+        ids.discard(rid)
+        if not ids:
+            del index[key]
+
+
 class ReferenceGraph:
     """The reference's rows, as its lines leave them."""
 
@@ -147,6 +156,8 @@ class ReferenceGraph:
         self.nodes: dict[str, dict[str, _Row]] = {t: {} for t in NODE_TABLES}
         self.rels: dict[int, Rel] = {}
         self._touching: dict[NodeKey, set[int]] = {}
+        #: (table, from, to) -> the relationships between the two (``MERGE`` looks here).
+        self._between: dict[tuple[str, NodeKey, NodeKey], set[int]] = {}
         self._next_rel = 0
 
     # ---- reads (``rows``) -------------------------------------------------------------
@@ -183,15 +194,13 @@ class ReferenceGraph:
         self.rels[rid] = r
         self._touching.setdefault(r.src, set()).add(rid)
         self._touching.setdefault(r.dst, set()).add(rid)
+        self._between.setdefault((r.rel, r.src, r.dst), set()).add(rid)
 
     def _unlink(self, rid: int) -> Rel:
         r = self.rels.pop(rid)
-        for end in (r.src, r.dst):
-            ids = self._touching.get(end)
-            if ids is not None:
-                ids.discard(rid)
-                if not ids:
-                    del self._touching[end]
+        _discard(self._touching, r.src, rid)
+        _discard(self._touching, r.dst, rid)
+        _discard(self._between, (r.rel, r.src, r.dst), rid)
         return r
 
     def _delete_rel(self, run: _Run, rid: int) -> None:
@@ -313,10 +322,9 @@ class ReferenceGraph:
             src, dst = self._node_of(binding, item.src), self._node_of(binding, item.dst)
             found = [
                 rid
-                for rid in sorted(self._touching.get(src, ()))
-                if (r := self.rels[rid]).rel == item.rel and r.src == src and r.dst == dst
-                and all(r.props.get(c) == v for c, v in props.items())
-            ]  # fmt: skip
+                for rid in sorted(self._between.get((item.rel, src, dst), ()))
+                if all(self.rels[rid].props.get(c) == v for c, v in props.items())
+            ]
             if found:
                 rid = found[0]
             else:

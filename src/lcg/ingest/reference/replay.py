@@ -35,8 +35,10 @@ SAMPLES_PER_REASON: Final = 5
 #: A line's Cypher longer than this is not parsed (the templates are a few hundred chars;
 #: graphiti's literal-valued lines carry one row's text).
 MAX_CYPHER_CHARS: Final = 1 << 20
-#: Parsed statements kept by text (a stream repeats a few templates with other parameters).
+#: Parsed statements kept by text (a stream repeats a few templates with other parameters);
+#: a longer text (a literal-valued line) is parsed each time, so the cache stays small.
 _CACHE_SIZE: Final = 4096
+_CACHED_CHARS: Final = 4096
 
 
 @dataclass
@@ -95,9 +97,10 @@ def _parsed(cache: dict[str, _Parsed], cypher: str) -> _Parsed:
             found = exc
         except RecursionError:  # a pathological nesting the depth limit did not catch
             found = NotATemplate("nested too deeply")
-        if len(cache) >= _CACHE_SIZE:
-            cache.clear()
-        cache[cypher] = found
+        if len(cypher) <= _CACHED_CHARS:
+            if len(cache) >= _CACHE_SIZE:
+                cache.clear()
+            cache[cypher] = found
     return found
 
 
