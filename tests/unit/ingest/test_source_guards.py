@@ -198,3 +198,51 @@ def test_what_is_left_out_by_a_rule_is_removed_not_kept(tmp_path: Path) -> None:
     plan = plan_sync(scan_tree(root), stored)
     assert sorted(plan.removals) == ["n/a.md", "n/b.md", "n/c.md"]
     assert plan.files_kept == 0
+
+
+# ---- what is skipped by default (issue 28 item 3) ---------------------------------------
+
+
+def test_lock_files_backups_minified_and_svg_are_skipped_by_default_and_named(
+    tmp_path: Path,
+) -> None:
+    minified = "function a(){return 1}" * 200  # one 4,400-character line
+    root = _tree(
+        tmp_path / "n",
+        {
+            "note.md": "a note",
+            "Cargo.lock": '[[package]]\nname = "x"\n',
+            "web/package-lock.json": "{}",
+            "web/app.min.js": "var a=1;",
+            "web/bundle.js": minified,
+            "web/app.js.map": "{}",
+            "draft.md~": "backup",
+            "#draft.md#": "autosave",
+            "draft.md.swp": "swap",
+            "logo.svg": "<svg><path d='M0 0'/></svg>",
+        },
+    )
+    scan = scan_tree(root)
+    assert [f.source_file for f in scan.files] == ["n/note.md"]
+    reasons = _reasons(scan.skipped)
+    assert reasons.pop("n/Cargo.lock") == (
+        "lock file (skipped by default; `!Cargo.lock` in .lcgignore reads it)"
+    )
+    assert reasons.pop("n/web/bundle.js").startswith(
+        "minified file (100% of its text on lines over 500 characters)"
+    )
+    kinds = {path: why.split(" (")[0] for path, why in reasons.items()}
+    assert kinds == {
+        "n/web/package-lock.json": "lock file",
+        "n/web/app.min.js": "minified file",
+        "n/web/app.js.map": "source map",
+        "n/draft.md~": "editor backup or swap file",
+        "n/#draft.md#": "editor backup or swap file",
+        "n/draft.md.swp": "editor backup or swap file",
+        "n/logo.svg": "SVG image",
+    }
+    # A negation reads what a default skips; a file named on its own is read as it is.
+    (root / ".lcgignore").write_text("!Cargo.lock\n!web/bundle.js\n")
+    read = [f.source_file for f in scan_tree(root).files]
+    assert read == ["n/Cargo.lock", "n/note.md", "n/web/bundle.js"]
+    assert [f.source_file for f in scan_tree(root / "logo.svg").files] == ["logo.svg"]

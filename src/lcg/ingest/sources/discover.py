@@ -8,9 +8,11 @@ path can stop it. A tree's ``.gitignore`` files (and ``.lcgignore`` files, same 
 read at every level (``ignore.IgnoreFile``); a deeper file's decision overrides a shallower
 one's, as in git. ``.git/`` and every hidden folder and file are passed over (counted as
 ignored). Everything else left out is *skipped*: counted and named with its reason, never an
-error that stops the walk — a symbolic link (never followed, wherever it points), a FIFO,
-socket or device, a file too large to be notes, a name that is not UTF-8, a folder nested
-deeper than ``MAX_DEPTH``, a folder that cannot be listed this run (its stored chunks kept).
+error that stops the walk — what no ignore line decides but people do not mean as knowledge
+(``defaults``: lock files, editor backups, minified files, SVG), a symbolic link (never
+followed, wherever it points), a FIFO, socket or device, a file too large to be notes, a name
+that is not UTF-8, a folder nested deeper than ``MAX_DEPTH``, a folder that cannot be listed
+this run (its stored chunks kept).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 
 import msgspec
 
+from lcg.ingest.sources.defaults import default_skip
 from lcg.ingest.sources.ignore import IgnoreFile
 from lcg.ingest.sources.opening import (
     DEFAULT_MAX_FILE_BYTES,
@@ -69,6 +72,8 @@ class FoundFile(msgspec.Struct, frozen=True, kw_only=True):
     path: str
     size: int
     mtime_ns: int
+    #: Whether the default skips judge it when read (no ignore line re-included it).
+    defaults: bool = True
 
 
 class Discovery(msgspec.Struct, kw_only=True):
@@ -125,13 +130,14 @@ class _Rules:
         rules = IgnoreFile(lines)
         return _Rules([*self.layers, (rel, rules)]) if rules else self
 
-    def ignored(self, rel: str, *, is_dir: bool) -> bool:
-        """Whether ``rel`` (a path in the tree) is ignored: the deepest deciding rule wins."""
+    def decide(self, rel: str, *, is_dir: bool) -> bool | None:
+        """Whether ``rel`` (a path in the tree) is ignored (``False``: re-included, ``None``:
+        no line decides): the deepest deciding rule wins."""
         for base, rules in reversed(self.layers):
             decided = rules.decide(rel[len(base) + 1 :] if base else rel, is_dir=is_dir)
             if decided is not None:
                 return decided
-        return False
+        return None
 
 
 def _join(base: str, name: str) -> str:
@@ -156,7 +162,8 @@ def discover(root: Path, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Discover
         elif st.st_size > max_bytes:
             out.skip(root.name, Refusal(reason=too_large(st.st_size, max_bytes)))
         else:
-            out.files.append(_found(root.parent, root.name, st))
+            # Named on the command line: read as it is, no default skip.
+            out.files.append(_found(root.parent, root.name, st, defaults=False))
         return out
     try:
         root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -171,9 +178,14 @@ def discover(root: Path, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Discover
     return out
 
 
-def _found(base: Path, rel: str, st: os.stat_result) -> FoundFile:
+def _found(base: Path, rel: str, st: os.stat_result, *, defaults: bool = True) -> FoundFile:
     return FoundFile(
-        base=str(base), rel=rel, path=str(base / rel), size=st.st_size, mtime_ns=st.st_mtime_ns
+        base=str(base),
+        rel=rel,
+        path=str(base / rel),
+        size=st.st_size,
+        mtime_ns=st.st_mtime_ns,
+        defaults=defaults,
     )
 
 
@@ -254,7 +266,8 @@ def _list(
                 out.skip(child, refusal)
             continue
         is_dir = stat.S_ISDIR(st.st_mode)
-        if rules.ignored(child, is_dir=is_dir):
+        decided = rules.decide(child, is_dir=is_dir)
+        if decided:
             out.ignored += 1
         elif is_dir:
             folders.append(entry.name)
@@ -262,8 +275,10 @@ def _list(
             out.skip(child, Refusal(reason=LINK_REASON))
         elif not stat.S_ISREG(st.st_mode):
             out.skip(child, Refusal(reason=f"not a regular file ({kind_name(st.st_mode)})"))
+        elif decided is None and (why := default_skip(entry.name)) is not None:
+            out.skip(child, Refusal(reason=why))
         elif st.st_size > max_bytes:
             out.skip(child, Refusal(reason=too_large(st.st_size, max_bytes)))
         else:
-            out.files.append(_found(root, child, st))
+            out.files.append(_found(root, child, st, defaults=decided is None))
     return folders

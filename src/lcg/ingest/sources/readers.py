@@ -19,6 +19,7 @@ from typing import Literal
 
 import msgspec
 
+from lcg.ingest.sources.defaults import minified
 from lcg.ingest.sources.markup import html_text
 from lcg.ingest.sources.opening import DEFAULT_MAX_FILE_BYTES
 from lcg.ingest.sources.opening import Refusal as Unreadable
@@ -92,13 +93,14 @@ def kind_of(name: str) -> Kind | None:
 
 
 def read_in_tree(
-    base: Path, rel: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES
+    base: Path, rel: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES, defaults: bool = False
 ) -> Document | Unreadable:
     """Read the file ``rel`` below ``base`` as a document, or say why it cannot be.
 
     The file is opened relative to ``base`` without following a link anywhere in ``rel``,
     only if it is a regular file, and never read past ``max_bytes``, whatever its size
-    said when the tree was walked (``opening.read_in_tree``).
+    said when the tree was walked (``opening.read_in_tree``). With ``defaults``, code
+    that is minified is refused (``defaults.minified``).
     """
     name = rel.rsplit("/", 1)[-1]
     ext = Path(name).suffix.lower()
@@ -109,7 +111,12 @@ def read_in_tree(
     raw = read_bytes_in_tree(base, rel, max_bytes)
     if isinstance(raw, Unreadable):
         return raw
-    return decode_document(name, raw)
+    doc = decode_document(name, raw)
+    if defaults and isinstance(doc, Document) and doc.kind == "code":
+        why = minified(name, doc.text)
+        if why is not None:
+            return Unreadable(reason=why)
+    return doc
 
 
 def read_document(path: Path, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Document | Unreadable:

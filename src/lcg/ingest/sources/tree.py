@@ -197,7 +197,7 @@ def _read(
     held = cache.get(f.path) if cache is not None else None
     if held is not None and (held.size, held.mtime_ns) == (f.size, f.mtime_ns):
         return held
-    doc = read_in_tree(Path(f.base), f.rel, max_bytes=max_bytes)
+    doc = read_in_tree(Path(f.base), f.rel, max_bytes=max_bytes, defaults=f.defaults)
     if isinstance(doc, Unreadable):
         return doc
     pieces = [(c.heading, c.text) for c in chunk_document(doc, max_chars)]
