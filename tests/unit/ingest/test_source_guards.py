@@ -246,3 +246,26 @@ def test_lock_files_backups_minified_and_svg_are_skipped_by_default_and_named(
     read = [f.source_file for f in scan_tree(root).files]
     assert read == ["n/Cargo.lock", "n/note.md", "n/web/bundle.js"]
     assert [f.source_file for f in scan_tree(root / "logo.svg").files] == ["logo.svg"]
+
+
+def test_an_ignore_file_that_is_a_link_or_too_large_is_named(tmp_path: Path) -> None:
+    outside = _tree(tmp_path / "elsewhere", {"rules": "*.md\n"})
+    root = _tree(
+        tmp_path / "n",
+        {
+            "a.md": "a",
+            "secret.txt": "s",
+            "tail.txt": "t",
+            ".gitignore": "secret.txt\n" + "#" * 300_000 + "\ntail.txt\n",
+            "sub/b.md": "b",
+        },
+    )
+    (root / "sub" / ".gitignore").symlink_to(outside / "rules")
+    found = discover(root)
+    # The first 256 KiB of rules apply (whole lines), the rest does not; the link is not read.
+    assert [f.rel for f in found.files] == ["a.md", "sub/b.md", "tail.txt"]
+    assert _reasons(found.skipped) == {
+        ".gitignore": "ignore file larger than 262,144 bytes: "
+        "only the rules in its first part are used",
+        "sub/.gitignore": "symbolic link (not followed): its rules are not used",
+    }

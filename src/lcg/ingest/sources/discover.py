@@ -106,7 +106,7 @@ class _Rules:
         lines: list[str] = []
         for name in IGNORE_FILES:
             where = _join(rel, name)
-            got = read_at(dir_fd, name, MAX_IGNORE_FILE_BYTES + 1)
+            got = read_at(dir_fd, name, MAX_IGNORE_FILE_BYTES, head=True)
             if isinstance(got, Refusal):
                 if got.kept:
                     # Without its rules the folder could leak what it means to keep out.
@@ -116,7 +116,7 @@ class _Rules:
                     out.skip(where, Refusal(reason=f"{got.reason}: its rules are not used"))
                 continue
             if len(got) > MAX_IGNORE_FILE_BYTES:
-                got = got[:MAX_IGNORE_FILE_BYTES]
+                got = got[:MAX_IGNORE_FILE_BYTES].rpartition(b"\n")[0]  # whole lines only
                 out.skip(
                     where,
                     Refusal(

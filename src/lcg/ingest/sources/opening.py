@@ -114,8 +114,12 @@ def open_folder(root_fd: int, parts: tuple[str, ...]) -> int:
     return fd
 
 
-def read_at(dir_fd: int, name: str, max_bytes: int) -> bytes | Refusal:
-    """The bytes of the regular file ``name`` in the folder ``dir_fd`` (at most ``max_bytes``)."""
+def read_at(dir_fd: int, name: str, max_bytes: int, *, head: bool = False) -> bytes | Refusal:
+    """The bytes of the regular file ``name`` in the folder ``dir_fd`` (at most ``max_bytes``).
+
+    With ``head``, a larger file is not refused: its first ``max_bytes + 1`` bytes are
+    returned (the caller sees it was cut by the length).
+    """
     try:
         fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
@@ -124,7 +128,7 @@ def read_at(dir_fd: int, name: str, max_bytes: int) -> bytes | Refusal:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return Refusal(reason=f"not a regular file ({kind_name(st.st_mode)})")
-        if st.st_size > max_bytes:
+        if st.st_size > max_bytes and not head:
             return Refusal(reason=too_large(st.st_size, max_bytes))
         pieces: list[bytes] = []
         got = 0
@@ -134,7 +138,7 @@ def read_at(dir_fd: int, name: str, max_bytes: int) -> bytes | Refusal:
                 break
             pieces.append(piece)
             got += len(piece)
-        if got > max_bytes:
+        if got > max_bytes and not head:
             return Refusal(reason=f"too large: grew past the limit ({max_bytes:,} bytes) as read")
         return b"".join(pieces)
     except OSError as exc:
