@@ -98,6 +98,12 @@ def test_satisfies_protocol_with_identity(embedder: Embedder) -> None:
     assert isinstance(embedder.dim, int) and embedder.dim > 0
 
 
+def test_declares_the_floor_of_a_search_that_names_none(embedder: Embedder) -> None:
+    # ADR 0198: a cosine floor in the model's own scale, without asking the model anything.
+    floor = embedder.default_min_score
+    assert isinstance(floor, float) and 0.0 <= floor < 1.0
+
+
 def test_empty_input_gives_zero_rows(embedder: Embedder) -> None:
     out = embedder.embed([])
     assert out.shape == (0, embedder.dim)

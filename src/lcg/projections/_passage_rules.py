@@ -1,5 +1,7 @@
-"""The rules a passage search applies around its ranking (``lcg.projections.search``).
+"""The passage a search answers, and the rules it applies around its ranking
+(``lcg.projections.search``).
 
+* ``PassageRow`` — a hit: the episode, its cosine ``score`` and its ``fused_score``;
 * ``Bounds`` — the asking time and the reference-time range a passage must fall in;
 * ``over_floor`` — the cosine floor (``min_score``, the reference's meaning, ADR 0173);
   ``FloorReport`` says which floor applied and how many passages it took out of an answer
@@ -19,8 +21,9 @@ import msgspec
 import numpy as np
 
 from lcg.projections._when import parse_time
+from lcg.projections.graph.rows import EpisodeRow
 
-__all__ = ["Bounds", "FloorReport", "is_file_chunk", "over_floor"]
+__all__ = ["Bounds", "FloorReport", "PassageRow", "is_file_chunk", "over_floor", "passage_of"]
 
 #: How a file tree's chunk is named: ``<source file>#<12 hex digits of its text's sha256>``,
 #: ``~N`` after the N-th chunk of a file with the same text (``lcg.ingest.sources``; a test
@@ -51,6 +54,10 @@ class FloorReport(msgspec.Struct, kw_only=True):
     #: Passages among the ``num_results`` best (by ``fused_score``, the floor aside) that the
     #: floor left out: how much shorter, or different, the answer is for it.
     filtered_by_min_score: int = 0
+    #: Whether the floor is the embedder's default: a passage whose vector is not stored yet
+    #: (being computed, or the embedder away) is then judged by its words, as a search
+    #: without a query vector judges every passage.
+    by_default: bool = False
 
 
 def over_floor(
@@ -59,11 +66,13 @@ def over_floor(
     cosines: dict[str, float],
     lexical: set[str] | dict[str, float],
     min_score: float,
+    unjudged: set[str],
 ) -> bool:
     """Whether a passage is kept: its cosine (0.0 without a stored vector) reaches
     ``min_score``, the reference's floor. Without a query vector no passage has a cosine: a
-    BM25 hit is kept (the floor cannot judge it), others score 0.0 against the floor."""
-    if qvec is None:
+    BM25 hit is kept (the floor cannot judge it), others score 0.0 against the floor; so are
+    the ``unjudged`` passages, whose vector is not stored yet, under a default floor."""
+    if qvec is None or uuid in unjudged:
         return uuid in lexical or min_score <= 0.0
     return cosines.get(uuid, 0.0) >= min_score
 
@@ -94,3 +103,35 @@ class Bounds:
         if self.after is not None and t < self.after:
             return False
         return not (self.before is not None and t > self.before)
+
+
+class PassageRow(msgspec.Struct, kw_only=True):
+    """A passage hit: an episode with the cosine similarity of its content to the query
+    (``score``) and the fused value the hits are ordered by (``fused_score``, descending)."""
+
+    uuid: str
+    name: str
+    content: str
+    source_description: str
+    group_id: str
+    created_at: str
+    valid_at: str | None
+    score: float
+    #: The fusion's value (weighted sum, or reciprocal-rank sum under ``rrf``); hits come in
+    #: its descending order. An addition: ``score`` stays the reference's cosine (ADR 0173).
+    fused_score: float = 0.0
+
+
+def passage_of(row: EpisodeRow, score: float, fused: float) -> PassageRow:
+    """The hit of an episode row, with its cosine and fused value (rounded to 6 places)."""
+    return PassageRow(
+        uuid=row.uuid,
+        name=row.name,
+        content=row.content,
+        source_description=row.source_description,
+        group_id=row.group_id,
+        created_at=row.created_at,
+        valid_at=row.valid_at,
+        score=round(score, 6),
+        fused_score=round(fused, 6),
+    )

@@ -48,7 +48,14 @@ import msgspec
 import numpy as np
 
 from lcg.errors import EmbedderError
-from lcg.projections._passage_rules import Bounds, FloorReport, is_file_chunk, over_floor
+from lcg.projections._passage_rules import (
+    Bounds,
+    FloorReport,
+    PassageRow,
+    is_file_chunk,
+    over_floor,
+    passage_of,
+)
 from lcg.projections._when import (
     Window,
     parse_time,
@@ -65,7 +72,7 @@ from lcg.projections.graph.reads import (
     episode_names,
     episodes_by_uuids,
 )
-from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow
+from lcg.projections.graph.rows import EdgeRow, EntityRow
 from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection
 
@@ -127,23 +134,6 @@ class PassageWeights(msgspec.Struct, frozen=True, kw_only=True):
 DEFAULT_WEIGHTS: Final = PassageWeights()
 #: The recency prior's default half-life (ADR 0094).
 DEFAULT_HALF_LIFE_DAYS: Final = 5.0
-
-
-class PassageRow(msgspec.Struct, kw_only=True):
-    """A passage hit: an episode with the cosine similarity of its content to the query
-    (``score``) and the fused value the hits are ordered by (``fused_score``, descending)."""
-
-    uuid: str
-    name: str
-    content: str
-    source_description: str
-    group_id: str
-    created_at: str
-    valid_at: str | None
-    score: float
-    #: The fusion's value (weighted sum, or reciprocal-rank sum under ``rrf``); hits come in
-    #: its descending order. An addition: ``score`` stays the reference's cosine (ADR 0173).
-    fused_score: float = 0.0
 
 
 def rrf_fuse(legs: Sequence[Sequence[str]], k: int = RRF_K) -> list[tuple[str, float]]:
@@ -324,7 +314,7 @@ class Searcher:
         """
         floor = self.embedder.default_min_score if min_score is None else min_score
         out = FloorReport() if report is None else report
-        out.min_score, out.filtered_by_min_score = floor, 0
+        out.min_score, out.filtered_by_min_score, out.by_default = floor, 0, min_score is None
         if not query.strip() or group_ids == [] or num_results <= 0:
             return []
         bounds = Bounds(as_of, valid_after, valid_before)
@@ -363,16 +353,15 @@ class Searcher:
             times = self._times(f, _by_group(fused, group_of))
             fused = [u for u in fused if group_of[u] not in f and bounds.admits(times.get(u))]
         qvec = self._query_vector(query, f, mode) if mode != "bm25" else None
-        if qvec is not None:
-            for uuid in fused:
-                if uuid not in cosines:
-                    cosines[uuid] = self._cosine_of(f, uuid, qvec, [group_of[uuid]])
+        unjudged = self._cosines(f, fused, group_of, qvec, cosines, report)
         admitted = [u for u in fused if group_of[u] not in f]
-        kept = [u for u in admitted if over_floor(u, qvec, cosines, lexical, report.min_score)]
+        kept = [
+            u for u in admitted if over_floor(u, qvec, cosines, lexical, report.min_score, unjudged)
+        ]
         report.filtered_by_min_score = len(set(admitted[:num_results]) - set(kept))
         kept = kept[:num_results]
         rows = _rows(f, kept, group_of, lambda us: episodes_by_uuids(self.graph, us))
-        return [_passage(row, cosines.get(row.uuid, 0.0), fused_scores[row.uuid]) for row in rows]
+        return [passage_of(row, cosines.get(row.uuid, 0.0), fused_scores[row.uuid]) for row in rows]
 
     def _times(self, f: GroupFailures, by_group: dict[str, list[str]]) -> dict[str, datetime]:
         """The reference times of the episodes, parsed per group: a group whose stored times
@@ -450,10 +439,7 @@ class Searcher:
                 group_of[uuid] = g
                 source_of[uuid] = (g, src)
                 by_group.setdefault(g, []).append(uuid)
-        if qvec is not None:
-            for uuid, g in group_of.items():
-                if uuid not in cosines:
-                    cosines[uuid] = self._cosine_of(f, uuid, qvec, [g])
+        unjudged = self._cosines(f, list(group_of), group_of, qvec, cosines, report)
         now = bounds.now if bounds.now is not None else datetime.now(tz=_UTC)
         windows: list[Window] = resolve_windows(query, now) if w.time else []
         times: dict[str, datetime] = {}
@@ -508,7 +494,7 @@ class Searcher:
         for rank, (neg, u) in enumerate(scored):
             # The same rule as RRF's: the cosine floor; without a query vector, the source
             # legs reorder passages but add none that match no query word (unless min_score 0).
-            if over_floor(u, qvec, cosines, chunk_bm25, report.min_score):
+            if over_floor(u, qvec, cosines, chunk_bm25, report.min_score, unjudged):
                 if len(kept) < num_results:
                     kept.append(u)
                     fused_scores[u] = -neg
@@ -517,7 +503,7 @@ class Searcher:
             if len(kept) == num_results and rank + 1 >= num_results:
                 break
         rows = _rows(f, kept, group_of, lambda us: episodes_by_uuids(self.graph, us))
-        return [_passage(row, cosines.get(row.uuid, 0.0), fused_scores[row.uuid]) for row in rows]
+        return [passage_of(row, cosines.get(row.uuid, 0.0), fused_scores[row.uuid]) for row in rows]
 
     def _file_chunks(
         self, f: GroupFailures, uuids: list[str], group_of: dict[str, str]
@@ -535,16 +521,31 @@ class Searcher:
                     known[uuid] = is_file_chunk(name, description)
         return {u for u in uuids if known.get(u, False)}
 
-    def _cosine_of(
-        self, f: GroupFailures, uuid: str, qvec: np.ndarray, group_ids: list[str]
-    ) -> float:
-        for group_id in group_ids:
-            vec = f.each(
-                group_id, partial(self.vectors.get_vector, group_id, "episode.content", uuid)
-            )
-            if vec is not None:
-                return float(np.dot(vec, qvec))
-        return 0.0
+    def _cosines(
+        self,
+        f: GroupFailures,
+        uuids: list[str],
+        group_of: dict[str, str],
+        qvec: np.ndarray | None,
+        cosines: dict[str, float],
+        report: FloorReport,
+    ) -> set[str]:
+        """Fill in the cosine of each of ``uuids`` the vector leg did not find (0.0 without
+        a stored vector, the reference's zero vector). Returns the passages the floor cannot
+        judge: under the embedder's default floor, those whose vector is not stored yet
+        (an explicit ``min_score`` judges them at 0.0, as the reference)."""
+        unjudged: set[str] = set()
+        if qvec is None:
+            return unjudged
+        for uuid in uuids:
+            if uuid in cosines:
+                continue
+            g = group_of[uuid]
+            vec = f.each(g, partial(self.vectors.get_vector, g, "episode.content", uuid))
+            cosines[uuid] = 0.0 if vec is None else float(np.dot(vec, qvec))
+            if vec is None and report.by_default:
+                unjudged.add(uuid)
+        return unjudged
 
 
 def _by_group(uuids: Sequence[str], group_of: dict[str, str]) -> dict[str, list[str]]:
@@ -569,17 +570,3 @@ def _rows(
         return read([u for u in uuids if group_of[u] in wanted])
 
     return f.isolate(groups, lambda: groups, of_groups)
-
-
-def _passage(row: EpisodeRow, score: float, fused: float) -> PassageRow:
-    return PassageRow(
-        uuid=row.uuid,
-        name=row.name,
-        content=row.content,
-        source_description=row.source_description,
-        group_id=row.group_id,
-        created_at=row.created_at,
-        valid_at=row.valid_at,
-        score=round(score, 6),
-        fused_score=round(fused, 6),
-    )

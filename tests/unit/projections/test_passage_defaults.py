@@ -14,7 +14,7 @@ from lcg.config import Config
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest import episodes
 from lcg.ingest.sources import scan_tree
-from lcg.projections import FloorReport, Searcher, is_file_chunk
+from lcg.projections import Delete, FloorReport, Searcher, is_file_chunk
 from lcg.workspace import Workspace
 
 AS_OF = "2024-06-01T12:00:00Z"
@@ -121,7 +121,9 @@ def test_min_score_omitted_is_the_embedders_floor(
         named = searcher.search_passages("river", ["g"], 3, floor, fusion=fusion, report=explicit)  # type: ignore[arg-type]
         assert [r.uuid for r in by_default] == [r.uuid for r in named]
         assert all(r.score >= floor for r in by_default)
-        assert implicit == explicit and implicit.min_score == floor
+        assert implicit.min_score == explicit.min_score == floor
+        assert implicit.filtered_by_min_score == explicit.filtered_by_min_score
+        assert implicit.by_default and not explicit.by_default
         # The report counts the passages of the unfloored best three that the floor took out.
         best = searcher.search_passages("river", ["g"], 3, 0.0, fusion=fusion)  # type: ignore[arg-type]
         assert implicit.filtered_by_min_score == sum(1 for r in best if r.score < floor)
@@ -143,3 +145,31 @@ def test_a_floor_that_empties_the_answer_counts_what_it_took(tmp_path: Path) -> 
             "cold river spring", ["g"], 2, 1.0, mode="bm25", report=report
         )
         assert rows and report.filtered_by_min_score == 0
+
+
+def test_a_passage_whose_vector_is_not_stored_yet_is_judged_by_its_words(tmp_path: Path) -> None:
+    embedder = HashEmbedder()
+    embedder.default_min_score = 0.9
+    with _ws(tmp_path, embedder) as ws:
+        _river(ws)
+        searcher = Searcher(ws.graph, ws.text, ws.vectors, ws.text_embedder)
+        cold = next(
+            r for r in searcher.search_passages("river", ["g"], 10, 0.0) if r.name == "cold#0"
+        )
+        # Its vector is gone from the vector projection (as while it is being computed, or
+        # while the embedder is away); its text is searchable.
+        at = ws.vectors.position("g")
+        assert at.generation is not None and at.seq is not None
+        ws.vectors.apply(
+            "g", at.generation, at.seq, [Delete(kind="episode", group_id="g", uuid=cold.uuid)], {}
+        )
+        assert ws.vectors.get_vector("g", "episode.content", cold.uuid) is None
+        # The embedder's default floor cannot judge it: a BM25 hit, it is kept (score 0.0)...
+        found = {r.name: r.score for r in searcher.search_passages("river", ["g"], 10)}
+        assert found["cold#0"] == 0.0 and found["exact#0"] > 0.9
+        assert "long#0" not in found  # ...while a passage with a vector is judged by it
+        # ...and one that matches no query word is not brought in by it.
+        assert {r.name for r in searcher.search_passages("cold", ["g"], 10)} == {"cold#0"}
+        # An explicit min_score is the reference's floor: a missing vector scores 0.0.
+        named = {r.name for r in searcher.search_passages("river", ["g"], 10, 0.9)}
+        assert "cold#0" not in named and "exact#0" in named
