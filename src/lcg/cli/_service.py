@@ -15,7 +15,7 @@ import msgspec
 from lcg import telemetry
 from lcg.cli._terminal import json_safe, safe
 from lcg.config import Config, require_workspace
-from lcg.errors import ConfigError
+from lcg.errors import ConfigError, DegradedError
 from lcg.rpc import Client
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ __all__ = [
     "open_direct",
     "print_json",
     "show_replay",
+    "wait_serving",
     "with_embedder_flags",
 ]
 
@@ -104,6 +105,17 @@ def live_client(config: Config) -> Client | None:
         client.close()
         return None
     return client
+
+
+def wait_serving(client: Client, timeout: float, *, starting: bool = False) -> None:
+    """Wait until the service has opened its workspace (``Client.wait_ready``); a degraded
+    one is serving too. Its health may be degraded by what leaves most calls working (a full
+    disk, an away embedder, a failing watcher, ADR 0193), and a call it cannot answer says
+    why itself, so a command goes on and lets the call tell."""
+    try:
+        client.wait_ready(timeout=timeout, starting=starting)
+    except DegradedError:
+        pass
 
 
 def print_json(value: Any) -> None:

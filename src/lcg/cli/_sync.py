@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import msgspec
 
 from lcg import telemetry
-from lcg.cli._service import ProgressBar, live_client, show_replay
+from lcg.cli._service import ProgressBar, live_client, show_replay, wait_serving
 from lcg.config import Config
 from lcg.ingest import (
     ChunkIn,
@@ -70,7 +70,7 @@ def open_backend(config: Config, *, silent: bool = False) -> Iterator[tuple[Sync
     client = live_client(config)
     if client is not None:
         try:
-            client.wait_ready(timeout=600)
+            wait_serving(client, 600)
             yield ServiceBackend(client), "through the running service"
         finally:
             client.close()

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from lcg.cli._common import add_command, config_from, emit_json
-from lcg.cli._service import live_client, open_direct
+from lcg.cli._service import live_client, open_direct, wait_serving
 from lcg.cli._terminal import safe
 from lcg.ingest import heading_of
 
@@ -116,7 +116,7 @@ def _search(args: argparse.Namespace, kind: str) -> tuple[list[dict[str, Any]], 
     client = live_client(config)
     if client is not None:
         with client:
-            client.wait_ready(timeout=600)
+            wait_serving(client, 600)
             if kind == "entities":
                 found = client.find_entities(args.query, group_ids=groups, num_results=args.n)
                 return list(found["nodes"]), 0

@@ -16,8 +16,9 @@ __all__ = ["register"]
 _HELP = """Show the workspace: per group the stream's max seq, each projection's applied seq,
 the generation and its status, hydration status, counts and pending extractions.
 Exits 1 when the workspace is not healthy: degraded, a stream ahead of its projections, a
-damaged group (its stream lost events, or disagrees with its generation sidecar), or vectors
-built by another embedder than the configured one - the reason and the remedy are printed.
+damaged group (its stream lost events, or disagrees with its generation sidecar), vectors
+built by another embedder than the configured one, or a failing part of the serving process
+(the watcher of a self-serving lcg watch) - the reason and the remedy are printed.
 
 Example:
   lcg status
@@ -62,6 +63,8 @@ def _run(args: argparse.Namespace) -> int:
     # Vectors built by another embedder than the configured one: vector search is not served
     # as configured until the group is re-embedded (or the embedder configured back).
     healthy = healthy and not any(g.get("embedding_model_status") == "mismatch" for g in groups)
+    # A background part of the serving process that fails (a watcher, ADR 0193).
+    healthy = healthy and not data.get("problems")
     return 0 if healthy else 1
 
 
@@ -92,6 +95,8 @@ def _print_table(data: dict[str, Any]) -> None:
     ]
     headers = ["GROUP", "MAX_SEQ", "APPLIED", "HYDRATION", "GENERATION", "MODEL"]
     print(format_table(headers, rows))
+    for problem in data.get("problems", []):
+        _say(f"degraded: {problem}")
     for g in data.get("wal_groups", {}).values():
         if g.get("degraded_reason"):
             _say(f"degraded: {g['degraded_reason']}")

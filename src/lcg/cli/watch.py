@@ -14,23 +14,26 @@ from __future__ import annotations
 import argparse
 import asyncio
 import signal
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
 from lcg.cli._common import add_command, config_from
-from lcg.cli._service import live_client
+from lcg.cli._service import live_client, wait_serving
 from lcg.cli._sync import ServiceBackend, summary_line
 from lcg.cli.ingest import check_roots
 from lcg.config import Config
 from lcg.errors import LcgError
 from lcg.events import DEFAULT_GROUP
 from lcg.ingest import ScanCache, SyncReport, sync_tree
-from lcg.rpc import Client, TransportError
+from lcg.rpc import Client, ComponentProblems, TransportError
 
-__all__ = ["Watcher", "register"]
+__all__ = ["WATCHER", "Watcher", "backoff", "register", "start_watching"]
 
 _SUMMARY = "Watch files and folders and keep them in sync in a group until stopped."
 _DETAILS = """
@@ -47,10 +50,37 @@ lcg watch ~/notes docs/ --group work
 STEP_MS = 50
 #: Longest a stream of changes is gathered before it is synced anyway.
 DEBOUNCE_MS = 400
+#: The first wait before a tree whose sync failed is synced again, or the watching machinery
+#: (or the whole watcher) that failed is started again; it doubles with each failure in a row.
+RETRY_FIRST_S = 1.0
+#: The longest such wait: a tree that keeps failing is tried at most this often.
+RETRY_MAX_S = 15.0
+
+
+def backoff(failures: int) -> float:
+    """Seconds to wait after ``failures`` failures in a row: 1, 2, 4, ... up to RETRY_MAX_S."""
+    return float(min(RETRY_MAX_S, RETRY_FIRST_S * 2 ** (min(max(failures, 1), 16) - 1)))
+
+
+@dataclass
+class _Failing:
+    """A tree whose last sync failed, and when it is tried again."""
+
+    error: str
+    tries: int
+    next_try: float
 
 
 class Watcher:
-    """Syncs trees through a service, again whenever their files change."""
+    """Syncs trees through a service, again whenever their files change.
+
+    Nothing that goes wrong in one sync or one batch of changes ends it (ADR 0193): a tree
+    whose sync raises is named on ``warn`` with the error and tried again after a back-off
+    (``backoff``; a change meanwhile waits for it); the watching machinery (watchfiles) that
+    raises is started again after a back-off, and every tree synced once it runs (the changes
+    of the lost batch are not known); a bug that ends ``run`` itself starts it again. While
+    any of these fails, ``report`` is given one line saying what (``None`` once all works).
+    """
 
     def __init__(
         self,
@@ -60,16 +90,30 @@ class Watcher:
         *,
         stop: threading.Event,
         say: Callable[[str], None],
+        warn: Callable[[str], None] | None = None,
+        report: Callable[[str | None], None] | None = None,
     ) -> None:
         self.socket_path = socket_path
         self.roots = [r.resolve() for r in roots]
         self.group_id = group_id
         self.stop = stop
         self.say = say
+        #: Where failures are told (a person's stderr); ``say`` when not given.
+        self.warn = warn or say
+        #: Given what is wrong now whenever that changes (``None`` once all works).
+        self.report = report
         self.caches: dict[Path, ScanCache] = {r: {} for r in self.roots}
         self._client: Client | None = None
         #: Until the first connection a slow start (the catch-up on open) is no news.
         self._connected_once = False
+        #: The trees whose last sync failed.
+        self.failing: dict[Path, _Failing] = {}
+        #: What is wrong with the watching itself (watchfiles, or the watcher), until it runs.
+        self._watch_problem: str | None = None
+        self._watch_failures = 0
+        #: After a restart of the watching, every tree is synced once it runs again.
+        self._resync_all = False
+        self._reported: str | None = None
 
     def _backend(self) -> ServiceBackend:
         """A backend on a ready service, waiting (until stopped) for one to answer."""
@@ -78,7 +122,9 @@ class Watcher:
             client = Client(self.socket_path, timeout=None)
             try:
                 # Short waits, so that a stop request is seen while no service answers.
-                client.wait_ready(timeout=2.0, starting=True)
+                # A degraded one too: this watcher's own failing tree degrades the health of
+                # the service that hosts it (ADR 0193), and a sync's calls say what blocks it.
+                wait_serving(client, 2.0, starting=True)
                 self._client = client
                 self._connected_once = True
             except (TransportError, LcgError) as exc:
@@ -91,20 +137,71 @@ class Watcher:
         return ServiceBackend(self._client)
 
     def sync(self, roots: list[Path], *, always_say: bool = False) -> None:
-        """Sync ``roots``; after the service went away, every tree once it is back."""
+        """Sync ``roots``; after the service went away, every tree once it is back.
+
+        A tree whose sync raises is recorded in ``failing`` and left until its retry is due
+        (``retry_due``); a tree already failing is passed over until then.
+        """
         pending = list(roots)
         while pending and not self.stop.is_set():
-            root = pending[0]
+            root = pending.pop(0)
+            failing = self.failing.get(root)
+            if failing is not None and failing.next_try > time.monotonic():
+                continue
             try:
-                report = sync_tree(self._backend(), root, self.group_id, cache=self.caches[root])
+                done = sync_tree(self._backend(), root, self.group_id, cache=self.caches[root])
             except TransportError as exc:
                 self._drop_client()
                 self.say(f"the service went away ({exc}); syncing every tree when it is back")
                 pending = list(self.roots)
                 continue
-            pending.pop(0)
-            if always_say or _changed(report):
-                self.say(summary_line(report))
+            except _Stopped:
+                raise
+            except Exception as exc:  # noqa: BLE001 - one tree's failure never ends the watch
+                if not isinstance(exc, LcgError):
+                    # It may have come between a request and its answer: a fresh connection.
+                    self._drop_client()
+                self._sync_failed(root, exc)
+                continue
+            if failing is not None:
+                del self.failing[root]
+                tries = f"{failing.tries} failed tr{'y' if failing.tries == 1 else 'ies'}"
+                self.say(f"{root}: synced again after {tries}")
+                self._tell()
+            if always_say or _changed(done) or failing is not None:
+                self.say(summary_line(done))
+
+    def retry_due(self) -> None:
+        """Sync again the failing trees whose back-off has passed."""
+        now = time.monotonic()
+        due = [root for root, f in self.failing.items() if f.next_try <= now]
+        if due:
+            self.sync(due)
+
+    def _sync_failed(self, root: Path, exc: Exception) -> None:
+        error = _describe(exc)
+        before = self.failing.get(root)
+        tries = 1 if before is None else before.tries + 1
+        wait = backoff(tries)
+        self.failing[root] = _Failing(error, tries, time.monotonic() + wait)
+        # Said once per distinct error: a tree that keeps failing alike is not news each time.
+        if before is None or before.error != error:
+            self.warn(f"{root}: sync failed ({error}); trying again in {wait:g} s")
+        self._tell()
+
+    def _tell(self) -> None:
+        """Give ``report`` what is wrong now (only when that changed)."""
+        parts = [
+            f"syncing {root} failed ({f.tries} tr{'y' if f.tries == 1 else 'ies'}): {f.error}"
+            for root, f in sorted(self.failing.items())
+        ]
+        if self._watch_problem is not None:
+            parts.insert(0, self._watch_problem)
+        problem = "; ".join(parts) or None
+        if problem != self._reported:
+            self._reported = problem
+            if self.report is not None:
+                self.report(problem)
 
     def _warm_up(self) -> None:
         """One search, so the embedder's model is loaded before the first save (else the
@@ -137,9 +234,24 @@ class Watcher:
         return hit
 
     def run(self) -> None:
-        """Sync every tree, then again on each change, until ``stop`` is set."""
-        import watchfiles
+        """Sync every tree, then again on each change, until ``stop`` is set; a bug that
+        ends a run is told and the run started again after a back-off."""
+        failures = 0
+        while not self.stop.is_set():
+            try:
+                self._run_once()
+            except Exception as exc:  # noqa: BLE001 - the watcher never dies silently
+                failures += 1
+                wait = backoff(failures)
+                error = _describe(exc)
+                self.warn(f"the watcher failed ({error}); starting it again in {wait:g} s")
+                self.warn("".join(traceback.format_exception(exc)).rstrip())
+                self._watch_problem = f"the watcher failed ({error}); starting it again"
+                self._tell()
+                if self.stop.wait(wait):
+                    break
 
+    def _run_once(self) -> None:
         try:
             self.sync(self.roots, always_say=True)
             self._warm_up()
@@ -147,30 +259,73 @@ class Watcher:
                 f"watching {len(self.roots)} tree{'s' if len(self.roots) != 1 else ''} "
                 f"into group {self.group_id!r}; stop with Ctrl-C"
             )
-            folders = sorted({r if r.is_dir() else r.parent for r in self.roots})
-            for changes in watchfiles.watch(
-                *folders,
-                watch_filter=None,
-                debounce=DEBOUNCE_MS,
-                step=STEP_MS,
-                stop_event=self.stop,
-                rust_timeout=1000,
-                yield_on_timeout=True,
-                raise_interrupt=False,
-            ):
-                if self.stop.is_set():
-                    break
-                affected = self._affected({path for _, path in changes})
-                if affected:
-                    self.sync(affected)
+            while not self.stop.is_set():
+                try:
+                    self._watch()
+                except _Stopped:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - the machinery is started again
+                    self._watch_failed(exc)
         except _Stopped:
             pass
         finally:
             self._drop_client()
 
+    def _watch(self) -> None:
+        """Sync each batch of changes watchfiles gives, until stopped or it raises."""
+        import watchfiles
+
+        folders = sorted({r if r.is_dir() else r.parent for r in self.roots})
+        for changes in watchfiles.watch(
+            *folders,
+            watch_filter=None,
+            debounce=DEBOUNCE_MS,
+            step=STEP_MS,
+            stop_event=self.stop,
+            rust_timeout=1000,
+            yield_on_timeout=True,
+            raise_interrupt=False,
+        ):
+            if self.stop.is_set():
+                return
+            if self._watch_problem is not None:
+                self._watch_problem = None
+                self.say("watching again")
+                self._tell()
+            if self._resync_all:
+                # What changed in the lost batch, and while restarting, is not known.
+                self._resync_all = False
+                self.sync(self.roots)
+            if changes:
+                affected = self._affected({path for _, path in changes})
+                if affected:
+                    self.sync(affected)
+                self._watch_failures = 0
+            self.retry_due()
+
+    def _watch_failed(self, exc: Exception) -> None:
+        self._watch_failures += 1
+        wait = backoff(self._watch_failures)
+        error = _describe(exc)
+        self.warn(
+            f"watching for changes failed ({error}); starting it again in {wait:g} s, "
+            "then syncing every tree"
+        )
+        self._watch_problem = f"watching for changes failed ({error}); starting it again"
+        self._resync_all = True
+        self._tell()
+        if self.stop.wait(wait):
+            raise _Stopped
+
 
 class _Stopped(Exception):
     """Raised inside the watcher when it was asked to stop while waiting."""
+
+
+def _describe(exc: BaseException) -> str:
+    """An error as one line: lcg's own say what they are; others are named by their type."""
+    text = str(exc) if isinstance(exc, LcgError) else f"{type(exc).__name__}: {exc}"
+    return " ".join(text.split())
 
 
 def _changed(r: SyncReport) -> bool:
@@ -181,8 +336,13 @@ def _say(line: str) -> None:
     print(f"{time.strftime('%H:%M:%S')} {line}", flush=True)
 
 
+def _warn(line: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {line}", file=sys.stderr, flush=True)
+
+
 def _watch_through(config: Config, roots: list[Path], group_id: str) -> int:
-    """Watch through the service already running."""
+    """Watch through the service already running (its failures are told on stderr only:
+    that service's health is about itself, ADR 0193)."""
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -191,7 +351,7 @@ def _watch_through(config: Config, roots: list[Path], group_id: str) -> int:
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         _say(f"using the service running on {config.socket_path}")
-        Watcher(config.socket_path, roots, group_id, stop=stop, say=_say).run()
+        Watcher(config.socket_path, roots, group_id, stop=stop, say=_say, warn=_warn).run()
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
@@ -199,19 +359,47 @@ def _watch_through(config: Config, roots: list[Path], group_id: str) -> int:
     return 0
 
 
+#: The name the watcher's problems carry in the hosting service's health.
+WATCHER = "watcher"
+
+
+def start_watching(watcher: Watcher, problems: ComponentProblems) -> threading.Thread:
+    """Run ``watcher`` in a thread of a serving process whose health reads ``problems``: the
+    watcher reports what fails, and a probe names the thread should it end while not asked
+    to stop (a bug past every guard), so the process is never alive and silent."""
+    thread = threading.Thread(target=watcher.run, name="lcg-watch", daemon=True)
+    previous = watcher.report
+
+    def report(problem: str | None) -> None:
+        problems.report(WATCHER, problem)
+        if previous is not None:
+            previous(problem)
+
+    def ended() -> str | None:
+        if thread.is_alive() or watcher.stop.is_set():
+            return None
+        return "the watch thread has ended: changes are no longer synced; restart lcg watch"
+
+    watcher.report = report
+    thread.start()
+    problems.probe(WATCHER, ended)
+    return thread
+
+
 def _watch_hosting(config: Config, roots: list[Path], group_id: str) -> int:
-    """Serve the workspace's socket here and watch through it."""
+    """Serve the workspace's socket here and watch through it; the watcher's problems are
+    the service's health (``health_check``, ``lcg status``)."""
     from lcg.rpc import Limits, Server, build_app, serve
 
     stop = threading.Event()
-    watcher = Watcher(config.socket_path, roots, group_id, stop=stop, say=_say)
-    thread = threading.Thread(target=watcher.run, name="lcg-watch", daemon=True)
+    watcher = Watcher(config.socket_path, roots, group_id, stop=stop, say=_say, warn=_warn)
+    app = build_app(config)
+    threads: list[threading.Thread] = []
 
     def started(server: Server) -> None:
         _say(f"serving {config.socket_path} (no service was running)")
-        thread.start()
+        threads.append(start_watching(watcher, app.problems))
 
-    app = build_app(config)
     try:
         asyncio.run(
             serve(
@@ -224,7 +412,7 @@ def _watch_hosting(config: Config, roots: list[Path], group_id: str) -> int:
         )
     finally:
         stop.set()
-        if thread.is_alive():
+        for thread in threads:
             thread.join(timeout=30)
     _say("stopped")
     return 0

@@ -10,6 +10,7 @@ from lcg.rpc.errors import TransportError
 from lcg.rpc.mcp_attached import dial_once, not_running, running_service
 from lcg.rpc.mcp_server import default_registry, parse_scopes, serve_attached, serve_standalone
 from lcg.rpc.methods import build_registry
+from lcg.rpc.problems import ComponentProblems
 from lcg.rpc.registry import MethodSpec, Params, Registry, input_schema
 from lcg.rpc.replica import ReplicaApp
 from lcg.rpc.schema import closest, example_params, field_docs
@@ -19,6 +20,7 @@ __all__ = [
     "App",
     "AsyncClient",
     "Client",
+    "ComponentProblems",
     "Limits",
     "MethodSpec",
     "Params",

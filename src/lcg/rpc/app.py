@@ -27,6 +27,7 @@ from lcg.projections import CypherSandbox, ReplayProgress, Searcher
 from lcg.rpc.dispatch import State
 from lcg.rpc.host import Job
 from lcg.rpc.methods import build_registry
+from lcg.rpc.problems import ComponentProblems
 from lcg.rpc.registry import Registry
 from lcg.workspace import (
     OntologyStatus,
@@ -76,6 +77,8 @@ class ServiceApp:
         self.extraction: ExtractionService | None = None
         #: Clients' Cypher runs in its worker process (ADR 0152); set on open.
         self.cypher: CypherSandbox | None = None
+        #: What background parts of this process (a watcher) report wrong; health reads it.
+        self.problems = ComponentProblems()
         # Own pools rather than asyncio's default one (min(32, cpus + 4) threads, shared):
         # writes wait for their group's lock inside a worker thread, and on a small machine a
         # few of them would otherwise take every thread and stall reads and health checks.
@@ -173,7 +176,8 @@ class ServiceApp:
         return self._state, self._reason
 
     def health(self) -> tuple[State, str | None]:
-        """``state()``, except ``degraded`` while writes fail or projections lag on I/O.
+        """``state()``, except ``degraded`` while writes fail or projections lag on I/O, or
+        a background part reports a problem (``problems``).
 
         Such a service still answers every method (reads work on a full disk and writes
         are retried by their callers), so this is not the ``state()`` the dispatcher guards
@@ -193,6 +197,8 @@ class ServiceApp:
             # So is an away embedder (ADR 0171): reads work, vectors wait for it.
             if (embedder := ws.embedder_away) is not None:
                 faults.append(embedder)
+            # So is a background part of this process that fails (ADR 0193): a watcher.
+            faults.extend(self.problems.lines())
             if faults:
                 return "degraded", "; ".join(faults)
         return state, reason

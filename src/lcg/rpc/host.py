@@ -17,6 +17,7 @@ from lcg.config import Config
 from lcg.ingest import ExtractionService
 from lcg.projections import CypherSandbox, ReplayResult, Searcher
 from lcg.rpc.dispatch import State
+from lcg.rpc.problems import ComponentProblems
 from lcg.workspace import OntologyStatus, Workspace
 
 __all__ = ["Job", "ServiceHost"]
@@ -75,6 +76,11 @@ class ServiceHost(Protocol):
     @property
     def jobs(self) -> dict[str, Job]:
         """The background jobs, by id."""
+        ...
+
+    @property
+    def problems(self) -> ComponentProblems:
+        """What background parts of the process (a watcher) report wrong (ADR 0193)."""
         ...
 
     @property

@@ -19,7 +19,7 @@ from lcg.projections import graph_records as gr
 from lcg.rpc.host import ServiceHost
 from lcg.rpc.params import RequiredGroupIds, unique
 from lcg.rpc.registry import CallContext, MethodDef, NoParams, Params
-from lcg.workspace import build_status, degraded_status, verify_workspace
+from lcg.workspace import StatusReport, build_status, degraded_status, verify_workspace
 
 __all__ = ["ADMIN_METHODS", "RECOVERY_METHODS", "STATUS_METHODS"]
 
@@ -141,11 +141,15 @@ async def status(app: ServiceHost, ctx: CallContext, p: NoParams) -> msgspec.Str
             reason, initializing=state == "initializing", ontology=app.ontology_status()
         )
 
-    def run() -> msgspec.Struct:
+    def run() -> StatusReport:
         with ws.reading():
             return build_status(ws, app.ontology_status())
 
-    return await app.run(run)
+    report = await app.run(run)
+    # Background parts of the serving process that fail (a watcher, ADR 0193) are named.
+    if problems := app.problems.lines():
+        report = msgspec.structs.replace(report, problems=problems)
+    return report
 
 
 async def query_cypher(app: ServiceHost, ctx: CallContext, p: CypherParams) -> CypherRows:

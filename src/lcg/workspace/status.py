@@ -139,6 +139,9 @@ class StatusReport(msgspec.Struct, kw_only=True, omit_defaults=False):
     name_index_fallback_scans: int = 0
     cross_group_pointers: PointerCounts
     ontology: OntologyStatus
+    #: What background parts of the serving process report wrong (a watcher, ADR 0193);
+    #: the key is left out when nothing is.
+    problems: list[str] | msgspec.UnsetType = msgspec.UNSET
 
 
 class DegradedStatus(msgspec.Struct, kw_only=True):

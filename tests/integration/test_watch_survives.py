@@ -1,0 +1,183 @@
+"""The watcher never dies silently (issue 27 item 4, ADR 0193), in process against a real
+service: a sync that raises any error is told and retried and later changes are synced; a
+failing watching machinery (watchfiles) is started again and every tree synced; a bug that
+ends a run starts it again; a watch thread that ends anyway is named by health. While a part
+fails, ``health_check`` and ``knowledge_status`` of the hosting service name the watcher."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import watchfiles
+
+import _service_fixtures as sf
+from lcg.cli import watch as watch_cli
+from lcg.cli.watch import Watcher, start_watching
+from lcg.rpc.client import Client
+
+GROUP = "liminis"
+
+
+@contextmanager
+def _watching(
+    svc: sf.InProcessService, notes: Path, lines: list[str]
+) -> Iterator[tuple[Watcher, threading.Thread]]:
+    """A watcher of ``notes`` hosted by ``svc`` (as a self-serving ``lcg watch`` hosts it)."""
+    stop = threading.Event()
+    watcher = Watcher(
+        svc.socket_path, [notes], GROUP, stop=stop, say=lines.append, warn=lines.append
+    )
+    thread = start_watching(watcher, svc.app.problems)
+    try:
+        yield watcher, thread
+    finally:
+        stop.set()
+        thread.join(60)
+    assert not thread.is_alive()
+
+
+def _until(predicate: Any, lines: list[str], timeout: float = 60.0) -> None:
+    """Poll ``predicate()`` every 20 ms; the watcher's lines are shown if it never holds."""
+    started = time.monotonic()
+    while not predicate():
+        assert time.monotonic() - started < timeout, "\n".join(lines)
+        time.sleep(0.02)
+
+
+def _found(c: Client, word: str) -> bool:
+    hits = c.search_passages(word, group_ids=[GROUP], num_results=10, min_score=0.0)
+    return any(word in p["content"] for p in hits["passages"])
+
+
+def _reason(c: Client) -> str:
+    health = c.health_check()
+    return "" if health["healthy"] else str(health.get("reason"))
+
+
+def _notes(tmp_path: Path) -> Path:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "first.md").write_text("# First\n\nalpha bravo\n")
+    return notes
+
+
+def test_a_sync_that_raises_is_told_retried_and_named_by_health(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failing = threading.Event()
+    real_sync = watch_cli.sync_tree
+
+    def flaky(*args: Any, **kwargs: Any) -> Any:
+        if failing.is_set():
+            raise RuntimeError("injected failure")
+        return real_sync(*args, **kwargs)
+
+    monkeypatch.setattr(watch_cli, "sync_tree", flaky)
+    notes = _notes(tmp_path)
+    lines: list[str] = []
+    with sf.in_process_service() as svc, _watching(svc, notes, lines) as (_, thread):
+        c = svc.client()
+        _until(lambda: any("watching 1 tree" in line for line in lines), lines)
+        failing.set()
+        (notes / "a.md").write_text("# A\n\nthe aardvark\n")
+        _until(lambda: "watcher: syncing" in _reason(c), lines)
+        assert "injected failure" in _reason(c)
+        assert any("sync failed (RuntimeError: injected failure)" in line for line in lines)
+        status = c.status()
+        assert any("injected failure" in p for p in status["problems"]), status["problems"]
+        assert thread.is_alive()
+        # Degraded by its watcher, the service still serves the commands beside it.
+        found = sf.run_lcg(svc.workspace, "search", "alpha")
+        assert found.returncode == 0 and "notes/first.md" in found.stdout, found
+        status_cli = sf.run_lcg(svc.workspace, "status")
+        assert status_cli.returncode == 1 and "degraded: watcher: syncing" in status_cli.stdout
+        failing.clear()
+        (notes / "b.md").write_text("# B\n\nthe badger\n")
+        _until(lambda: _found(c, "aardvark") and _found(c, "badger"), lines)
+        _until(lambda: bool(c.health_check()["healthy"]), lines)
+        assert "problems" not in c.status()
+        assert any("synced again after" in line for line in lines)
+
+
+def test_a_failing_watch_machinery_is_started_again_and_every_tree_synced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    go, seen = threading.Event(), threading.Event()
+    calls: list[int] = []
+    real_watch = watchfiles.watch
+
+    def broken_once(*args: Any, **kwargs: Any) -> Iterator[set[tuple[Any, str]]]:
+        calls.append(1)
+        if len(calls) == 1:
+            go.wait(60)
+            raise RuntimeError("watch broke")
+        seen.wait(60)  # held until the test has seen health name the restart
+        yield from real_watch(*args, **kwargs)
+
+    monkeypatch.setattr(watchfiles, "watch", broken_once)
+    notes = _notes(tmp_path)
+    lines: list[str] = []
+    with sf.in_process_service() as svc, _watching(svc, notes, lines):
+        c = svc.client()
+        _until(lambda: any("watching 1 tree" in line for line in lines), lines)
+        # Written while the broken machinery reports nothing: only the resync can find it.
+        (notes / "gap.md").write_text("# Gap\n\nthe gecko\n")
+        go.set()
+        _until(lambda: "watcher: watching for changes failed" in _reason(c), lines)
+        assert "RuntimeError: watch broke" in _reason(c)
+        seen.set()
+        _until(lambda: _found(c, "gecko"), lines)
+        _until(lambda: bool(c.health_check()["healthy"]), lines)
+        (notes / "later.md").write_text("# Later\n\nthe lemur\n")
+        _until(lambda: _found(c, "lemur"), lines)
+        assert any("watching again" in line for line in lines)
+
+
+def test_a_bug_that_ends_a_run_starts_the_watcher_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_warm_up = Watcher._warm_up
+    calls: list[int] = []
+
+    def buggy(self: Watcher) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyError("a bug")
+        real_warm_up(self)
+
+    monkeypatch.setattr(Watcher, "_warm_up", buggy)
+    notes = _notes(tmp_path)
+    lines: list[str] = []
+    with sf.in_process_service() as svc, _watching(svc, notes, lines) as (_, thread):
+        c = svc.client()
+        _until(lambda: any("watching 1 tree" in line for line in lines), lines)
+        assert any("the watcher failed (KeyError: 'a bug')" in line for line in lines)
+        assert any("Traceback" in line for line in lines)
+        (notes / "after.md").write_text("# After\n\nthe aye-aye\n")
+        _until(lambda: _found(c, "aye-aye"), lines)
+        _until(lambda: bool(c.health_check()["healthy"]), lines)
+        assert thread.is_alive()
+
+
+def test_a_watch_thread_that_ended_is_named_by_health(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A thread that ends past every guard: health must not stay healthy while nothing syncs.
+    monkeypatch.setattr(Watcher, "run", lambda self: None)
+    notes = _notes(tmp_path)
+    lines: list[str] = []
+    with sf.in_process_service() as svc:
+        c = svc.client()
+        with _watching(svc, notes, lines) as (watcher, thread):
+            thread.join(60)
+            assert "watcher: the watch thread has ended" in _reason(c)
+            assert sf.run_lcg(svc.workspace, "status").returncode == 1
+            watcher.stop.set()
+            # Asked to stop, an ended thread is no problem.
+            assert c.health_check()["healthy"]
