@@ -174,6 +174,9 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
     cypher_timeout_ms: int = 30_000
     #: ... and refused when it would return more rows than this.
     cypher_max_rows: int = 100_000
+    #: ... or more bytes of values than this, counted in the worker as it builds the rows
+    #: (ADR 0195): a result that passes it never reaches the service.
+    cypher_max_bytes: int = 32 * 1024 * 1024
     #: ... and may take this much memory in the Cypher worker process (ADR 0152).
     cypher_memory_mb: int = 2048
     #: glibc malloc arenas the service may use (0 = glibc's default, 8 per core). Each worker
@@ -268,6 +271,9 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
             rpc_read_timeout_ms=_int(e, "LCG_RPC_READ_TIMEOUT_MS", 30_000, 0, 24 * 3600 * 1000),
             cypher_timeout_ms=_int(e, "LCG_CYPHER_TIMEOUT_MS", 30_000, 1, 24 * 3600 * 1000),
             cypher_max_rows=_int(e, "LCG_CYPHER_MAX_ROWS", 100_000, 1, 100_000_000),
+            cypher_max_bytes=_int(
+                e, "LCG_CYPHER_MAX_BYTES", 32 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024
+            ),
             cypher_memory_mb=_int(e, "LCG_CYPHER_MEMORY_MB", 2048, 64, 1024 * 1024),
             malloc_arena_max=_int(e, "LCG_MALLOC_ARENA_MAX", 2, 0, 1024),
         )

@@ -27,7 +27,7 @@ def open_cypher_sandbox(ws: Workspace) -> CypherSandbox:
         ws.config.workspace / LCG_DIR / CYPHER_DIR,
         ws.config.wal_dir,
         targets,
-        SandboxLimits(memory_mb=ws.config.cypher_memory_mb),
+        SandboxLimits(memory_mb=ws.config.cypher_memory_mb, max_bytes=ws.config.cypher_max_bytes),
     )
     ws.graph.on_purge = sandbox.mark_dirty
     sandbox.start()

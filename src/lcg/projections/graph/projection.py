@@ -192,13 +192,18 @@ class GraphProjection:
                 raise ProjectionError(f"graph query failed: {exc}") from exc
 
     def query_read_only(
-        self, cypher: str, timeout_ms: int = 30_000, max_rows: int = 100_000
-    ) -> list[list[Any]]:
+        self,
+        cypher: str,
+        timeout_ms: int = 30_000,
+        max_rows: int = 100_000,
+        each: Callable[[list[Any]], Any] | None = None,
+    ) -> list[Any]:
         """All rows of a client's (already guarded) query, run on a connection used for
         nothing else inside ``BEGIN TRANSACTION READ ONLY``, so Kuzu itself refuses any
         database write the guard let through; stopped after ``timeout_ms``, refused past
         ``max_rows`` rows (ADR 0070). One query at a time: a caller waits at most one
-        timeout for the one before it."""
+        timeout for the one before it. ``each`` turns every row into what is kept, as the
+        rows are read (it may refuse the result by raising ``ProjectionError``, ADR 0195)."""
         if not self._client_lock.acquire(timeout=timeout_ms / 1000):
             raise ProjectionError(
                 "graph query failed: another knowledge_query_cypher query held the client "
@@ -225,7 +230,11 @@ class GraphProjection:
                         f"graph query failed: it returns {result.get_num_tuples():,} rows, more "
                         f"than {max_rows:,} (LCG_CYPHER_MAX_ROWS); add LIMIT or narrow it"
                     )
-                return cast(list[list[Any]], result.get_all())
+                rows: list[Any] = []
+                while result.has_next():
+                    values = cast(list[Any], result.get_next())
+                    rows.append(values if each is None else each(values))
+                return rows
             except ProjectionError:
                 raise
             except Exception as exc:

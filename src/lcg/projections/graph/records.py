@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from lcg import timestamps
+from lcg.errors import ProjectionError
 from lcg.events import EdgeRecord, EntityRecord, lookup_key
 from lcg.projections.graph._schema import select
 from lcg.projections.graph._statements import EDGE_FIELDS
@@ -280,13 +281,39 @@ def episode_time_bounds(graph: GraphProjection) -> tuple[str | None, str | None]
 
 
 def query_cypher(
-    graph: GraphProjection, query: str, timeout_ms: int = 30_000, max_rows: int = 100_000
+    graph: GraphProjection,
+    query: str,
+    timeout_ms: int = 30_000,
+    max_rows: int = 100_000,
+    max_bytes: int | None = None,
 ) -> list[list[str]]:
     """Run a (checked read-only) query in a read-only transaction on the client connection,
     stopped after ``timeout_ms``, at most ``max_rows`` rows; every value stringified, null
-    as ``""``."""
-    rows = graph.query_read_only(query, timeout_ms, max_rows)
-    return [["" if v is None else _stringify(v) for v in row] for row in rows]
+    as ``""``. With ``max_bytes``, refused as soon as the values built so far pass that many
+    bytes (UTF-8), so an oversized result is never held whole (ADR 0195)."""
+    total = 0
+    count = 0
+
+    def row(values: list[Any]) -> list[str]:
+        nonlocal total, count
+        out = ["" if v is None else _stringify(v) for v in values]
+        if max_bytes is not None:
+            count += 1
+            total += sum(_utf8_len(s) for s in out)
+            if total > max_bytes:
+                raise ProjectionError(
+                    f"graph query failed: its result passed {max_bytes:,} bytes at row "
+                    f"{count:,} (LCG_CYPHER_MAX_BYTES); return fewer or shorter values (LIMIT, "
+                    "fewer columns, substring) or raise the limit"
+                )
+        return out
+
+    rows: list[list[str]] = graph.query_read_only(query, timeout_ms, max_rows, row)
+    return rows
+
+
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def _stringify(value: Any) -> str:

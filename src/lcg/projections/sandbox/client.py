@@ -70,6 +70,9 @@ class SandboxLimits:
     kill_grace_s: float = 1.5
     #: A worker whose RSS grew this much over its first catch-up is replaced after a query.
     recycle_growth_mb: int = 64
+    #: A query's result may hold this many bytes of values (``LCG_CYPHER_MAX_BYTES``); the
+    #: worker refuses a bigger one as it builds it, so it never crosses to the service.
+    max_bytes: int = 32 * 1024 * 1024
 
 
 class _Dead(Exception):
@@ -343,6 +346,7 @@ class CypherSandbox:
             query=query,
             timeout_ms=timeout_ms,
             max_rows=max_rows,
+            max_bytes=self.limits.max_bytes,
             deadline=deadline,
         )
         try:

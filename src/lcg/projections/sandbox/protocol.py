@@ -57,6 +57,8 @@ class Request(msgspec.Struct, tag=True):
     query: str | None
     timeout_ms: int
     max_rows: int
+    #: The result's bytes of values at most (``LCG_CYPHER_MAX_BYTES``), counted as it is built.
+    max_bytes: int
     deadline: float
 
 

@@ -125,7 +125,9 @@ def _run(chan: _Channel, mirror: Mirror, req: Request, memory_mb: int) -> Answer
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     resource.setrlimit(resource.RLIMIT_AS, (_statm()[0] + (memory_mb << 20), hard))
     try:
-        rows = gr.query_cypher(mirror.graph, req.query, min(req.timeout_ms, left_ms), req.max_rows)
+        rows = gr.query_cypher(
+            mirror.graph, req.query, min(req.timeout_ms, left_ms), req.max_rows, req.max_bytes
+        )
     except (ProjectionError, MemoryError) as exc:
         text = str(exc) or type(exc).__name__
         if isinstance(exc, MemoryError) or any(w in text for w in _MEMORY_WORDS):
