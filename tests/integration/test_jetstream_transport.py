@@ -8,6 +8,7 @@ reason (never applied), a new generation is a reset, and a restarted server lose
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -47,10 +48,10 @@ def _publish(ws: Workspace, url: str, **kw: bool) -> Any:
 class _Replica:
     """A replica workspace whose follower reads the puller's mirror (no watcher thread)."""
 
-    def __init__(self, path: Path, url: str) -> None:
+    def __init__(self, path: Path, url: str, **puller: Any) -> None:
         from fake_embeddings import HashEmbedder
 
-        self.puller = JetStreamPuller(url, mirror_root(path, _target(url)), [G])
+        self.puller = JetStreamPuller(url, mirror_root(path, _target(url)), [G], **puller)
         self.puller.root.mkdir(parents=True, exist_ok=True)
         config = replica_config(path, self.puller.root, env=HASH)
         self.ws = Workspace(config, HashEmbedder(), publication=ReadLimits())
@@ -141,6 +142,36 @@ def test_bad_message_stops_the_group(tmp_path: Path, server: NatsServer, defect:
         word = "line check" if defect == "checksum" else "seq gap"
         assert word in (status.reason or ""), status.reason
         assert _applied(rep.ws) == result.max_seq  # never applied, nothing skipped to
+    finally:
+        rep.close()
+        pub.close()
+
+
+def test_messages_the_client_drops_are_resumed_and_not_called_a_gap(
+    tmp_path: Path, server: NatsServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A real slow consumer (issue 27): the subscription may buffer 16 KiB, the server sends a
+    # fetch of ~90 lines at once, and the NATS client drops what does not fit (reporting a
+    # SlowConsumerError to the error callback). That used to stop the group as a "seq gap".
+    caplog.set_level(logging.WARNING, logger="lcg.replication.jetstream_follow")
+    pub = open_publisher(tmp_path / "pub")
+    rep = _Replica(tmp_path / "rep", server.url, pending_bytes=16 * 1024)
+    try:
+        write_batch(pub, G, 30)
+        result = _publish(pub, server.url)
+        states: set[str] = set()
+
+        def caught_up(status: Any) -> bool:
+            states.add(status.state)
+            assert status.state != "stopped", status.reason
+            return bool(status.applied_seq == result.max_seq)
+
+        status = rep.wait(caught_up, timeout=120)
+        assert status.state == "following" and status.lag_events == 0
+        assert rep.ws.digests(G) == pub.digests(G)  # every line once, nothing skipped
+        said = [r.getMessage() for r in caplog.records]
+        assert any("dropped" in m and "slow consumer" in m and "resuming" in m for m in said)
+        assert not any("seq gap" in m for m in said), said
     finally:
         rep.close()
         pub.close()

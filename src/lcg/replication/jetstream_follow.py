@@ -21,6 +21,12 @@ mirror's next. Lines are fsynced before the consumer's position moves past them.
   line is never written, so it is never applied, and nothing after it is skipped to. The
   ``MirrorSource`` hands the reason to the follower, which shows it in
   ``knowledge_replica_status``; the puller looks again every few seconds (a republish heals).
+* **Messages the NATS client dropped** (a slow consumer: the subscription's buffer of
+  ``pending_bytes`` filled faster than the mirror wrote, and the client threw messages away
+  and said so through its error callback) are no gap in the stream: the group is neither
+  stopped nor said to have a "seq gap"; a warning names the drop and the consumer is made
+  again from the mirror's last written line, which a message already held never passes
+  (ADR 0195).
 
 The follower then applies the mirror exactly as it applies a git clone (``TreeSource``): every
 rule of what is applied, reset or stopped stays the follower's. ``MirrorSource.tail`` answers
@@ -74,6 +80,9 @@ SEGMENT_BYTES = 64 * 1024 * 1024
 BATCH = 1024
 #: How often a stopped group is looked at again, and the group list refreshed.
 RECHECK_S = 3.0
+#: What a group's subscription may buffer before the NATS client drops messages (nats-py's
+#: default for JetStream subscriptions).
+PENDING_BYTES = 256 * 1024 * 1024
 POSITIONS_DIR = ".positions"
 
 
@@ -120,6 +129,8 @@ class _Group:
         self.stream_seq = self._hint()
         self.stopped: str | None = None
         self.rechecked = False
+        #: Messages the NATS client dropped (slow consumer) since the consumer was made.
+        self.dropped = 0
         #: The server's newest (seq, ts) as the last fetch saw it.
         self.server_seq: int | None = None
         self.server_ts: str | None = None
@@ -182,13 +193,22 @@ class JetStreamPuller:
     """Mirrors a JetStream target's group streams into ``root``, checked (a ``Puller``)."""
 
     def __init__(
-        self, target: str, root: Path, groups: Sequence[str] | None = None, *, timeout_s: float = 5
+        self,
+        target: str,
+        root: Path,
+        groups: Sequence[str] | None = None,
+        *,
+        timeout_s: float = 5,
+        pending_bytes: int = PENDING_BYTES,
     ) -> None:
         self.target = JetStreamTarget.parse(target)
         self.root = root
         self.only = list(groups) if groups else None
         self.timeout_s = timeout_s
+        self.pending_bytes = pending_bytes
         self.groups: dict[str, _Group] = {}
+        #: The group each subscription subject carries (for the NATS client's error callback).
+        self._by_subject: dict[str, _Group] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._main, name="lcg-nats-pull", daemon=True)
         self.connected = False
@@ -240,6 +260,7 @@ class JetStreamPuller:
                     connect_timeout=self.timeout_s,
                     max_reconnect_attempts=-1,
                     reconnect_time_wait=0.25,
+                    error_cb=self._on_error,
                 )
             except Exception as exc:  # noqa: BLE001 - the server may come later
                 log.warning("cannot reach NATS at %s (%s); retrying", self.target.label, exc)
@@ -263,6 +284,16 @@ class JetStreamPuller:
             for group in self.groups.values():
                 group.close()
             await nc.close()
+
+    async def _on_error(self, exc: Exception) -> None:
+        """The NATS client's error callback: a slow consumer's drop is counted on its group
+        (``_take`` and ``_consume`` then resume from the last written line)."""
+        if isinstance(exc, nats.errors.SlowConsumerError):
+            group = self._by_subject.get(exc.subject)
+            if group is not None:
+                group.dropped += 1
+                return
+        log.debug("NATS client at %s: %r", self.target.label, exc)
 
     async def _list_groups(self, js: JetStreamContext) -> list[str]:
         if self.only is not None:
@@ -304,18 +335,27 @@ class JetStreamPuller:
             mem_storage=True,
             num_replicas=1,
         )
+        subject = self.target.subject(group.group_id)
+        self._by_subject[subject] = group
+        group.dropped = 0
         sub = await js.pull_subscribe(
-            self.target.subject(group.group_id),
+            subject,
             stream=self.target.stream(group.group_id),
             config=config,
+            pending_bytes_limit=self.pending_bytes,
         )
         try:
             while not self._stop.is_set():
                 try:
                     msgs = await sub.fetch(BATCH, timeout=1.0)
                 except nats.errors.TimeoutError:
-                    continue
-                self._take(group, msgs, from_start)
+                    msgs = []
+                if msgs:
+                    self._take(group, msgs, from_start)
+                if group.dropped:
+                    # Dropped after the last message taken (the tail of a fetch): this
+                    # consumer will not send them again.
+                    self._resume_after_drop(group, group.next_seq)
         finally:
             try:
                 await sub.unsubscribe()
@@ -361,6 +401,8 @@ class JetStreamPuller:
                 if seq < upto:
                     last_stream_seq = meta.sequence.stream
                     continue  # held already (a redelivery): never applied twice
+                if seq > upto and group.dropped:
+                    self._resume_after_drop(group, upto)
                 if seq > upto:
                     if not group.rechecked:
                         group.rechecked = True
@@ -394,6 +436,22 @@ class JetStreamPuller:
             self._flush(group, lines, first, last_stream_seq, upto)
         if group.stopped is not None:
             raise _Restart(from_start=False)
+
+    def _resume_after_drop(self, group: _Group, upto: int) -> None:
+        """Messages the NATS client dropped are not a gap: say so and make the consumer again
+        from the mirror's last written line (``_Restart``)."""
+        dropped, group.dropped = group.dropped, 0
+        log.warning(
+            "JetStream follower: the NATS client dropped %d message(s) of group %r (slow "
+            "consumer: its subscription buffered more than %d bytes before the mirror wrote "
+            "them); not a gap in the stream: resuming from seq %d, the mirror's next. If it "
+            "recurs, the replica's disk or CPU is slower than the publisher",
+            dropped,
+            group.group_id,
+            self.pending_bytes,
+            upto,
+        )
+        raise _Restart(from_start=False)
 
     def _flush(
         self, group: _Group, lines: list[bytes], first: int, stream_seq: int, upto: int
