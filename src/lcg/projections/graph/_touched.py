@@ -3,24 +3,21 @@
 ``Keys`` collects, event by event, the uuids whose rows the events write: created, updated,
 deleted (an edge's endpoints and a mention's entity are only *named*, which is how a
 cross-group edge legitimately reaches another group's entity; they are not collected). After
-each event is planned, ``refuse_foreign`` looks up the owner of each row it added: a row held
-by another group refuses the event (``ForeignRowError``), so no stream — copied, followed,
-imported or hostile — creates, changes or deletes a row of another group (ADR 0196).
+each event is planned into keys of its own, ``refuse_foreign`` looks up the owner of each: a
+row held by another group refuses the event (``ForeignRowError``), so no stream — copied,
+followed, imported or hostile — creates, changes or deletes a row of another group
+(ADR 0196).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from itertools import islice
+from collections.abc import Callable
 
 from lcg.events import Event, MergeOutcome
 from lcg.projections.base import ForeignRowError
 from lcg.projections.graph._index import IndexDelta
 
-__all__ = ["Keys", "Mark", "refuse_foreign"]
-
-#: How many keys of each kind ``Keys`` held: (created entities, entities, episodes, edges).
-Mark = tuple[int, int, int, int]
+__all__ = ["Keys", "refuse_foreign"]
 
 
 class Keys:
@@ -48,31 +45,30 @@ class Keys:
         for rec in m.edges_created:
             self.edges[rec.uuid] = None
 
-    def mark(self) -> Mark:
-        """Where the keys stand now (``refuse_foreign`` checks only those added since)."""
-        return (len(self.created_ents), len(self.ents), len(self.eps), len(self.edges))
+    def absorb(self, other: Keys) -> None:
+        """Add ``other``'s keys after these (one event's, once they are checked)."""
+        self.ents.update(other.ents)
+        self.eps.update(other.eps)
+        self.edges.update(other.edges)
+        self.created_ents.update(other.created_ents)
+        self.extracted_eps.extend(other.extracted_eps)
 
 
-def _since(keys: dict[str, None], start: int) -> Iterable[str]:
-    return islice(keys, start, None)
+def refuse_foreign(index: IndexDelta, group_id: str, event: Event, keys: Keys) -> None:
+    """Raise ``ForeignRowError`` if a row ``event`` (of ``group_id``) writes, one of its
+    ``keys``, is held by another group.
 
-
-def refuse_foreign(index: IndexDelta, group_id: str, event: Event, keys: Keys, mark: Mark) -> None:
-    """Raise ``ForeignRowError`` if ``event`` (of ``group_id``) added a key, since ``mark``,
-    whose row another group holds.
-
-    A key seen before ``mark`` was checked when it was first added. Ownership is the locator's
-    (committed rows and this transaction's writes); a row the segment itself creates is
-    not in it yet, and is the group's own.
+    Ownership is the locator's (committed rows and this transaction's writes); a row the
+    segment itself creates is not in it yet, and is the group's own.
     """
-    checks: tuple[tuple[str, dict[str, None], int, Callable[[str], str | None]], ...] = (
-        ("entity", keys.created_ents, mark[0], index.entity_owner),
-        ("entity", keys.ents, mark[1], index.entity_owner),
-        ("episode", keys.eps, mark[2], index.episode_owner),
-        ("edge", keys.edges, mark[3], index.edge_owner),
+    checks: tuple[tuple[str, dict[str, None], Callable[[str], str | None]], ...] = (
+        ("entity", keys.created_ents, index.entity_owner),
+        ("entity", keys.ents, index.entity_owner),
+        ("episode", keys.eps, index.episode_owner),
+        ("edge", keys.edges, index.edge_owner),
     )
-    for table, found, start, owner_of in checks:
-        for uuid in _since(found, start):
+    for table, found, owner_of in checks:
+        for uuid in found:
             owner = owner_of(uuid)
             if owner is not None and owner != group_id:
                 raise ForeignRowError(
