@@ -130,6 +130,12 @@ def summary_line(r: SyncReport) -> str:
         mode = f"; {r.extracted} chunks extracted"
     else:
         mode = ""
+    if r.vectors_deferred:
+        # Text first (ADR 0201): searchable by its words now, its vectors made after.
+        mode += (
+            f"; {r.vectors_deferred} chunks' vectors still to come (made by the service in "
+            "the background; `lcg status` shows the backlog)"
+        )
     return (
         f"{r.source} -> group {r.group_id!r}: files {r.files_new} new, {r.files_changed} "
         f"changed, {r.files_unchanged} unchanged, {r.files_removed} removed, "

@@ -2,11 +2,23 @@
 
 ``CachedTextEmbedder`` wraps an ``Embedder`` and an ``EmbeddingCache`` so a batch of texts costs
 one embedder call for the misses only, and counts what was computed and what was reused.
+
+Text first, vectors follow (ADR 0201): inside ``deferring()`` (this thread only) a batch whose
+texts are not all cached raises ``EmbedderError(DEFERRED)`` instead of running the model, so
+the projector applies graph and text and leaves the vector projection behind, as it does for
+an embedder that is away (ADR 0171). ``VectorBacklog`` counts what is left per group and how
+fast a background drainer makes it; the drainer computes the vectors outside every lock (they
+land in the cache) and applies them with the projector, deferring again, under the group's.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Final, Protocol
 
 import msgspec
 import numpy as np
@@ -15,7 +27,17 @@ from lcg.errors import EmbedderError
 from lcg.extract import Embedder
 from lcg.projections.cache import EmbeddingCache
 
-__all__ = ["CachedTextEmbedder", "EmbeddingStats", "TextEmbedder"]
+__all__ = ["DEFERRED", "CachedTextEmbedder", "EmbeddingStats", "TextEmbedder", "VectorBacklog"]
+
+#: Why a group's vectors lag while the background drainer computes them.
+DEFERRED: Final = (
+    "vectors are being computed in the background (text first, ADR 0201); "
+    "BM25 answers for these passages meanwhile"
+)
+#: The window over which ``VectorBacklog.rate`` is measured, seconds.
+RATE_WINDOW_S: Final = 60.0
+
+_deferral = threading.local()
 
 
 class EmbeddingStats(msgspec.Struct, kw_only=True):
@@ -68,6 +90,14 @@ class CachedTextEmbedder:
         else:
             hits, misses = {}, list(texts)
         out = dict(hits)
+        deferred: dict[str, np.ndarray] | None = getattr(_deferral, "known", None)
+        if misses and deferred is not None:
+            if not all(t in deferred for t in misses):
+                # Left to the background drainer: the vector projection waits, nothing else.
+                raise EmbedderError(DEFERRED)
+            out.update((t, deferred[t]) for t in misses)
+            self.stats.embeddings_cached += len(texts)
+            return out
         if misses:
             try:
                 computed = self.embedder.embed(misses)
@@ -87,3 +117,72 @@ class CachedTextEmbedder:
         """Persist the cache's new entries."""
         if self.cache is not None:
             self.cache.flush()
+
+    @contextmanager
+    def deferring(self, known: Mapping[str, np.ndarray] | None = None) -> Iterator[None]:
+        """In this thread, a batch with texts neither cached nor in ``known`` (vectors the
+        drainer just made: a read-only or full cache may not have kept them) raises
+        ``EmbedderError(DEFERRED)`` rather than running the model."""
+        before = getattr(_deferral, "known", None)
+        _deferral.known = dict(known or {})
+        try:
+            yield
+        finally:
+            _deferral.known = before
+
+
+class VectorBacklog:
+    """Texts whose vectors the vector projection still lacks, per group, and the rate at
+    which the drainer makes them (thread-safe; a count, never a record: the stream and the
+    projection's position are what say which vectors are missing)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: dict[str, int] = {}
+        self._made: deque[tuple[float, int]] = deque()
+        #: A background drainer serves this workspace: source syncs may leave vectors to it.
+        self.drained_in_background = False
+
+    def set_pending(self, group_id: str, count: int) -> None:
+        """``group_id`` lacks ``count`` vectors (0 forgets it)."""
+        with self._lock:
+            if count > 0:
+                self._pending[group_id] = count
+            else:
+                self._pending.pop(group_id, None)
+
+    def add(self, group_id: str, count: int) -> None:
+        """``count`` more texts of ``group_id`` wait for their vectors."""
+        with self._lock:
+            self._pending[group_id] = self._pending.get(group_id, 0) + count
+
+    def made(self, count: int) -> None:
+        """The drainer computed ``count`` vectors just now."""
+        now = time.monotonic()
+        with self._lock:
+            self._made.append((now, count))
+            self._trim(now)
+
+    def pending(self) -> dict[str, int]:
+        """Texts still without vectors, by group (groups with none left out)."""
+        with self._lock:
+            return dict(self._pending)
+
+    def total(self) -> int:
+        """Texts still without vectors, over every group."""
+        with self._lock:
+            return sum(self._pending.values())
+
+    def rate(self) -> float:
+        """Vectors made per second over the last ``RATE_WINDOW_S`` seconds."""
+        now = time.monotonic()
+        with self._lock:
+            self._trim(now)
+            if not self._made:
+                return 0.0
+            span = max(now - self._made[0][0], 1.0)
+            return sum(n for _, n in self._made) / span
+
+    def _trim(self, now: float) -> None:
+        while self._made and now - self._made[0][0] > RATE_WINDOW_S:
+            self._made.popleft()

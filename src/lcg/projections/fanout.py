@@ -32,11 +32,14 @@ class GroupFailure(msgspec.Struct, frozen=True, kw_only=True):
     reason: str
 
 
-class MissingLeg(msgspec.Struct, frozen=True, kw_only=True):
-    """A leg of a search that did not run (``vector``: no query vector could be made)."""
+class MissingLeg(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A leg of a search that did not run (``vector``: no query vector could be made), or
+    ran over part of what it searches: ``group_ids`` names the groups whose vectors are still
+    being made (ADR 0201; their passages without one are judged by their words)."""
 
     leg: str
     reason: str
+    group_ids: list[str] = []
 
 
 def _reason(group_id: str, exc: Exception) -> str:
@@ -56,14 +59,33 @@ class GroupFailures:
         self._failed: dict[str, str] = {}
         self._errors: dict[str, Exception] = {}
         self._legs: dict[str, str] = {}
+        self._partial: dict[str, dict[str, int]] = {}
 
     def skip_leg(self, leg: str, exc: Exception) -> None:
         """Record that the read's ``leg`` did not run, and why (the first reason is kept)."""
         self._legs.setdefault(leg, str(exc) or type(exc).__name__)
 
+    def incomplete_leg(self, leg: str, group_id: str, waiting: int) -> None:
+        """Record that ``leg`` ran without ``waiting`` vectors of ``group_id`` (being made)."""
+        self._partial.setdefault(leg, {})[group_id] = waiting
+
     def missing_legs(self) -> list[MissingLeg]:
-        """The legs that did not run, sorted by name."""
-        return [MissingLeg(leg=k, reason=r) for k, r in sorted(self._legs.items())]
+        """The legs that did not run, then those that ran over part of their groups, sorted
+        by name."""
+        out = [MissingLeg(leg=k, reason=r) for k, r in sorted(self._legs.items())]
+        for leg, groups in sorted(self._partial.items()):
+            if leg in self._legs:
+                continue  # it did not run at all: that says more
+            waiting = sum(groups.values())
+            out.append(
+                MissingLeg(
+                    leg=leg,
+                    reason=f"{waiting} vectors of these groups are still being made; their "
+                    "passages are judged by their words until then",
+                    group_ids=sorted(groups),
+                )
+            )
+        return out
 
     def __contains__(self, group_id: object) -> bool:
         return group_id in self._failed

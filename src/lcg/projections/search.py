@@ -199,6 +199,10 @@ class Searcher:
         qvec: np.ndarray,
         k: int,
     ) -> list[tuple[str, float, str]]:
+        # Groups whose vectors are still being made answer partly by words (ADR 0201).
+        for group_id, waiting in sorted(self.vectors.backlog.pending().items()):
+            if group_ids is None or group_id in group_ids:
+                failures.incomplete_leg("vector", group_id, waiting)
         return failures.isolate(
             group_ids,
             self.vectors.groups,

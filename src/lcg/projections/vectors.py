@@ -53,6 +53,7 @@ from lcg.projections._checksum import DamagedFile, describe_failure, encode_seal
 from lcg.projections._hnsw import EXACT_BELOW, FieldIndex, FieldMeta
 from lcg.projections._snapshots import SnapshotBook
 from lcg.projections.base import Batch, Capabilities
+from lcg.projections.embedding import VectorBacklog
 from lcg.projections.ops import VECTOR_FIELDS, ClearGroup, Delete, Op, Upsert
 
 __all__ = ["FIELDS", "META_FILE", "VectorProjection", "snapshot_identities"]
@@ -158,6 +159,9 @@ class VectorProjection:
         self._dirty = self._book.dirty
         self._suspended: set[str] = set()
         self._lock = threading.RLock()
+        #: Texts whose vectors this projection still lacks, being made in the background
+        #: (ADR 0201): a count for status, health and search to report.
+        self.backlog = VectorBacklog()
         self._closed = False
         if not read_only:
             root.mkdir(mode=0o700, parents=True, exist_ok=True)

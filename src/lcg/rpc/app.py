@@ -21,7 +21,7 @@ from lcg import timestamps
 from lcg.config import Config
 from lcg.errors import DegradedError, LcgError, ProjectionError
 from lcg.events import remove_trees
-from lcg.extract import REPROBE_S, Embedder, StandbyEmbedder
+from lcg.extract import REPROBE_S, Embedder
 from lcg.ingest import ExtractionService
 from lcg.projections import CypherSandbox, ReplayProgress, Searcher
 from lcg.rpc.dispatch import State
@@ -32,6 +32,8 @@ from lcg.rpc.registry import Registry
 from lcg.workspace import (
     OntologyStatus,
     Workspace,
+    drain_step,
+    next_lagging,
     ontology_status,
     open_cypher_sandbox,
     projection_dirs,
@@ -43,6 +45,8 @@ T = TypeVar("T")
 #: Worker threads for reads (searches, graph reads, status) and for writes.
 READ_THREADS = 32
 WRITE_THREADS = 16
+#: How often the vector drainer looks for groups that lack vectors while none do, seconds.
+DRAIN_IDLE_S = 0.25
 
 
 class ServiceApp:
@@ -101,26 +105,34 @@ class ServiceApp:
             self._degrade(str(exc))
         except Exception as exc:  # noqa: BLE001 - any failure to open degrades, never crashes
             self._degrade(f"{type(exc).__name__}: {exc}")
-        # An embedder that may be away is probed again while it is (ADR 0171).
-        self._embedder_watch = asyncio.get_running_loop().create_task(self._watch_embedder())
+        # Vectors left behind (a source sync's, ADR 0201; an away embedder's, ADR 0171) are
+        # made in the background.
+        self._embedder_watch = asyncio.get_running_loop().create_task(self._watch_vectors())
 
-    async def _watch_embedder(self) -> None:
-        """While the workspace's embedder is away or groups lack vectors, every few seconds:
-        probe it, and once it answers catch the vectors up (no restart, no client call)."""
+    async def _watch_vectors(self) -> None:
+        """Make the vectors the groups lack, one batch at a time (``drain_step``: the model
+        runs outside the group's lock, the apply under it); while a remote embedder is away,
+        probe it every few seconds instead, and once it answers catch the vectors up (no
+        restart, no client call)."""
         loop = asyncio.get_running_loop()
+        last: str | None = None
         while True:
-            await asyncio.sleep(REPROBE_S)
             ws = self._ws
-            if ws is None or not isinstance(ws.embedder, StandbyEmbedder):
-                continue
-            if ws.embedder_away is None and not ws.projector.embedder_failures:
-                continue
-            try:
-                await loop.run_in_executor(self._write_pool, ws.retry_embedder)
-            except RuntimeError:  # the pool is shut down: the service is closing
-                return
-            except LcgError:
-                continue  # still away, or a group's own damage: reported by health/status
+            pause = DRAIN_IDLE_S
+            if ws is not None and (ws.embedder_away is not None or ws.projector.embedder_failures):
+                try:
+                    if ws.embedder_away is not None:
+                        pause = REPROBE_S
+                        await loop.run_in_executor(self._write_pool, ws.retry_embedder)
+                    elif (group := next_lagging(ws, last)) is not None:
+                        last = group
+                        await loop.run_in_executor(self._write_pool, drain_step, ws, group)
+                        pause = 0.0
+                except RuntimeError:  # the pool is shut down: the service is closing
+                    return
+                except LcgError:
+                    pause = REPROBE_S  # the embedder fails, or a group's own damage: reported
+            await asyncio.sleep(pause)
 
     def _open_sync(self) -> None:
         if self.extraction is None:
@@ -144,6 +156,8 @@ class ServiceApp:
         self._close_cypher()
         self.cypher = open_cypher_sandbox(ws)
         self._ws = ws
+        # Source syncs may leave their vectors to ``_watch_vectors`` (ADR 0201).
+        ws.vectors.backlog.drained_in_background = True
         self._searcher = Searcher(ws.graph, ws.text, ws.vectors, ws.text_embedder)
         self._state = "healthy"
         self._reason = None

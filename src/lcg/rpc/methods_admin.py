@@ -31,6 +31,10 @@ class Health(msgspec.Struct, kw_only=True, omit_defaults=True):
     healthy: bool
     state: str
     reason: str | None = None
+    #: Texts whose vectors the service is still making, and its rate (ADR 0201): present
+    #: only while there are some; BM25 answers for them meanwhile.
+    vectors_pending: int | None = None
+    vectors_per_s: float | None = None
 
 
 class CypherRows(msgspec.Struct, kw_only=True):
@@ -126,10 +130,18 @@ class VerifyParams(Params):
 async def health_check(app: ServiceHost, ctx: CallContext, p: NoParams) -> Health:
     """``health_check``."""
     state, reason = app.health()
+    ws = app.workspace_or_none
+    backlog = ws.vectors.backlog if ws is not None else None
+    pending = backlog.total() if backlog is not None else 0
+    extra: dict[str, Any] = (
+        {"vectors_pending": pending, "vectors_per_s": round(backlog.rate(), 2)}
+        if backlog is not None and pending
+        else {}
+    )
     if state == "healthy":
         await app.run(lambda: gr.ping(app.ws.graph))
-        return Health(ok=True, healthy=True, state="healthy")
-    return Health(ok=False, healthy=False, state=state, reason=reason)
+        return Health(ok=True, healthy=True, state="healthy", **extra)
+    return Health(ok=False, healthy=False, state=state, reason=reason, **extra)
 
 
 async def status(app: ServiceHost, ctx: CallContext, p: NoParams) -> msgspec.Struct:

@@ -23,6 +23,7 @@ from lcg.workspace.status import (
     degraded_status,
     ontology_status,
 )
+from lcg.workspace.vector_drain import drain_step, next_lagging
 from lcg.workspace.verify import VerifyReport, verify_workspace
 from lcg.workspace.workspace import Workspace
 
@@ -38,10 +39,12 @@ __all__ = [
     "create_stream_mark",
     "degraded_status",
     "delete_group_mark",
+    "drain_step",
     "embedder_from_config",
     "group_marks",
     "hold_for_process",
     "make_extractor",
+    "next_lagging",
     "ontology_status",
     "open_cypher_sandbox",
     "projection_dirs",

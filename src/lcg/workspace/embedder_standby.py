@@ -11,7 +11,8 @@ are, so an embedder that comes back as it was costs no re-embedding.
 at any time): probe; if the server answers with another identity, adopt it (the vector
 projection is emptied and rebuilt from the streams, as a restart with that embedder would);
 then catch up the vector projection of every group that lacks vectors. Graph and text were
-applied all along, so only the vectors are replayed.
+applied all along, so only the vectors are replayed, batch by batch with the model run
+outside the group's lock (``vector_drain``, ADR 0201).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from lcg.projections import (
     VectorProjection,
     snapshot_identities,
 )
+from lcg.workspace.vector_drain import drain_group
 
 __all__ = ["PLACEHOLDER_DIM", "Host", "provisional_identity", "recover", "standby_for"]
 
@@ -123,13 +125,12 @@ def recover(ws: Host) -> str | None:
     )
     for group_id in lagging:
         try:
-            with ws.group_lock(group_id), ws.rw.applying():
-                ws.projector.catch_up(group_id)
-                ws.projector.save()
+            # Batch by batch, the model outside the group's lock (ADR 0201).
+            drain_group(ws, group_id)
+        except EmbedderError:
+            break  # away again: the next probe tries
         except Exception:  # noqa: BLE001 - the group's own damage is reported by its status
             continue
-        if group_id not in ws.projector.embedder_failures:
-            ws.record_embedding_model(group_id)
     return embedder.away
 
 

@@ -91,6 +91,10 @@ class WalGroupStatus(msgspec.Struct, kw_only=True):
     episode_count: int = 0
     pending_episodes: int = 0
     vectors_lagging_reason: str | None = None
+    #: Texts (chunks, names, facts) of this group whose vectors are not made yet: BM25 alone
+    #: answers for them meanwhile (ADR 0201). Known to a serving process that is making
+    #: them; else the events the vector projection lags the stream by.
+    vectors_pending: int = 0
     #: Events up to this seq were cleared by ``knowledge_clear_all`` (stream kept) and are
     #: not in the projections until ``knowledge_rebuild_from_wal`` replays them.
     cleared_through_seq: int | None = None
@@ -142,6 +146,10 @@ class StatusReport(msgspec.Struct, kw_only=True, omit_defaults=False):
     #: What background parts of the serving process report wrong (a watcher, ADR 0193);
     #: the key is left out when nothing is.
     problems: list[str] | msgspec.UnsetType = msgspec.UNSET
+    #: Texts of every group whose vectors are not made yet, and how many the background
+    #: drainer made per second over the last minute (ADR 0201).
+    vectors_pending: int = 0
+    vectors_per_s: float = 0.0
 
 
 class DegradedStatus(msgspec.Struct, kw_only=True):
@@ -266,11 +274,23 @@ def _group_status(ws: Workspace, group_id: str) -> tuple[WalGroupStatus, int, in
         episode_count=counts.episodes,
         pending_episodes=counts.pending_episodes,
         vectors_lagging_reason=ws.projector.embedder_failures.get(group_id),
+        vectors_pending=_vectors_pending(ws, group_id, bounds.max_seq, positions["vectors"].seq),
         cleared_through_seq=ws.projector.cleared_through(group_id),
         degraded_reason=ws.projector.degraded_reason(group_id),
         projection_repairs=ws.projector.file_repairs.notes(group_id),
     )
     return status, bounds.file_count, bounds.byte_size
+
+
+def _vectors_pending(ws: Workspace, group_id: str, max_seq: int | None, seq: int | None) -> int:
+    """Texts of ``group_id`` without vectors: the drainer's count, else the events the
+    vector projection lags by."""
+    known = ws.vectors.backlog.pending().get(group_id)
+    if known is not None:
+        return known
+    if max_seq is None:
+        return 0
+    return max(0, max_seq - (-1 if seq is None else seq))
 
 
 def _unreadable_status(ws: Workspace, group_id: str, exc: StreamError) -> WalGroupStatus:
@@ -340,4 +360,6 @@ def build_status(ws: Workspace, ontology: OntologyStatus | None = None) -> Statu
         wal_groups=wal_groups,
         cross_group_pointers=PointerCounts(**pointers),
         ontology=ontology or OntologyStatus(),
+        vectors_pending=sum(g.vectors_pending for g in wal_groups.values()),
+        vectors_per_s=round(ws.vectors.backlog.rate(), 2),
     )

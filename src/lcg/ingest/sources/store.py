@@ -20,11 +20,18 @@ Each part re-checks what the group holds first, so a batch sent twice (a retry a
 two syncs at once) adds nothing twice and removes nothing already gone. Each part is durable
 on its own: a crash between parts leaves the earlier parts recorded, and the same batch sent
 again records only the rest. The answer is the sum of the parts'.
+
+Text first, vectors follow (ADR 0201): where a background drainer serves the workspace (a
+service), a part is committed with its vectors deferred — its chunks are in the graph and BM25
+when the part returns, the vector projection waits, and the drainer makes the vectors after
+(``vectors_deferred`` counts the chunks left to it). Without one (a workspace opened by the
+command itself) the vectors are made with the part, as before.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -92,6 +99,9 @@ class SyncChunksResult(msgspec.Struct, kw_only=True):
     extracted: int = 0
     extraction_failed: int = 0
     pending: int = 0
+    #: Of the added chunks: those whose vectors the service makes in the background (they
+    #: answer by BM25 until then, ADR 0201).
+    vectors_deferred: int = 0
 
 
 def source_manifest(ws: Workspace, group_id: str, scope: TreeScope) -> list[StoredChunk]:
@@ -250,11 +260,19 @@ def _record_adds(
             )
             events.append(event)
             added[chunk.chunk_id] = event.uuid
+        deferred = 0
         if events:
-            ws.commit(group_id, events)
+            backlog = ws.vectors.backlog
+            defer = backlog.drained_in_background
+            with ws.text_embedder.deferring() if defer else nullcontext():
+                ws.commit(group_id, events)
+            if defer and group_id in ws.projector.embedder_failures:
+                deferred = len(events)
+                backlog.add(group_id, deferred)
     # Counted once the part is durable: a part that failed is no part of the answer.
     result.already_held += already_held
     result.added.update(added)
+    result.vectors_deferred += deferred
 
 
 def _record_removals(

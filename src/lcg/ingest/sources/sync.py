@@ -114,6 +114,8 @@ class SyncReport(msgspec.Struct, kw_only=True):
     extracted: int = 0
     extraction_failed: int = 0
     pending: int = 0
+    #: Added chunks whose vectors the service makes in the background (ADR 0201).
+    vectors_deferred: int = 0
     seconds: float = 0.0
     skipped: list[Skipped] = []
 
@@ -223,3 +225,4 @@ def _count(report: SyncReport, result: SyncChunksResult) -> None:
     report.extracted += result.extracted
     report.extraction_failed += result.extraction_failed
     report.pending += result.pending
+    report.vectors_deferred += result.vectors_deferred
