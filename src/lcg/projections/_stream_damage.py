@@ -7,7 +7,9 @@ The projector degrades a group (``DamageBook``) with one of these reasons, remed
 * ``lost_tail``: a projection has applied a seq the stream no longer holds, so the writer
   would hand out seqs the projections take as applied (ADR 0076);
 * ``foreign_rows``: an event of the stream names a row another group holds, or another
-  group: the group is stopped before it, and the other group is untouched (ADR 0196).
+  group: the group is stopped before it, and the other group is untouched (ADR 0196);
+* ``unknown_generation``: the projections hold a position but the stream names no
+  generation (a rebuild and a catch-up refuse it).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from lcg.events import GENERATION_FILE, Position, WalStore, stream_generation
 from lcg.projections.base import ForeignRowError, Projections
 
-__all__ = ["foreign_rows", "generation_split", "lost_tail"]
+__all__ = ["foreign_rows", "generation_split", "lost_tail", "unknown_generation"]
 
 
 def generation_split(store: WalStore, projections: Projections, group_id: str) -> str | None:
@@ -69,4 +71,15 @@ def foreign_rows(store: WalStore, refusal: ForeignRowError) -> str:
         f"Replace its stream ({store.group_dir(g)}), or replay it without the events that "
         f"reach other groups' rows with `lcg replay --group {g} --force-clear --accept-loss` "
         "(then `knowledge_delete_by_group` removes it if it is not wanted)"
+    )
+
+
+def unknown_generation(store: WalStore, group_id: str) -> str:
+    """The reason a group whose projections hold a position has no known generation."""
+    path = store.group_dir(group_id) / GENERATION_FILE
+    return (
+        f'group "{group_id}": {path} is absent or unreadable and no line names a generation, '
+        f"but the projections hold a recorded position; restore the stream's "
+        f"{GENERATION_FILE} from its publication, or delete the group's projections "
+        "(knowledge_delete_by_group) and rebuild"
     )

@@ -31,10 +31,9 @@ projections hold it, its writes refused until the operator acts — when
   caller passes ``accept_loss``. This kind is kept in ``damage_file`` across restarts (a later
   catch-up starts past the hole and would not see it) until a full replay reads the stream
   clean or accepts the loss;
-* ``foreign``: an event of the stream names a row another group holds, or another group
-  (ADR 0196): the group stops before it, every projection alike, the other group untouched.
-  Kept in ``damage_file`` too (for ``lcg status`` and ``verify``), met again by every feed
-  until one passes it — a replay that accepts the loss skips such events.
+* ``foreign``: an event names a row another group holds, or another group (ADR 0196): the
+  group stops before it, every projection alike. Kept in ``damage_file`` too, met again by
+  every feed until one passes it (a replay that accepts the loss skips such events).
 """
 
 from __future__ import annotations
@@ -45,7 +44,6 @@ from pathlib import Path
 from lcg import telemetry
 from lcg.errors import GenerationError, RebuildRefusedError, StreamError
 from lcg.events import (
-    GENERATION_FILE,
     Event,
     Position,
     ReadReport,
@@ -69,9 +67,15 @@ from lcg.projections._replay_report import (
     ProgressFn,
     ReplayProgress,
     ReplayResult,
+    add_skip,
     describe_skips,
 )
-from lcg.projections._stream_damage import foreign_rows, generation_split, lost_tail
+from lcg.projections._stream_damage import (
+    foreign_rows,
+    generation_split,
+    lost_tail,
+    unknown_generation,
+)
 from lcg.projections.base import ForeignRowError, Projections
 from lcg.projections.embedding import TextEmbedder
 
@@ -258,6 +262,14 @@ class Projector:
         if result is not None:
             result.success = False
             result.warnings.append(reason)
+            last = self.store.bounds(group_id).max_seq if result.to_seq is None else result.to_seq
+            if last is not None and last >= refusal.seq:  # none of them is applied
+                add_skip(result, refusal.seq, last)
+
+    def refusal(self, group_id: str) -> str | None:
+        """The event ``group_id``'s last feed stopped at, and why (``None``: it did not)."""
+        refusal = self._feeder.refusals.get(group_id)
+        return None if refusal is None else str(refusal)
 
     def _judge(self, group_id: str, result: ReplayResult, *, full: bool, accept_loss: bool) -> None:
         """Set ``success`` from what the replay skipped; degrade or heal the group."""
@@ -343,7 +355,7 @@ class Projector:
             return result
         if generation is None:
             if self.group_has_data(group_id) and list_segments(self.store.group_dir(group_id)):
-                raise GenerationError(self._unknown_generation_message(group_id))
+                raise GenerationError(unknown_generation(self.store, group_id))
             return result
         for proj in self.projections:
             gen = proj.position(group_id).stale_generation(generation)
@@ -384,8 +396,7 @@ class Projector:
         """
         if not events:
             return
-        first = events[0].seq
-        generation = events[0].gen
+        first, generation = events[0].seq, events[0].gen
         self._feeder.refusals.pop(group_id, None)
         if not all(p.position(group_id).continues(first, generation) for p in self.projections):
             self.catch_up(group_id)
@@ -451,7 +462,7 @@ class Projector:
         generation = effective_generation(gdir)
         recorded = self.projections.record.position(group_id)
         if not recorded.empty and generation is None:
-            raise GenerationError(self._unknown_generation_message(group_id))
+            raise GenerationError(unknown_generation(self.store, group_id))
         result = ReplayResult(
             group_id=group_id,
             from_seq=from_seq,
@@ -533,7 +544,7 @@ class Projector:
         if dry_run:
             return self._dry_run(group_id, generation, from_seq, to_seq, result, accept_loss)
         if generation is None:
-            raise GenerationError(self._unknown_generation_message(group_id))
+            raise GenerationError(unknown_generation(self.store, group_id))
         if force_clear or from_seq == 0:
             # A replay from seq 0 starts from nothing: positions left by a purge that emptied
             # the group would otherwise make it skip what it was asked to replay.
@@ -573,15 +584,6 @@ class Projector:
         return result
 
     # ---- helpers -------------------------------------------------------------------------
-
-    def _unknown_generation_message(self, group_id: str) -> str:
-        path: Path = self.store.group_dir(group_id) / GENERATION_FILE
-        return (
-            f'group "{group_id}": {path} is absent or unreadable and no line names a generation, '
-            f"but the projections hold a recorded position; restore the stream's "
-            f"{GENERATION_FILE} from its publication, or delete the group's projections "
-            "(knowledge_delete_by_group) and rebuild"
-        )
 
     def _note_reset(self, name: str, group_id: str, old: str, new: str) -> None:
         telemetry.emit(

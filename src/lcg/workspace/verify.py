@@ -124,10 +124,9 @@ def _verdict(
         except GenerationError as exc:
             problems.append(f"not replayed: {exc}")
             break
-        stopped = projector.damage.get(group_id)  # the scratch replay's own verdict
-        if stopped is not None and stopped.kind == "foreign":
-            if f"the replay stops: {stopped.reason}" not in problems:
-                problems.append(f"the replay stops: {stopped.reason}")
+        stopped = projector.refusal(group_id)  # the scratch replay's own verdict
+        if stopped is not None:
+            problems.append(f"the replay stops: {stopped}")
         elif not result.success:
             problems.append(
                 f"the replay skipped {result.seqs_skipped} seq(s) "

@@ -173,7 +173,8 @@ def test_a_hostile_stream_stops_its_group_alone_live_and_at_open(tmp_path: Path)
         assert ws.digests("a") == a_before
 
         # A replay does not pass it; accepting the loss skips what reaches a's rows.
-        assert not ws.projector.rebuild("b", force_clear=True).success
+        stopped = ws.projector.rebuild("b", force_clear=True)
+        assert not stopped.success and stopped.skipped_seqs == [(1, 5)]
         _assert_b_stopped_at_1(ws)
         result = ws.projector.rebuild("b", force_clear=True, accept_loss=True)
         assert result.success and result.loss_accepted and result.failed_lines == 4
