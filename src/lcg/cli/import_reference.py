@@ -8,6 +8,7 @@ from pathlib import Path
 
 from lcg.cli._common import config_from
 from lcg.cli._service import ProgressBar, live_client, print_json, show_replay
+from lcg.cli._terminal import safe
 from lcg.errors import LcgError
 from lcg.ingest import ImportResult
 
@@ -55,13 +56,13 @@ def _show(result: ImportResult) -> None:
             line += f"; new stream, generation {g.generation}"
             if g.replaced:
                 line += " (replaced the old stream)"
-        print(line)
+        print(safe(line))
         if g.not_carried:
-            print(f"  not carried on purpose: {_counts(g.not_carried)}")
+            print(safe(f"  not carried on purpose: {_counts(g.not_carried)}"))
         if g.unmapped:
-            print(f"  NOT MAPPED {sum(g.unmapped.values())}: {_counts(g.unmapped)}")
+            print(safe(f"  NOT MAPPED {sum(g.unmapped.values())}: {_counts(g.unmapped)}"))
             for s in g.samples:
-                print(f"    {s.reason} at {s.where}: {s.detail}")
+                print(safe(f"    {s.reason} at {s.where}: {s.detail}"))
     if result.loss_accepted:
         print(f"loss accepted: {result.unmapped_total} line(s) or row(s) not mapped")
 
@@ -98,7 +99,8 @@ def _run(args: argparse.Namespace) -> int:
     else:
         _show(result)
     if result.message:
-        print(f"Error: {result.message}" if not result.success else result.message, file=sys.stderr)
+        said = f"Error: {result.message}" if not result.success else result.message
+        print(safe(said, lines=True), file=sys.stderr)
     return 0 if result.success else 1
 
 
