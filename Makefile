@@ -11,7 +11,7 @@ DEMO_ARGS ?=
 TEST_WORKERS ?= auto
 PARALLEL := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
-.PHONY: install test test-fast bench lint demo clean
+.PHONY: install test test-fast bench bench-paired lint demo clean
 
 ifdef NO_INSTALL
 install:
@@ -43,6 +43,16 @@ lint: install
 bench: install
 	@# The suite's addopts skip benchmarks; the bench run replaces them.
 	$(BIN)/python -m pytest bench -o addopts='' --import-mode=importlib -p no:cacheprovider --benchmark-enable -q -s
+
+# Whole commands of two checkouts, paired in one run (ratios after/before): `lcg ingest` of a
+# 1,000-file git tree and `lcg import-reference` of a 7,300-line reference stream.
+# BEFORE names the baseline commit (default: the last commit before issue 27's work).
+BEFORE ?= 7d46494
+bench-paired: install
+	rm -rf .bench-before && git worktree prune && git worktree add -f --detach .bench-before $(BEFORE)
+	$(BIN)/python bench/paired_ingest.py .bench-before/src src
+	$(BIN)/python bench/paired_import_reference.py .bench-before/src src
+	git worktree remove --force .bench-before
 
 demo: install
 	$(BIN)/python -m lcg.cli.demo $(DEMO_ARGS)
