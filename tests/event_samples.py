@@ -34,6 +34,8 @@ from lcg.events.model import (
     RelationRetyped,
     RelationshipAsserted,
     RelationTypesChanged,
+    SourceRegistered,
+    SourceRemoved,
 )
 
 TS = "2024-05-01T12:00:00.000000Z"
@@ -58,7 +60,7 @@ def _edge(uuid: str = "r1") -> EdgeRecord:
 
 
 def sample_events(group_id: str = "g") -> list[Event]:
-    """One event of each of the twelve types, every nested record used at least once."""
+    """One event of each of the fourteen types, every nested record used at least once."""
     merge = MergeOutcome(
         canonical_uuid="e1",
         canonical_created_at=TS,
@@ -119,6 +121,10 @@ def sample_events(group_id: str = "g") -> list[Event]:
             source_group_id="other",
             rebinds=[PointerRebind(uuid="x1", source_uuid="e1", target_uuid="", attributes="{}")],
         ),
+        SourceRegistered(
+            group_id=group_id, root="/home/ada/notes", label="notes", kind="folder", synced_at=TS
+        ),
+        SourceRemoved(group_id=group_id, root="/home/ada/notes"),
     ]
 
 
@@ -261,4 +267,8 @@ def history() -> list[Event]:
             ],
         ),
         added("ep4"),
+        SourceRegistered(group_id=G, root="/a/notes", label="notes", kind="folder", synced_at=T1),
+        SourceRegistered(group_id=G, root="/b/notes", label="notes~2", kind="folder", synced_at=T1),
+        SourceRegistered(group_id=G, root="/a/notes", label="notes", kind="folder", synced_at=T2),
+        SourceRemoved(group_id=G, root="/b/notes"),
     ]

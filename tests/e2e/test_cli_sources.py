@@ -169,8 +169,8 @@ def test_single_files_and_two_trees_of_one_name(tmp_path: Path, lcg: Lcg) -> Non
     _write(tmp_path, {"a/notes/x.md": "alpha notes\n", "b/notes/y.md": "beta\n", "one.org": ""})
     (tmp_path / "one.org").write_text("* Plans\nLaunch on Friday.\n** Backup\nSaturday.\n")
     ws = tmp_path / "ws"
-    status, out, err = lcg(ws, "ingest", str(tmp_path / "a/notes"), str(tmp_path / "b/notes"))
-    assert status == 1 and "would both be served as 'notes/'" in err
+    both = _ingest(lcg, ws, tmp_path / "a/notes", tmp_path / "b/notes")
+    assert [t["source"] for t in both["trees"]] == ["notes/", "notes~2/"]  # two sources (ADR 0200)
     summary = _ingest(lcg, ws, tmp_path / "one.org", extra=("--group", "plans"))
     assert summary["group_id"] == "plans" and summary["chunks_added"] == 2
     hits = _search(lcg, ws, "backup Saturday", "--group", "plans")

@@ -52,6 +52,8 @@ from lcg.events.model import (
     RelationRetyped,
     RelationshipAsserted,
     RelationTypesChanged,
+    SourceRegistered,
+    SourceRemoved,
 )
 from lcg.events.reader import ReadReport, StreamReader
 from lcg.extract.embedders import HashEmbedder
@@ -238,6 +240,11 @@ EVENTS: dict[str, st.SearchStrategy[Event]] = {
             invalid_at=maybe_times,
         )),
     ),
+    "SourceRegistered": st.builds(
+        SourceRegistered, group_id=G, root=texts, label=texts,
+        kind=st.sampled_from(["folder", "file"]), synced_at=times,
+    ),
+    "SourceRemoved": st.builds(SourceRemoved, group_id=G, root=texts),
 }  # fmt: skip
 
 #: Strings as long as a request may carry (its JSON framing aside), in the fields that every

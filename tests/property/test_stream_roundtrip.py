@@ -43,6 +43,8 @@ from lcg.events.model import (
     RelationRetyped,
     RelationshipAsserted,
     RelationTypesChanged,
+    SourceRegistered,
+    SourceRemoved,
 )
 from lcg.events.reader import ReadReport, StreamReader
 from lcg.events.segments import list_segments
@@ -141,6 +143,11 @@ EVENT_STRATEGIES: dict[str, st.SearchStrategy[Event]] = {
             attributes=text, invalid_at=maybe_time,
         )),
     ),
+    "SourceRegistered": st.builds(
+        SourceRegistered, group_id=st.just(GROUP), root=text, label=text,
+        kind=st.sampled_from(["folder", "file"]), synced_at=times,
+    ),
+    "SourceRemoved": st.builds(SourceRemoved, group_id=st.just(GROUP), root=text),
 }  # fmt: skip
 
 any_event = st.one_of(*EVENT_STRATEGIES.values())

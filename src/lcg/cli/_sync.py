@@ -20,6 +20,10 @@ from lcg.ingest import (
     ChunkIn,
     DirectBackend,
     RemovalIn,
+    RemovedSource,
+    ResolvedSource,
+    SourceKind,
+    SourceStatus,
     StoredChunk,
     SyncBackend,
     SyncChunksResult,
@@ -61,6 +65,26 @@ class ServiceBackend:
             {"group_id": group_id, "add": _to_builtins(adds), "remove": _to_builtins(removals)},
         )
         return msgspec.convert(result, SyncChunksResult)
+
+    def resolve(
+        self, group_id: str, root: str, kind: SourceKind, *, create: bool, touch: bool = False
+    ) -> ResolvedSource:
+        """The source ``root`` belongs to (registered by the service when new and ``create``)."""
+        params = {"group_id": group_id, "root": root, "kind": kind, "create": create}
+        result = self.client.call("knowledge_source_register", {**params, "touch": touch})
+        return msgspec.convert(result, ResolvedSource)
+
+    def sources(self, group_ids: list[str] | None) -> list[SourceStatus]:
+        """The sources of the groups (``None``: every group) and what each holds."""
+        result = self.client.call("knowledge_sources", {"group_ids": group_ids})
+        return msgspec.convert(result["sources"], list[SourceStatus])
+
+    def remove(self, group_id: str, prefix: str) -> RemovedSource:
+        """Remove the source served under ``prefix``: its episodes, then its registration."""
+        result = self.client.call(
+            "knowledge_source_remove", {"group_id": group_id, "prefix": prefix}
+        )
+        return msgspec.convert(result, RemovedSource)
 
 
 @contextmanager

@@ -1,42 +1,59 @@
 """``lcg ingest PATH...``: put files and folders into a group, and keep them in sync.
 
-Each PATH is a source tree (a folder, or one file) named by its own name; ingesting it again
-brings the group's copy up to date: new and edited chunks are added, the old text of an
-edited chunk and the chunks of deleted or moved files are removed, and an unchanged tree
-appends nothing. Through the running service when there is one, else in this process.
+Each PATH is a source (a folder, or one file) known by its resolved path and served under its
+own name (``notes~2`` when another source of the group has that name; ADR 0200); a PATH
+inside an indexed folder syncs that part of it. Ingesting it again brings the group's copy up
+to date: new and edited chunks are added, the old text of an edited chunk and the chunks of
+deleted or moved files are removed, and an unchanged tree appends nothing. A tree with no
+file to read (empty, missing) removes nothing without ``--prune``. Through the workspace's
+service.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 import msgspec
 
 from lcg.cli._common import add_command, config_from, emit_json
-from lcg.cli._sync import SyncBar, open_backend, summary_line
+from lcg.cli._sync import SyncBar, summary_line, with_backend
 from lcg.cli._terminal import safe
 from lcg.errors import ConfigError
 from lcg.events import DEFAULT_GROUP
-from lcg.ingest import DEFAULT_MAX_CHARS, DEFAULT_MAX_FILE_BYTES, SyncReport, sync_tree, tree_scope
+from lcg.ingest import (
+    DEFAULT_MAX_CHARS,
+    DEFAULT_MAX_FILE_BYTES,
+    SyncBackend,
+    SyncReport,
+    sync_tree,
+)
 
-__all__ = ["IngestSummary", "check_roots", "register"]
+__all__ = ["IngestSummary", "check_roots", "held_line", "missing_lines", "register"]
 
 _SUMMARY = "Ingest files and folders into a group, and bring them up to date on every run."
 _DETAILS = """
 Folders are read recursively: Markdown, text, reStructuredText, Org, HTML (text only),
 JSON/JSONL and source code; .gitignore and .lcgignore rules hold, hidden folders and files
 are passed over, and binary, unreadable or oversized files are skipped and named (PDF is not
-read). A folder is served as <its name>/<path inside it>. Running it again syncs: edited
-chunks are replaced, deleted and moved files removed, and an unchanged tree appends nothing.
-A file's time is its last git commit (else its modification time). With no LLM configured
-the chunks are stored and searchable, and extraction stays pending.
+read). A folder is a source known by its full path and served as <its name>/<path inside it>;
+a second folder of the same name in the group is served as <name>~2/... A file or folder
+inside an indexed folder is synced as part of it. Running it again syncs: edited chunks are
+replaced, deleted and moved files removed, and an unchanged tree appends nothing. A folder
+with no file to read (emptied, unmounted, missing) removes nothing unless --prune is given.
+A renamed or moved folder is a new source; `lcg sources` lists the old one as missing and
+`lcg sources remove OLD-PATH` removes it. A file's time is its last git commit (else its
+modification time). With no LLM configured the chunks are stored and searchable, and
+extraction stays pending.
 """
 _EXAMPLE = """
 lcg ingest ~/notes                       # into group 'liminis'
 lcg ingest ~/notes docs/ --group work --json
+lcg ingest ~/notes/today.md              # one file of the indexed ~/notes
 lcg search "how do I rotate the keys"
+lcg sources                              # what is indexed; lcg sources remove PATH
 """
 
 
@@ -49,6 +66,8 @@ class IngestSummary(msgspec.Struct, kw_only=True):
     files_unchanged: int = 0
     files_removed: int = 0
     files_skipped: int = 0
+    #: Files kept although their tree had no file to read (no ``--prune``).
+    files_held: int = 0
     chunks_added: int = 0
     chunks_removed: int = 0
     chunks_unchanged: int = 0
@@ -59,23 +78,46 @@ class IngestSummary(msgspec.Struct, kw_only=True):
 
 
 def check_roots(paths: list[str]) -> list[Path]:
-    """The PATHs as trees; a ``ConfigError`` for a missing one or two of the same name."""
+    """The PATHs as given (``~`` expanded), each resolved path once; a missing one is checked
+    against the group's sources when the sync starts."""
     roots: list[Path] = []
-    names: dict[str, str] = {}
+    seen: set[Path] = set()
     for raw in paths:
         path = Path(raw).expanduser()
-        if not path.exists():
-            raise ConfigError(f"no such file or folder: {raw}")
-        prefix = tree_scope(path).prefix
-        if prefix in names and Path(names[prefix]).resolve() != path.resolve():
-            raise ConfigError(
-                f"{raw} and {names[prefix]} would both be served as {prefix!r}: ingest them "
-                "into different groups (--group), or give their common parent folder"
-            )
-        if prefix not in names:
-            names[prefix] = raw
+        resolved = path.resolve()
+        if resolved not in seen:
+            seen.add(resolved)
             roots.append(path)
     return roots
+
+
+def _check_missing(backend: SyncBackend, group_id: str, roots: list[Path]) -> None:
+    """``ConfigError`` for a PATH that is not there and is no source of the group."""
+    for root in roots:
+        if not os.path.lexists(root):
+            found = backend.resolve(group_id, str(root.resolve()), "folder", create=False)
+            if found.source is None:
+                raise ConfigError(f"no such file or folder: {root}")
+
+
+def held_line(r: SyncReport) -> str | None:
+    """What a sync kept back for want of ``--prune`` (``None``: nothing)."""
+    if not r.files_held:
+        return None
+    return (
+        f"  kept {r.files_held} stored files of {r.source}: {r.held_because}; "
+        f"`lcg ingest --prune {r.root}` removes them (or `lcg sources remove {r.root}`)"
+    )
+
+
+def missing_lines(backend: SyncBackend, group_id: str) -> list[str]:
+    """A line per source of the group whose folder or file is gone (renamed, moved)."""
+    return [
+        f"  note: source {s.source} ({s.root}) is missing: `lcg sources remove {s.root}` "
+        f"removes its {s.files} files"
+        for s in backend.sources([group_id])
+        if s.missing and s.root is not None
+    ]
 
 
 def _total(group_id: str, reports: list[SyncReport]) -> IngestSummary:
@@ -86,6 +128,7 @@ def _total(group_id: str, reports: list[SyncReport]) -> IngestSummary:
         out.files_unchanged += r.files_unchanged
         out.files_removed += r.files_removed
         out.files_skipped += r.files_skipped
+        out.files_held += r.files_held
         out.chunks_added += r.chunks_added
         out.chunks_removed += r.chunks_removed
         out.chunks_unchanged += r.chunks_unchanged
@@ -99,15 +142,19 @@ def _run(args: argparse.Namespace) -> int:
     roots = check_roots(args.paths)
     config = config_from(args)
     quiet = args.silent or args.json
-    reports: list[SyncReport] = []
-    with open_backend(config, silent=quiet) as (backend, how):
+
+    def ingest(backend: SyncBackend, how: str) -> tuple[list[SyncReport], str]:
+        # Run again from here through the workspace's next holder should the one used end.
+        _check_missing(backend, args.group, roots)
+        reports: list[SyncReport] = []
         for root in roots:
-            bar = SyncBar(f"ingesting {tree_scope(root).prefix.rstrip(':')}", silent=quiet)
+            bar = SyncBar(f"ingesting {root.name or root}", silent=quiet)
             try:
                 report = sync_tree(
                     backend,
                     root,
                     args.group,
+                    prune=args.prune,
                     max_chars=args.max_chars,
                     max_bytes=args.max_bytes,
                     progress=bar,
@@ -117,8 +164,17 @@ def _run(args: argparse.Namespace) -> int:
             reports.append(report)
             if not args.json:
                 print(safe(summary_line(report)))
+                held = held_line(report)
+                if held is not None:
+                    print(safe(held))
                 for s in report.skipped:
                     print(f"  skipped {safe(s.path)}: {safe(s.reason)}")
+        if not args.json:
+            for line in missing_lines(backend, args.group):
+                print(safe(line))
+        return reports, how
+
+    reports, how = with_backend(config, ingest, silent=quiet)
     if args.json:
         emit_json(_total(args.group, reports))
     elif not args.silent:
@@ -140,6 +196,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f"the group (default {DEFAULT_GROUP!r})",
     )
     p.add_argument("--json", action="store_true", help="print the counts as one JSON object")
+    p.add_argument(
+        "--prune",
+        action="store_true",
+        help="remove the stored files of a tree that has no file to read (empty or missing)",
+    )
     p.add_argument("-s", "--silent", action="store_true", help="no progress bar")
     p.add_argument(
         "--max-chars",

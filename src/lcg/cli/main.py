@@ -27,6 +27,7 @@ COMMAND_MODULES: list[str] = [
     "lcg.cli.ingest",
     "lcg.cli.search",
     "lcg.cli.watch",
+    "lcg.cli.sources",
     "lcg.cli.status",
     "lcg.cli.replay",
     "lcg.cli.dump",

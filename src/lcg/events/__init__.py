@@ -118,6 +118,8 @@ from lcg.events.model import (
     RelationshipAsserted,
     RelationTypesChanged,
     RowId,
+    SourceRegistered,
+    SourceRemoved,
     Timestamp,
 )
 from lcg.events.position import Position
@@ -209,6 +211,8 @@ __all__ = [
     "RelationshipAsserted",
     "RowId",
     "Segment",
+    "SourceRegistered",
+    "SourceRemoved",
     "StreamGeneration",
     "StreamReader",
     "StreamWriter",

@@ -53,6 +53,8 @@ __all__ = [
     "RelationTypesChanged",
     "RelationshipAsserted",
     "RowId",
+    "SourceRegistered",
+    "SourceRemoved",
     "Timestamp",
 ]
 
@@ -290,6 +292,27 @@ class PointersRebound(EventBase, frozen=True, kw_only=True, tag="PointersRebound
     rebinds: list[PointerRebind]
 
 
+class SourceRegistered(EventBase, frozen=True, kw_only=True, tag="SourceRegistered"):
+    """A file or folder is a source of the group: its files are served as ``<label>/<path>``
+    (a folder) or ``<label>`` (a file). Recorded when the source is first synced and again
+    after a sync that changed what it holds (``synced_at``); the latest one for a root holds
+    (ADR 0200)."""
+
+    #: The resolved absolute path of the folder or file: what the source is (with the group).
+    root: str
+    #: One path component, unique among the group's sources (``notes``, ``notes~2``).
+    label: str
+    kind: Literal["folder", "file"]
+    synced_at: Timestamp
+
+
+class SourceRemoved(EventBase, frozen=True, kw_only=True, tag="SourceRemoved"):
+    """The source at ``root`` is no longer one of the group's (its episodes were deleted
+    before, by ``EpisodesDeleted``)."""
+
+    root: str
+
+
 Event = (
     EpisodeAdded
     | EpisodeExtracted
@@ -303,6 +326,8 @@ Event = (
     | CorrectionsApplied
     | CrossGroupEdgeAdded
     | PointersRebound
+    | SourceRegistered
+    | SourceRemoved
 )
 
 #: Every event type, in the order of ``Event``.

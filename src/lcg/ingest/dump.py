@@ -3,7 +3,8 @@
 A dump is the shortest stream that reproduces the projections: entities (``EntityAsserted``,
 tombstones included), relationships (``RelationshipAsserted``, or ``CrossGroupEdgeAdded`` for
 edges with cross-group pointers), then episodes (``EpisodeAdded``, followed by an
-``EpisodeExtracted`` carrying the mentions of each extracted episode). Replaying a dump gives
+``EpisodeExtracted`` carrying the mentions of each extracted episode), then the group's
+sources (``SourceRegistered``). Replaying a dump gives
 the same digests as the original. The target must be empty (or absent).
 
 A dump is written into a hidden temporary directory beside the target,
@@ -28,12 +29,14 @@ from lcg.events import (
     EpisodeAdded,
     EpisodeExtracted,
     Event,
+    SourceRegistered,
     WalStore,
     fsync_dir,
     list_segments,
     remove_tree,
     sweep_removals,
 )
+from lcg.ingest.sources import registered_sources
 from lcg.projections import graph_pointers as pointers
 from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace
@@ -86,6 +89,16 @@ def _events_of_group(ws: Workspace, group_id: str) -> tuple[list[Event], int, in
             events.append(
                 EpisodeExtracted(group_id=group_id, episode_uuid=ep.uuid, mentions=ep.mentions)
             )
+    for source in registered_sources(ws, group_id):
+        events.append(
+            SourceRegistered(
+                group_id=group_id,
+                root=source.root,
+                label=source.label,
+                kind=source.kind,
+                synced_at=source.synced_at,
+            )
+        )
     return events, len(entities) + len(episodes), len(edges)
 
 

@@ -40,6 +40,8 @@ from lcg.events import (
     PointersRebound,
     RelationshipAsserted,
     RelationTypesChanged,
+    SourceRegistered,
+    SourceRemoved,
 )
 
 __all__ = [
@@ -187,6 +189,9 @@ def derive_ops(event: Event) -> list[Op]:
             return [ClearGroup(group_id=g)]
         # Relation types, labels and endpoints are not searchable text.
         case RelationTypesChanged() | EntityTypesChanged() | PointersRebound():
+            return []
+        # Which folder a source is: the graph's record, no searchable text.
+        case SourceRegistered() | SourceRemoved():
             return []
         case _:
             assert_never(event)

@@ -1,5 +1,7 @@
-"""Source sync methods (lcg's own, for ``lcg ingest`` and ``lcg watch``): what a group holds
-of a source tree, and one batch of a sync (chunks to add, episodes to remove)."""
+"""Source sync methods (lcg's own, for ``lcg ingest``, ``lcg watch`` and ``lcg sources``):
+what a group holds of a source tree, one batch of a sync (chunks to add, episodes to
+remove), which source a path belongs to (registering a new one), the sources of the groups,
+and removing one (ADR 0200)."""
 
 from __future__ import annotations
 
@@ -12,16 +14,23 @@ from lcg.errors import InvalidParamsError
 from lcg.ingest import (
     ChunkIn,
     RemovalIn,
+    RemovedSource,
+    SourceKind,
+    SourceStatus,
     StoredChunk,
     SyncChunksResult,
     TreeScope,
     extract_added,
+    forget_source,
+    list_sources,
+    removal_of,
+    resolve_source,
     source_manifest,
     sync_parts,
 )
 from lcg.rpc.host import ServiceHost
 from lcg.rpc.methods_extract import extraction_service
-from lcg.rpc.params import GroupId, write_group
+from lcg.rpc.params import GroupId, ReadGroupIds, read_group_ids, write_group
 from lcg.rpc.registry import CallContext, MethodDef, Params
 
 __all__ = ["SOURCE_METHODS"]
@@ -101,6 +110,93 @@ async def sync_chunks(app: ServiceHost, ctx: CallContext, p: SyncChunksParams) -
     return result
 
 
+class SourceResolveParams(Params):
+    """``knowledge_source_register``."""
+
+    root: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            pattern="^/",
+            description="the resolved absolute path of the folder or file",
+        ),
+    ]
+    kind: Annotated[SourceKind, Meta(description='"folder" or "file"')] = "folder"
+    group_id: GroupId = None
+    create: Annotated[
+        bool, Meta(description="register the path as a new source when it is no source's")
+    ] = True
+    touch: Annotated[
+        bool, Meta(description="record a new last sync of the source the path belongs to")
+    ] = False
+    examples: ClassVar[dict[str, Any]] = {"root": "/home/ada/notes", "kind": "folder"}
+
+
+class SourcesParams(Params):
+    """``knowledge_sources``."""
+
+    group_ids: ReadGroupIds = None
+
+
+class SourcesResult(msgspec.Struct, kw_only=True):
+    """The result of ``knowledge_sources``."""
+
+    sources: list[SourceStatus]
+    count: int
+
+
+class SourceRemoveParams(Params):
+    """``knowledge_source_remove``."""
+
+    prefix: Annotated[
+        str,
+        Meta(
+            min_length=2,
+            pattern=r"[/:]$",
+            description='the source as served: "<label>/" for a folder, "<label>:" for a file',
+        ),
+    ]
+    group_id: GroupId = None
+    examples: ClassVar[dict[str, Any]] = {"prefix": "notes~2/"}
+
+
+async def resolve(app: ServiceHost, ctx: CallContext, p: SourceResolveParams) -> msgspec.Struct:
+    """``knowledge_source_register``."""
+    group_id = write_group(p.group_id)
+    return await app.run_write(
+        resolve_source, app.ws, group_id, p.root, p.kind, create=p.create, touch=p.touch
+    )
+
+
+async def sources(app: ServiceHost, ctx: CallContext, p: SourcesParams) -> SourcesResult:
+    """``knowledge_sources``."""
+    groups = read_group_ids(p.group_ids, preserve_empty=True)
+    rows = await app.run(list_sources, app.ws, groups)
+    return SourcesResult(sources=rows, count=len(rows))
+
+
+async def remove(app: ServiceHost, ctx: CallContext, p: SourceRemoveParams) -> RemovedSource:
+    """``knowledge_source_remove``: the source's episodes removed in parts, each a write of
+    its own (as a sync's removals), then its registration."""
+    group_id = write_group(p.group_id)
+    removal = await app.run(removal_of, app.ws, group_id, p.prefix)
+    parts = await app.run(sync_parts, [], removal.removals)
+    result = SyncChunksResult()
+    for part in parts:
+        await app.run_write(part.record, app.ws, group_id, result)
+    unregistered = False
+    if removal.root is not None:
+        unregistered = await app.run_write(forget_source, app.ws, group_id, removal.root)
+    return RemovedSource(
+        group_id=group_id,
+        source=removal.source,
+        root=removal.root,
+        files=removal.files,
+        chunks_removed=result.removed,
+        unregistered=unregistered,
+    )
+
+
 #: The source sync methods.
 SOURCE_METHODS: tuple[MethodDef, ...] = (
     MethodDef(
@@ -117,6 +213,33 @@ SOURCE_METHODS: tuple[MethodDef, ...] = (
         "Record one batch of a source sync: chunks to add (skipped if held) and episodes to "
         "remove, in one commit; the added chunks are extracted when an LLM is configured.",
         SyncChunksParams,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_source_register",
+        "write",
+        resolve,
+        "Which source of the group a path belongs to (the innermost indexed folder holding "
+        "it), registering the path as a new source when it is none's; the label its files "
+        "are served under.",
+        SourceResolveParams,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_sources",
+        "read",
+        sources,
+        "The source folders and files of the groups: root, label, files, chunks, last sync, "
+        "missing or not; trees stored before sources had roots are listed unregistered.",
+        SourcesParams,
+    ),
+    MethodDef(
+        "knowledge_source_remove",
+        "write",
+        remove,
+        "Remove a source from a group: every episode of its files (and what was derived "
+        "from them), then its registration.",
+        SourceRemoveParams,
         writes=True,
     ),
 )

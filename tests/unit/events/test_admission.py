@@ -50,7 +50,8 @@ def _struct_fields(t: mi.Type, seen: set[type]) -> list[tuple[str, mi.Type]]:
 
 def test_the_timestamp_fields_are_read_from_the_model_and_name_nothing_else() -> None:
     assert TIMESTAMP_FIELDS == {
-        "created_at", "valid_at", "invalid_at", "expired_at", "canonical_created_at"
+        "created_at", "valid_at", "invalid_at", "expired_at", "canonical_created_at",
+        "synced_at",
     }  # fmt: skip
     # The upcaster finds times by field name: no field of another type may share one.
     for name, t in _struct_fields(mi.type_info(Event), set()):

@@ -58,8 +58,10 @@ def test_no_event_of_another_group_changes_a_row_it_does_not_own(graph: GraphPro
             assert f"group 'b': event seq {seq} " in str(refused)
             assert f"which group {G!r} holds" in str(refused)
         assert graph.digest(G) == before, type(event).__name__
-    # Only ep3, which g1 deleted, was b's to add (and then to delete).
-    assert accepted == ["EpisodeAdded", "EpisodesDeleted"]
+    # Only ep3, which g1 deleted, was b's to add (and then to delete); a source row is keyed
+    # by its group, so b's source events write b's own rows (ADR 0200).
+    sources = ["SourceRegistered"] * 3 + ["SourceRemoved"]
+    assert accepted == ["EpisodeAdded", "EpisodesDeleted", *sources]
     graph.purge_group("b")
     assert graph.digest(G) == before
 

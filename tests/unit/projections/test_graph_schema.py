@@ -110,9 +110,9 @@ def test_a_workspace_with_a_version_1_graph_replays_into_the_new_schema(tmp_path
 
 
 #: The version-2 schema as it was written out by hand before the table spec generated it, with
-#: version 3's ``Entity.name_key`` (ADR 0151): the spec must produce exactly these statements
-#: (a change is a new SCHEMA_VERSION).
-V3_DDL_TEXT = (
+#: version 3's ``Entity.name_key`` (ADR 0151) and version 4's ``Source`` (ADR 0200): the spec
+#: must produce exactly these statements (a change is a new SCHEMA_VERSION).
+V4_DDL_TEXT = (
     "CREATE NODE TABLE IF NOT EXISTS Entity(uuid STRING PRIMARY KEY, name STRING, "
     "group_id STRING, labels STRING[], created_at TIMESTAMP, summary STRING, "
     "attributes STRING, name_key STRING)",
@@ -142,13 +142,15 @@ V3_DDL_TEXT = (
     "group_id STRING, created_at TIMESTAMP)",
     "CREATE NODE TABLE IF NOT EXISTS WalPosition(id STRING PRIMARY KEY, applied_seq INT64, "
     "generation STRING)",
+    "CREATE NODE TABLE IF NOT EXISTS Source(uuid STRING PRIMARY KEY, group_id STRING, "
+    "root STRING, label STRING, kind STRING, synced_at TIMESTAMP)",
     "CREATE NODE TABLE IF NOT EXISTS GraphSchema(version INT64 PRIMARY KEY)",
 )
 
 
-def test_the_table_spec_generates_the_version_3_ddl() -> None:
-    assert SCHEMA_VERSION == 3
-    assert DDL == V3_DDL_TEXT
+def test_the_table_spec_generates_the_version_4_ddl() -> None:
+    assert SCHEMA_VERSION == 4
+    assert DDL == V4_DDL_TEXT
 
 
 def test_a_database_holds_the_spec_and_bulk_loads_follow_it(tmp_path: Path) -> None:

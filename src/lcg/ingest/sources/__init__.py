@@ -1,8 +1,10 @@
 """Source sync: a folder of one's own files (notes, docs, code) kept current in a group.
 
-``scan_tree`` finds, reads and chunks a tree's files (``discover``, ``readers``,
-``chunking``); ``plan_sync`` compares them with what the group holds (``source_manifest``);
-``sync_chunks`` records a batch of the plan as events. ``source_times`` gives a file's time.
+``resolve_source`` says which registered source a path belongs to, or registers it
+(``registry``: a source is its group and resolved root, served under a label); ``scan_tree``
+finds, reads and chunks a tree's files (``discover``, ``readers``, ``chunking``);
+``plan_sync`` compares them with what the group holds (``source_manifest``); ``sync_chunks``
+records a batch of the plan as events. ``source_times`` gives a file's time.
 """
 
 from __future__ import annotations
@@ -10,6 +12,19 @@ from __future__ import annotations
 from lcg.ingest.sources.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_document, heading_of
 from lcg.ingest.sources.discover import DEFAULT_MAX_FILE_BYTES, Skipped, discover
 from lcg.ingest.sources.readers import Document, read_document
+from lcg.ingest.sources.registry import (
+    RegisteredSource,
+    RemovedSource,
+    ResolvedSource,
+    SourceKind,
+    SourceStatus,
+    forget_source,
+    list_sources,
+    registered_sources,
+    removal_of,
+    remove_source,
+    resolve_source,
+)
 from lcg.ingest.sources.store import (
     ChunkIn,
     RemovalIn,
@@ -50,10 +65,15 @@ __all__ = [
     "Document",
     "LocalChunk",
     "LocalFile",
+    "RegisteredSource",
     "RemovalIn",
+    "RemovedSource",
+    "ResolvedSource",
     "Scan",
     "ScanCache",
     "Skipped",
+    "SourceKind",
+    "SourceStatus",
     "StoredChunk",
     "SyncBackend",
     "SyncChunksResult",
@@ -65,9 +85,15 @@ __all__ = [
     "chunk_document",
     "discover",
     "extract_added",
+    "forget_source",
     "heading_of",
+    "list_sources",
     "plan_sync",
     "read_document",
+    "registered_sources",
+    "removal_of",
+    "remove_source",
+    "resolve_source",
     "scan_tree",
     "source_manifest",
     "source_times",

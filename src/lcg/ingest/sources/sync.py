@@ -1,16 +1,21 @@
 """Bringing a group's copy of a source tree up to date: scan, compare, then record the change.
 
-``sync_tree`` reads the tree (``scan_tree``), asks the backend what the group holds of it
-(``manifest``), plans the difference (``plan_sync``) and sends it in batches: first every
+``sync_tree`` asks the backend which source the path belongs to (``resolve``: the innermost
+registered folder holding it, else a new source registered for it; ADR 0200), reads that
+source's tree or the part of it the path names (``scan_tree``), asks what the group holds of
+it (``manifest``), plans the difference (``plan_sync``) and sends it in batches: first every
 chunk to add, then the removals. Nothing is sent for an unchanged tree, so re-ingesting it
 appends no event and embeds nothing. Adding before removing means a crash at any point leaves
 the old text or the new, never neither; the same command again sees what is still missing or
-still stale and converges. The backend is the running service (through its socket) or the
-workspace opened in this process (``DirectBackend``); both record the same events.
+still stale and converges. A tree with no file to read (empty, missing, unmounted) removes
+nothing unless ``prune`` is given: the report says what would have gone
+(``files_held``). The backend is the running service (through its socket) or the workspace
+opened in this process (``DirectBackend``); both record the same events.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,8 +23,18 @@ from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
+from lcg.errors import ConfigError
 from lcg.ingest.sources.chunking import DEFAULT_MAX_CHARS
 from lcg.ingest.sources.discover import DEFAULT_MAX_FILE_BYTES, Skipped
+from lcg.ingest.sources.registry import (
+    RemovedSource,
+    ResolvedSource,
+    SourceKind,
+    SourceStatus,
+    list_sources,
+    remove_source,
+    resolve_source,
+)
 from lcg.ingest.sources.store import (
     ChunkIn,
     RemovalIn,
@@ -28,7 +43,14 @@ from lcg.ingest.sources.store import (
     sync_chunks,
 )
 from lcg.ingest.sources.times import source_times
-from lcg.ingest.sources.tree import ScanCache, StoredChunk, TreeScope, plan_sync, scan_tree
+from lcg.ingest.sources.tree import (
+    ScanCache,
+    StoredChunk,
+    TreeScope,
+    plan_sync,
+    scan_tree,
+    under,
+)
 
 if TYPE_CHECKING:
     from lcg.ingest.extraction import ExtractionService
@@ -65,6 +87,20 @@ class SyncBackend(Protocol):
         """Record one batch."""
         ...
 
+    def resolve(
+        self, group_id: str, root: str, kind: SourceKind, *, create: bool, touch: bool = False
+    ) -> ResolvedSource:
+        """The source ``root`` belongs to (registered here when new and ``create``)."""
+        ...
+
+    def sources(self, group_ids: list[str] | None) -> list[SourceStatus]:
+        """The sources of the groups (``None``: every group) and what each holds."""
+        ...
+
+    def remove(self, group_id: str, prefix: str) -> RemovedSource:
+        """Remove the source served under ``prefix``: its episodes, then its registration."""
+        ...
+
 
 class DirectBackend:
     """A sync into a workspace opened in this process."""
@@ -82,6 +118,20 @@ class DirectBackend:
     ) -> SyncChunksResult:
         """Record one batch."""
         return sync_chunks(self.ws, group_id, adds, removals, self.extraction)
+
+    def resolve(
+        self, group_id: str, root: str, kind: SourceKind, *, create: bool, touch: bool = False
+    ) -> ResolvedSource:
+        """The source ``root`` belongs to (registered here when new and ``create``)."""
+        return resolve_source(self.ws, group_id, root, kind, create=create, touch=touch)
+
+    def sources(self, group_ids: list[str] | None) -> list[SourceStatus]:
+        """The sources of the groups (``None``: every group) and what each holds."""
+        return list_sources(self.ws, group_ids)
+
+    def remove(self, group_id: str, prefix: str) -> RemovedSource:
+        """Remove the source served under ``prefix``: its episodes, then its registration."""
+        return remove_source(self.ws, group_id, prefix)
 
 
 class SyncProgress(msgspec.Struct, kw_only=True):
@@ -118,6 +168,13 @@ class SyncReport(msgspec.Struct, kw_only=True):
     vectors_deferred: int = 0
     seconds: float = 0.0
     skipped: list[Skipped] = []
+    #: Files the group holds that a sync would have removed, kept because the tree had no
+    #: file to read (empty or missing) and ``prune`` was not given (ADR 0200).
+    files_held: int = 0
+    #: Why they were kept (``""``: nothing held back).
+    held_because: str = ""
+    #: Whether this sync registered the source (its first).
+    registered: bool = False
 
 
 def _batches(adds: list[ChunkIn]) -> list[list[ChunkIn]]:
@@ -141,18 +198,42 @@ def sync_tree(
     root: Path,
     group_id: str,
     *,
+    prune: bool = False,
     max_chars: int = DEFAULT_MAX_CHARS,
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
     cache: ScanCache | None = None,
     progress: Callable[[SyncProgress], None] | None = None,
 ) -> SyncReport:
-    """Make ``group_id`` hold exactly the chunks of the tree at ``root``; what changed."""
+    """Make ``group_id`` hold exactly the chunks of the tree at ``root`` (or, for a path
+    inside an indexed tree, of that part of it); what changed.
+
+    A path that is not there is synced only if it is a registered source (its files are then
+    held back unless ``prune``); else ``ConfigError``.
+    """
     started = time.monotonic()
-    scan = scan_tree(root, max_chars=max_chars, max_bytes=max_bytes, cache=cache)
-    plan = plan_sync(scan, backend.manifest(group_id, scope := scan.scope))
+    path = Path(os.path.abspath(root.expanduser())).resolve()
+    exists = os.path.lexists(path)
+    kind: SourceKind = "file" if path.is_file() else "folder"
+    found = backend.resolve(group_id, str(path), kind, create=exists)
+    source = found.source
+    if source is None:
+        raise ConfigError(f"no such file or folder: {root}")
+    scope = source.scope
+    scan = scan_tree(
+        Path(source.root),
+        scope=scope,
+        within=found.within,
+        exclude=tuple(found.nested),
+        max_chars=max_chars,
+        max_bytes=max_bytes,
+        cache=cache,
+    )
+    part = scope.prefix + found.within if found.within else ""
+    stored = [s for s in backend.manifest(group_id, scope) if under(s.source_file, part)]
+    plan = plan_sync(scan, stored)
     report = SyncReport(
-        root=scope.root,
-        source=scope.prefix.rstrip(":"),
+        root=source.root,
+        source=part or scope.prefix.rstrip(":"),
         group_id=group_id,
         files_new=plan.files_new,
         files_changed=plan.files_changed,
@@ -163,7 +244,18 @@ def sync_tree(
         files_ignored=scan.ignored,
         skipped=scan.skipped,
         chunks_unchanged=sum(len(f.chunks) for f in scan.files) - len(plan.adds),
+        registered=found.created,
     )
+    if plan.files_removed and not scan.files and not prune:
+        # Nothing to read is no evidence the files are gone: an unmounted disk, a folder
+        # emptied by accident, a path that moved. Only --prune (or lcg sources remove) removes.
+        report.files_held, report.files_removed = plan.files_removed, 0
+        report.held_because = (
+            "it is missing"
+            if not os.path.lexists(Path(source.root) / found.within)
+            else "it has no file to read"
+        )
+        plan.removals = {}
     by_source = {f.source_file: f for f in scan.files}
     touched = {c.source_file for c in plan.adds}
     folder = Path(scope.root) if Path(scope.root).is_dir() else Path(scope.root).parent
@@ -199,6 +291,8 @@ def sync_tree(
     removals = [RemovalIn(source_file=s, episode_uuids=u) for s, u in plan.removals.items()]
     for group in _removal_batches(removals):
         _count(report, backend.sync(group_id, [], group))
+    if (report.chunks_added or report.chunks_removed) and not found.created:
+        backend.resolve(group_id, source.root, source.kind, create=False, touch=True)
     report.seconds = round(time.monotonic() - started, 3)
     return report
 

@@ -1,9 +1,14 @@
 """A source tree as chunks, and the plan that brings a group's copy of it up to date.
 
-A folder given to ``lcg ingest`` is a *tree* named by the folder's own name: its files are
-served as ``<name>/<path inside it>`` (``notes/ideas/today.md``), wherever the folder is and
-however it was spelled, so the same folder given again is the same tree. A single file is a
-tree of one, served under its name. Each chunk is named by its file and its text:
+A folder given to ``lcg ingest`` is a *tree*, known by its resolved absolute root (with the
+group; ``registry``), and served under its *label*: its files as ``<label>/<path inside
+it>`` (``notes/ideas/today.md``). The label is the folder's own name, or ``<name>~2``,
+``<name>~3``… when another source of the group already has that name (``source_label``;
+ADR 0200). A single file is a tree of one, served as its label (``README.md``,
+``README~2.md``). A sync may cover only a part of a tree (``within``: a file or folder inside
+it, read under the tree's own ignore rules) and leaves out the folders that are sources of
+their own (``exclude``), so a file belongs to one source. Each chunk is named by its file
+and its text:
 ``<source_file>#<12 hex of its SHA-256>`` (``~2``, ``~3`` for repeats within the file), so an
 edit renames exactly the chunks whose text changed, and a chunk's identity and hash say, from
 the stream alone, what a source held.
@@ -23,7 +28,13 @@ from pathlib import Path
 import msgspec
 
 from lcg.ingest.sources.chunking import DEFAULT_MAX_CHARS, chunk_document
-from lcg.ingest.sources.discover import DEFAULT_MAX_FILE_BYTES, FoundFile, Skipped, discover
+from lcg.ingest.sources.discover import (
+    DEFAULT_MAX_FILE_BYTES,
+    Discovery,
+    FoundFile,
+    Skipped,
+    discover,
+)
 from lcg.ingest.sources.readers import Unreadable, read_in_tree
 
 __all__ = [
@@ -34,10 +45,14 @@ __all__ = [
     "StoredChunk",
     "SyncPlan",
     "TreeScope",
+    "chunk_source",
     "is_source_chunk",
     "plan_sync",
+    "prefix_of",
     "scan_tree",
+    "source_label",
     "tree_scope",
+    "under",
 ]
 
 #: What every chunk id of a source tree ends with.
@@ -120,19 +135,58 @@ class SyncPlan(msgspec.Struct, kw_only=True):
 ScanCache = dict[str, LocalFile]
 
 
-def tree_scope(root: Path) -> TreeScope:
-    """The scope of the tree rooted at ``root`` (a folder or a single file)."""
+def tree_scope(root: Path, label: str | None = None, *, file: bool | None = None) -> TreeScope:
+    """The scope of the tree rooted at ``root`` (a folder or a single file), served under
+    ``label`` (default: its own name); ``file`` says its kind (default: what is on disk)."""
     resolved = root.resolve()
-    label = resolved.name or "root"
-    prefix = f"{label}:" if resolved.is_file() else f"{label}/"
+    label = label or resolved.name or "root"
+    single = resolved.is_file() if file is None else file
+    prefix = f"{label}:" if single else f"{label}/"
     return TreeScope(root=str(resolved), label=label, prefix=prefix)
+
+
+def source_label(name: str, *, file: bool, taken: set[str]) -> str:
+    """The label of a new source named ``name``: the name itself, else the first free of
+    ``name~2``, ``name~3``… (a file's number goes before its extension: ``README~2.md``)."""
+    name = name or "root"
+    if name not in taken:
+        return name
+    stem, ext = name, ""
+    if file:
+        dot = name.rfind(".")
+        if dot > 0:
+            stem, ext = name[:dot], name[dot:]
+    n = 2
+    while f"{stem}~{n}{ext}" in taken:
+        n += 1
+    return f"{stem}~{n}{ext}"
+
+
+def under(rel: str, part: str) -> bool:
+    """Whether the path ``rel`` (inside a tree) is ``part`` or inside it (``""``: the whole
+    tree)."""
+    return not part or rel == part or rel.startswith(part + "/")
+
+
+def chunk_source(chunk_id: str, source_description: str) -> str | None:
+    """The source file of an episode that is a chunk of a source tree (``None``: not one)."""
+    if not source_description.endswith(":" + chunk_id) or not _CHUNK_ID.search(chunk_id):
+        return None
+    return source_description[: -len(chunk_id) - 1]
+
+
+def prefix_of(source_file: str) -> str:
+    """The prefix of the tree a source file is served from (``notes/``, or ``a.md:`` for a
+    file served alone): labels are one path component."""
+    label, slash, _ = source_file.partition("/")
+    return f"{label}/" if slash else f"{label}:"
 
 
 def is_source_chunk(chunk_id: str, source_description: str, scope: TreeScope) -> str | None:
     """The source file of an episode of ``scope``'s tree (``None``: not one of its chunks)."""
-    if not source_description.endswith(":" + chunk_id) or not _CHUNK_ID.search(chunk_id):
+    source_file = chunk_source(chunk_id, source_description)
+    if source_file is None:
         return None
-    source_file = source_description[: -len(chunk_id) - 1]
     if scope.prefix.endswith(":"):
         return source_file if source_file == scope.label else None
     return source_file if source_file.startswith(scope.prefix) else None
@@ -160,14 +214,25 @@ def _chunks_of(source_file: str, texts: list[tuple[str, str]]) -> list[LocalChun
 def scan_tree(
     root: Path,
     *,
+    scope: TreeScope | None = None,
+    within: str = "",
+    exclude: tuple[str, ...] = (),
     max_chars: int = DEFAULT_MAX_CHARS,
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
     cache: ScanCache | None = None,
 ) -> Scan:
-    """Read and chunk every file of the tree at ``root``; ``cache`` spares unchanged files."""
-    scope = tree_scope(root)
+    """Read and chunk every file of the tree at ``root`` (served as ``scope``, default its
+    own name); ``cache`` spares unchanged files.
+
+    ``within`` (a path inside the tree) reads only that file or folder, under the whole
+    tree's ignore rules; ``exclude`` (paths inside the tree: other sources' roots) leaves
+    those out, each named.
+    """
+    scope = scope or tree_scope(root)
     found = discover(Path(scope.root), max_bytes=max_bytes)
     single = scope.prefix.endswith(":")
+    if within or exclude:
+        _narrow(found, within, exclude, file=bool(within) and (Path(scope.root) / within).is_file())
 
     def served(rel: str) -> str:
         # A file or folder of the tree ("" or "." is the root: the whole tree).
@@ -176,6 +241,11 @@ def scan_tree(
         return scope.prefix + ("" if rel == "." else rel)
 
     skipped = [Skipped(path=served(s.path), reason=s.reason) for s in found.skipped]
+    skipped += [
+        Skipped(path=served(x), reason="a source of its own: synced there, not in this tree")
+        for x in exclude
+        if under(x, within) or under(within, x)
+    ]
     scan = Scan(
         scope=scope, skipped=skipped, ignored=found.ignored, kept=[served(k) for k in found.kept]
     )
@@ -189,6 +259,24 @@ def scan_tree(
         elif local.chunks:
             scan.files.append(local)
     return scan
+
+
+def _narrow(found: Discovery, within: str, exclude: tuple[str, ...], *, file: bool) -> None:
+    """Keep of ``found`` what is ``within`` and not in an excluded path; a ``file`` named by
+    ``within`` that the walk passed over (an ignore rule, a hidden folder) is named."""
+
+    def near(path: str) -> bool:
+        return under(path, within) or under(within, path)
+
+    files = [f for f in found.files if under(f.rel, within)]
+    files = [f for f in files if not any(under(f.rel, x) for x in exclude)]
+    skipped = [s for s in found.skipped if near(s.path)]
+    skipped = [s for s in skipped if not any(under(s.path, x) for x in exclude)]
+    if file and not files and not skipped:
+        reason = "left out by the tree's ignore rules, or in a hidden folder"
+        skipped.append(Skipped(path=within, reason=reason))
+    found.files = files
+    found.skipped = skipped
 
 
 def _read(

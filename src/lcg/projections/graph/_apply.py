@@ -56,6 +56,8 @@ from lcg.events import (
     PointersRebound,
     RelationshipAsserted,
     RelationTypesChanged,
+    SourceRegistered,
+    SourceRemoved,
     lookup_key,
 )
 from lcg.projections.graph._bulk import copy_edges as _copy_edges
@@ -65,6 +67,7 @@ from lcg.projections.graph._conn import each as _each
 from lcg.projections.graph._conn import run as _run
 from lcg.projections.graph._index import IndexDelta
 from lcg.projections.graph._purge import purge
+from lcg.projections.graph._sources import SourceRows
 from lcg.projections.graph._statements import (
     CREATE_UNBOUND,
     DELETE_EPISODE_ONE,
@@ -134,6 +137,8 @@ class _Segment:
         self.edge_dirty: set[str] = set()
         self.mentions_db: dict[str, set[str]] = {}
         self.mentions_new: dict[str, dict[str, None]] = {}
+        #: The group's source rows the events leave (keyed by the group: always its own).
+        self.sources = SourceRows()
 
     # -- loading --------------------------------------------------------------------------
 
@@ -288,6 +293,10 @@ class _Segment:
                 for rb in event.rebinds:
                     keys.edges[rb.uuid] = None
                 return lambda: self._rebind(event)
+            case SourceRegistered():
+                return lambda: self.sources.register(event)
+            case SourceRemoved():
+                return lambda: self.sources.remove(event)
             case GroupPurged():  # pragma: no cover - split off by _segments
                 raise AssertionError("GroupPurged is a segment barrier")
             case _:
@@ -474,6 +483,7 @@ class _Segment:
             _create(conn, "Episodic", new_eps, bulk, n_eps)
         self._write_edges(bulk)
         self._write_mentions(bulk)
+        self.sources.write(conn, self.group_id)
 
     def _write_edges(self, bulk: bool) -> None:
         """Create every dirty edge: with its hops when both endpoints exist, else unbound."""

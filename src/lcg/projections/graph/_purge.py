@@ -24,6 +24,7 @@ _PURGE: Final[tuple[str, ...]] = (
     "MATCH (e:RelatesToNode_) WHERE e.group_id = $g DETACH DELETE e",
     "MATCH (n:Episodic) WHERE n.group_id = $g DETACH DELETE n",
     "MATCH (n:Entity) WHERE n.group_id = $g DETACH DELETE n",
+    "MATCH (s:Source) WHERE s.group_id = $g DELETE s",
 )
 
 

@@ -14,7 +14,8 @@ keeps its endpoints while one of them is absent: an unbound cross-group pointer 
 endpoint purged away; such an edge has no hops, so reads do not see it, but counts and digests
 do), ``Episodic.content_hash``/``extracted``, ``Entity.name_key`` (the name's lookup key,
 computed in Python when the row is written: ``lcg.events.keys``, ADR 0151), ``WalPosition``
-(the reference's name, the applied position of each group) and ``GraphSchema`` (the version
+(the reference's name, the applied position of each group), ``Source`` (a group's source
+trees and files: root, label, kind, last sync; ADR 0200) and ``GraphSchema`` (the version
 below). A database of
 another version is a stale projection: it is discarded at open and rebuilt from the streams.
 """
@@ -48,7 +49,8 @@ DB_FILE: Final = "graph.kuzu"
 #: 1: relationships as Kuzu rels with properties, ``UnboundEdge``, ``Position`` (ADR 0014).
 #: 2: the reference's schema (ADR 0086).
 #: 3: ``Entity.name_key``, names are found by a key folded in Python (ADR 0151).
-SCHEMA_VERSION: Final = 3
+#: 4: ``Source``, a group's source trees by their root (ADR 0200).
+SCHEMA_VERSION: Final = 4
 
 _S, _TS, _SL, _B, _I = "STRING", "TIMESTAMP", "STRING[]", "BOOLEAN", "INT64"
 
@@ -103,6 +105,10 @@ TABLES: Final[tuple[Table, ...]] = (
     Table("NEXT_EPISODE", (("uuid", _S), ("group_id", _S), ("created_at", _TS)),
           pairs=(("Episodic", "Episodic"),)),
     Table("WalPosition", (("id", _S), ("applied_seq", _I), ("generation", _S))),
+    Table("Source", (
+        ("uuid", _S), ("group_id", _S), ("root", _S), ("label", _S), ("kind", _S),
+        ("synced_at", _TS),
+    )),
     Table("GraphSchema", (("version", _I),)),
 )  # fmt: skip
 TABLE: Final[dict[str, Table]] = {t.name: t for t in TABLES}

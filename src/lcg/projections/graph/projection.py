@@ -40,6 +40,7 @@ from lcg.projections.graph._guard import abandon, is_io_failure, reserve_room
 from lcg.projections.graph._index import GraphIndex, IndexDelta
 from lcg.projections.graph._purge import purge
 from lcg.projections.graph._schema import DB_FILE, SCHEMA_VERSION, create_schema, stored_version
+from lcg.projections.graph._sources import SOURCE_COLUMNS
 from lcg.projections.graph._statements import EDGE_COLUMNS
 from lcg.projections.graph._states import edge_from_row, ts_text
 from lcg.projections.graph.rows import GraphCounts
@@ -432,7 +433,8 @@ class GraphProjection:
     # ---- digest and counts -------------------------------------------------------------
 
     def digest(self, group_id: str) -> str:
-        """Canonical sha256 of the group's entities, edges (unbound too), episodes, mentions.
+        """Canonical sha256 of the group's entities, edges (unbound too), episodes, mentions
+        and sources.
 
         Rows are sorted by uuid and include every column; timestamps are hashed as RFC 3339
         with microseconds. Whether an edge is bound (has its hops) does not matter.
@@ -481,6 +483,11 @@ class GraphProjection:
         section(
             "mentions", sorted([[*r[:4], ts_text(r[4])] for r in mentions], key=lambda r: r[:3])
         )
+        sources = self.query(
+            f"MATCH (s:Source) WHERE s.group_id = $g RETURN {SOURCE_COLUMNS} ORDER BY s.root", g
+        )
+        if sources:  # a group with no source digests as before sources were recorded
+            section("sources", [[*r[:3], ts_text(r[3])] for r in sources])
         return h.hexdigest()
 
     def counts(self, group_id: str | None = None) -> GraphCounts:
