@@ -136,6 +136,9 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
     embedding_dim: int | None = None
     shutdown_timeout_ms: int = 5000
     attached_call_timeout_ms: int = 30_000
+    #: How long a command waits for a process that holds the workspace to answer on its
+    #: socket (a holder starting, catching up) before saying what holds it (ADR 0199).
+    holder_wait_ms: int = 60_000
     chunk_text_advisory_max_chars: int = 8000
     extraction_llm: str = "claude-haiku-4-5-20251001"
     extraction_url: str | None = None
@@ -241,6 +244,7 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
             embedding_dim=int(dim_raw) if dim_raw and dim_raw.isdigit() else None,
             shutdown_timeout_ms=_int(e, "LCG_SHUTDOWN_TIMEOUT_MS", 5000, 0, 10**7),
             attached_call_timeout_ms=_int(e, "LCG_ATTACHED_CALL_TIMEOUT_MS", 30_000, 1, 10**8),
+            holder_wait_ms=_int(e, "LCG_HOLDER_WAIT_MS", 60_000, 0, 10**8),
             chunk_text_advisory_max_chars=_int_or_default(
                 e, "LCG_CHUNK_TEXT_ADVISORY_MAX_CHARS", 8000
             ),

@@ -1,24 +1,24 @@
 """How ``lcg ingest`` and ``lcg watch`` reach a workspace, and how they report a sync.
 
-Through the running service when one answers on the workspace socket (``ServiceBackend``,
-the ``knowledge_source_manifest`` / ``knowledge_sync_chunks`` methods), else by opening the
-workspace in this process, creating it when there is none, as ``lcg serve`` does.
+Always through a service (``ServiceBackend``, the ``knowledge_source_manifest`` /
+``knowledge_sync_chunks`` methods): the one answering on the workspace socket, or one the
+command serves itself while it runs (``lcg.cli._holder``, ADR 0199), so ``lcg search`` and
+``lcg status`` answer during a long first ingest.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 import msgspec
 
-from lcg import telemetry
-from lcg.cli._service import ProgressBar, live_client, show_replay, wait_serving
+from lcg.cli._service import ProgressBar
 from lcg.config import Config
 from lcg.ingest import (
     ChunkIn,
-    DirectBackend,
     RemovalIn,
     RemovedSource,
     ResolvedSource,
@@ -37,10 +37,12 @@ __all__ = [
     "ServiceBackend",
     "SyncBar",
     "open_backend",
+    "with_backend",
     "summary_line",
 ]
 
 _to_builtins = msgspec.to_builtins
+T = TypeVar("T")
 
 
 class ServiceBackend:
@@ -89,31 +91,30 @@ class ServiceBackend:
 
 @contextmanager
 def open_backend(config: Config, *, silent: bool = False) -> Iterator[tuple[SyncBackend, str]]:
-    """The service's backend when one answers, else the workspace opened here (created when
-    there is none); with a phrase saying which."""
-    client = live_client(config)
-    if client is not None:
-        try:
-            wait_serving(client, 600)
-            yield ServiceBackend(client), "through the running service"
-        finally:
-            client.close()
-        return
-    from lcg.ingest import ExtractionService
-    from lcg.workspace import Workspace, make_extractor
+    """A backend on the workspace's service (ADR 0199): the one running, or one this command
+    serves while it runs (the workspace created when there is none); with a phrase saying
+    which. ``with_backend`` also goes on through the next holder should this one end."""
+    from lcg.cli._holder import service
 
-    telemetry.set_sink(None, enabled=config.cli_telemetry)
-    bar = ProgressBar("catching up", silent=silent)
-    try:
-        ws = Workspace.open(config, progress=lambda p: show_replay(bar, p, name_group=True))
-    finally:
-        bar.done()
-    extraction = ExtractionService.from_config(config, make_extractor(config))
-    try:
-        yield DirectBackend(ws, extraction), "opened here: no service is running"
-    finally:
-        extraction.close(close_extractor=True)
-        ws.close()
+    with service(config, "ingest", quiet=silent) as (client, how):
+        backend: SyncBackend = ServiceBackend(client)
+        yield backend, how
+
+
+def with_backend(
+    config: Config, work: Callable[[SyncBackend, str], T], *, silent: bool = False
+) -> T:
+    """``work(backend, how)`` on the workspace's service (ADR 0199): the one running, or one
+    this command serves while it runs (the workspace created when there is none); ``how`` is
+    a phrase saying which. Run again through the next holder when the one used ended: a
+    sync is safe to repeat."""
+    from lcg.cli._holder import through_service
+
+    def on_client(client: Client, how: str) -> T:
+        backend: SyncBackend = ServiceBackend(client)
+        return work(backend, how)
+
+    return through_service(config, "ingest", on_client, quiet=silent)
 
 
 class SyncBar:

@@ -20,12 +20,13 @@ __all__ = ["add_arguments", "main", "register", "run"]
 
 _HELP = """Serve lcg's methods as MCP tools on stdin/stdout.
 
-Standalone (default) opens the workspace in this process, or, when the workspace's `lcg
-serve` is running, forwards to it. --connect SOCK forwards every tool call to the service on
-SOCK; it may start before that service (the tools are listed at once, and calls reach the
-service once it is up). --scope picks the tools: read, write, cypher,
-admin or all (default all = every scope, read-only Cypher included; read, write and
-admin never include cypher).
+Standalone (default) opens the workspace in this process and serves its socket too, so
+`lcg search`, `lcg ingest`, `lcg watch` and other agents go through it while it runs; when
+the workspace's service is already running, it forwards to that one. --connect SOCK
+forwards every tool call to the service on SOCK; it may start before that service (the
+tools are listed at once, and calls reach the service once it is up). --scope picks the
+tools: read, write, cypher, admin or all (default all = every scope, read-only Cypher
+included; read, write and admin never include cypher).
 """
 
 _EXAMPLE = """Example:
@@ -77,11 +78,11 @@ def run(
     """
     # Imported here: the command table is built on every lcg start, and MCP is not needed.
     from lcg.rpc import (
+        Limits,
         default_registry,
         dial_once,
         not_running,
         parse_scopes,
-        running_service,
         serve_attached,
         serve_standalone,
     )
@@ -101,6 +102,7 @@ def run(
         # stdout carries the protocol: telemetry stays on stderr, and only if enabled.
         telemetry.set_sink(None, enabled=config.telemetry)
         connect: str | None = args.connect
+        socket_path: Path | None = None  # standalone: the workspace's socket it serves too
         allow_close = bool(args.allow_remote_close)
         if connect:
             # The tool list is static (ADR 0143): initialize and tools/list answer whether or
@@ -108,20 +110,26 @@ def run(
             missing = dial_once(Path(connect))
             if missing is not None:
                 print(f"warning: {safe(not_running(Path(connect), missing))}", file=sys.stderr)
-        elif running_service(config.socket_path):
-            # The workspace is held by its running service: a second opener would only
-            # degrade, so the tools go to that service (ADR 0172).
-            connect, allow_close = str(config.socket_path), False
-            print(
-                f"lcg mcp: the workspace's service is running; forwarding the tools to "
-                f"{safe(connect)} (as --connect; knowledge_close is not offered)",
-                file=sys.stderr,
-            )
+        elif app_factory is None:
+            # One holder, always reachable (ADR 0199): the workspace's service when one
+            # answers (a second opener would only degrade, ADR 0172), else this process holds
+            # the workspace and serves its socket too, for every other command and client.
+            from lcg.cli._holder import claim, take_for_process
+
+            got = claim(config, "mcp", take=lambda: take_for_process(config))
+            if got is not None:
+                got.close()
+                connect, allow_close = str(config.socket_path), False
+                print(
+                    f"lcg mcp: the workspace's service is running; forwarding the tools to "
+                    f"{safe(connect)} (as --connect; knowledge_close is not offered)",
+                    file=sys.stderr,
+                )
+            else:
+                socket_path = config.socket_path
         if connect:
             reg = registry if registry is not None else default_registry()
-            serve_attached(
-                reg, scopes, connect, config.attached_call_timeout_ms, allow_close
-            )
+            serve_attached(reg, scopes, connect, config.attached_call_timeout_ms, allow_close)
         else:
             if args.allow_remote_close:
                 print(
@@ -129,7 +137,13 @@ def run(
                     file=sys.stderr,
                 )
             app = app_factory() if app_factory is not None else _default_app(config)
-            if serve_standalone(app, scopes):
+            if serve_standalone(
+                app,
+                scopes,
+                socket_path,
+                shutdown_timeout_ms=config.shutdown_timeout_ms,
+                limits=Limits.from_config(config),
+            ):
                 # knowledge_close: the stdin reader thread cannot be unwound (serve_standalone).
                 sys.stdout.flush()
                 sys.stderr.flush()

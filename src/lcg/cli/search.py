@@ -1,6 +1,6 @@
 """``lcg search QUERY``: the passages (or entities, or facts) that answer a question.
 
-Through the running service when there is one, else over the workspace opened here. Passages
+Through the workspace's service: the one running, or one served here while it runs. Passages
 print as their file, heading path and score, with a snippet whose query words are marked on a
 terminal; ``--json`` prints a list of hits for scripts.
 """
@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from lcg.cli._common import add_command, config_from, emit_json
-from lcg.cli._service import live_client, open_direct, wait_serving
+from lcg.cli._holder import service
 from lcg.cli._terminal import safe
 from lcg.ingest import heading_of
 
@@ -110,43 +110,22 @@ def snippet(text: str, query: str, *, width: int = 220, mark: bool = False) -> s
 
 
 def _search(args: argparse.Namespace, kind: str) -> tuple[list[dict[str, Any]], int]:
-    """The rows found, and how many of the best passages the similarity floor left out."""
-    config = config_from(args)
+    """The rows found, and how many of the best passages the similarity floor left out;
+    through the workspace's service, the one running or one served here meanwhile (ADR 0199)."""
+    config = config_from(args, existing=True)
     groups = [args.group] if args.group else None
-    client = live_client(config)
-    if client is not None:
-        with client:
-            wait_serving(client, 600)
-            if kind == "entities":
-                found = client.find_entities(args.query, group_ids=groups, num_results=args.n)
-                return list(found["nodes"]), 0
-            if kind == "facts":
-                found = client.find_relationships(args.query, group_ids=groups, num_results=args.n)
-                return list(found["facts"]), 0
-            # The method's own defaults (ADR 0198): what an agent asking the same gets.
-            found = client.search_passages(
-                args.query, group_ids=groups, num_results=args.n, min_score=args.min_score
-            )
-            return list(found["passages"]), int(found.get("filtered_by_min_score", 0))
-    from lcg.projections import FloorReport, Searcher
-
-    ws = open_direct(config)
-    report = FloorReport()
-    try:
-        searcher = Searcher(ws.graph, ws.text, ws.vectors, ws.text_embedder)
-        with ws.reading():
-            rows: list[Any]
-            if kind == "entities":
-                rows = searcher.find_entities(args.query, groups, args.n)
-            elif kind == "facts":
-                rows = searcher.find_relationships(args.query, groups, args.n)
-            else:
-                rows = searcher.search_passages(
-                    args.query, groups, args.n, args.min_score, report=report
-                )
-        return list(msgspec.to_builtins(rows)), report.filtered_by_min_score
-    finally:
-        ws.close()
+    with service(config, "search") as (client, _how):
+        if kind == "entities":
+            found = client.find_entities(args.query, group_ids=groups, num_results=args.n)
+            return list(found["nodes"]), 0
+        if kind == "facts":
+            found = client.find_relationships(args.query, group_ids=groups, num_results=args.n)
+            return list(found["facts"]), 0
+        # The method's own defaults (ADR 0198): what an agent asking the same gets.
+        found = client.search_passages(
+            args.query, group_ids=groups, num_results=args.n, min_score=args.min_score
+        )
+        return list(found["passages"]), int(found.get("filtered_by_min_score", 0))
 
 
 def _run(args: argparse.Namespace) -> int:

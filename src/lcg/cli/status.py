@@ -8,8 +8,10 @@ from typing import Any
 import msgspec
 
 from lcg.cli._common import config_from, format_table
-from lcg.cli._service import live_client, open_direct, print_json
+from lcg.cli._holder import claim
+from lcg.cli._service import open_direct, print_json
 from lcg.cli._terminal import safe
+from lcg.rpc import Client
 
 __all__ = ["register"]
 
@@ -27,16 +29,19 @@ Example:
 
 
 def _fetch(args: argparse.Namespace) -> dict[str, Any]:
+    """The status from the workspace's service; with none, from its files, looked at here.
+
+    A holder that does not answer yet (starting, catching up) is waited for (ADR 0199)."""
     config = config_from(args, existing=True)
-    client = live_client(config)
-    if client is not None:
-        with client:
-            result = client.call("knowledge_status", {})
+    got = claim(config, "status", take=lambda: open_direct(config, inspect=True))
+    if isinstance(got, Client):
+        with got:
+            result = got.call("knowledge_status", {})
         result["served_by"] = "service"
         return dict(result)
     from lcg.workspace import build_status
 
-    with open_direct(config, inspect=True) as ws:  # a status only looks
+    with got as ws:  # a status only looks
         data = msgspec.to_builtins(build_status(ws))
     data["served_by"] = "direct"
     return dict(data)

@@ -29,6 +29,8 @@ import contextlib
 import itertools
 import signal
 from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import msgspec
@@ -47,6 +49,9 @@ if TYPE_CHECKING:
     import mcp_types as mt
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server as MCPLowLevelServer
+
+    from lcg.rpc.connections import Limits
+    from lcg.rpc.server import Server
 
 
 __all__ = [
@@ -261,21 +266,40 @@ async def _serve_stdio(server: MCPLowLevelServer[Any]) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-async def _standalone(app: App, scopes: frozenset[str]) -> bool:
-    """Serve until stdin closes (False), or ``knowledge_close`` or a signal stops it (True)."""
+async def _standalone(app: App, scopes: frozenset[str], socket: _Socket | None) -> bool:
+    """Serve until stdin closes (False), or ``knowledge_close`` or a signal stops it (True).
+
+    With ``socket``, the workspace's socket is served beside stdio from the same app and
+    dispatcher, so every other command and client goes through this process (ADR 0199)."""
     stop = asyncio.Event()
-    dispatcher = Dispatcher(app, on_shutdown=stop.set)
-    opener = asyncio.create_task(dispatcher.open_app())
+    host: Server | None = None
+    if socket is None:
+        dispatcher = Dispatcher(app, on_shutdown=stop.set)
+        opener: asyncio.Task[None] | None = asyncio.create_task(dispatcher.open_app())
+        stopped: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+        on_signal = stop.set
+    else:
+        from lcg.rpc.server import Server
+
+        host = Server(
+            app,
+            socket.path,
+            shutdown_timeout_ms=socket.shutdown_timeout_ms,
+            limits=socket.limits,
+        )
+        await host.start()  # binds, then opens the app behind the socket
+        dispatcher, opener = host.dispatcher, None
+        stopped = asyncio.ensure_future(host.wait_for_shutdown_request())
+        on_signal = host.request_shutdown
     server = build_mcp_server(app.registry, scopes, StandaloneBackend(dispatcher))
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         # SIGTERM/SIGINT close the workspace cleanly, like knowledge_close.
         with contextlib.suppress(RuntimeError, ValueError):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, on_signal)
     serving = asyncio.create_task(_serve_stdio(server))
-    stopping = asyncio.create_task(stop.wait())
     try:
-        await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({serving, stopped}, return_when=asyncio.FIRST_COMPLETED)
         if serving.done():
             serving.result()
             return False
@@ -285,11 +309,14 @@ async def _standalone(app: App, scopes: frozenset[str]) -> bool:
         await asyncio.sleep(0.2)
         return True
     finally:
-        stopping.cancel()
-        if not opener.done():
+        stopped.cancel()
+        if opener is not None and not opener.done():
             opener.cancel()
-        await asyncio.gather(opener, stopping, return_exceptions=True)
-        await app.close()
+        await asyncio.gather(*(t for t in (opener, stopped) if t), return_exceptions=True)
+        if host is not None:
+            await host.shutdown()  # drains the socket's calls, closes the app, unbinds
+        else:
+            await app.close()
 
 
 async def _attached(
@@ -304,12 +331,30 @@ async def _attached(
         await backend.close()
 
 
-def serve_standalone(app: App, scopes: frozenset[str]) -> bool:
+@dataclass(frozen=True)
+class _Socket:
+    """Where a standalone MCP server also serves the workspace's socket, and how."""
+
+    path: Path
+    shutdown_timeout_ms: int = 5000
+    limits: Limits | None = None
+
+
+def serve_standalone(
+    app: App,
+    scopes: frozenset[str],
+    socket_path: Path | None = None,
+    *,
+    shutdown_timeout_ms: int = 5000,
+    limits: Limits | None = None,
+) -> bool:
     """Serve ``app``'s tools on stdio until stdin closes (False), or ``knowledge_close`` or a
-    signal stops it (True: the caller ends the process, see ``_standalone``)."""
+    signal stops it (True: the caller ends the process, see ``_standalone``). With
+    ``socket_path`` the app is served on that socket too, for as long (ADR 0199)."""
+    socket = None if socket_path is None else _Socket(socket_path, shutdown_timeout_ms, limits)
     loop = asyncio.new_event_loop()
     # Not asyncio.run(): after knowledge_close the loop is left as is (see _standalone).
-    closed = loop.run_until_complete(_standalone(app, scopes))
+    closed = loop.run_until_complete(_standalone(app, scopes, socket))
     if not closed:
         loop.run_until_complete(loop.shutdown_default_executor())
         loop.close()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from lcg.workspace.cypher import open_cypher_sandbox
 from lcg.workspace.factory import embedder_from_config, make_extractor, projection_dirs
-from lcg.workspace.lock import hold_for_process, writing_offline
+from lcg.workspace.lock import hold_for_process, holder_pid, release_for_process, writing_offline
 from lcg.workspace.maintenance import (
     close_segments,
     create_applied_mark,
@@ -43,11 +43,13 @@ __all__ = [
     "embedder_from_config",
     "group_marks",
     "hold_for_process",
+    "holder_pid",
     "make_extractor",
     "next_lagging",
     "ontology_status",
     "open_cypher_sandbox",
     "projection_dirs",
+    "release_for_process",
     "verify_workspace",
     "workspace_ontology_path",
     "write_hash_file",

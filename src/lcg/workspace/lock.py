@@ -23,7 +23,14 @@ from pathlib import Path
 from lcg.errors import StreamLockedError
 from lcg.events import FILE_MODE, WORKSPACE_LOCK_FILE, private_dir
 
-__all__ = ["WorkspaceLock", "acquire", "hold_for_process", "holder_pid", "writing_offline"]
+__all__ = [
+    "WorkspaceLock",
+    "acquire",
+    "hold_for_process",
+    "holder_pid",
+    "release_for_process",
+    "writing_offline",
+]
 
 
 @dataclass
@@ -150,6 +157,19 @@ def hold_for_process(lcg_dir: Path) -> None:
         )
         assert fd is not None  # only a look-only take may find no file
         _held[key] = _Held(fd)
+
+
+def release_for_process(lcg_dir: Path) -> None:
+    """Give up what ``hold_for_process`` took (a command that served its workspace while it
+    ran, ADR 0199); nothing when this process does not hold it, or an open workspace still
+    borrows it."""
+    key = str(lcg_dir / WORKSPACE_LOCK_FILE)
+    with _guard:
+        held = _held.get(key)
+        if held is None or held.borrowed:
+            return
+        del _held[key]
+    os.close(held.fd)  # closing the descriptor releases the flock
 
 
 @contextmanager
