@@ -24,11 +24,12 @@ from pathlib import Path
 from types import FrameType
 
 from lcg.cli._common import add_command, config_from
-from lcg.cli._service import live_client, wait_serving
+from lcg.cli._holder import claim, take_for_process
+from lcg.cli._service import wait_serving
 from lcg.cli._sync import ServiceBackend, summary_line
 from lcg.cli.ingest import check_roots
 from lcg.config import Config
-from lcg.errors import LcgError
+from lcg.errors import LcgError, StreamLockedError
 from lcg.events import DEFAULT_GROUP
 from lcg.ingest import ScanCache, SyncReport, sync_tree
 from lcg.rpc import Client, ComponentProblems, TransportError
@@ -92,8 +93,14 @@ class Watcher:
         say: Callable[[str], None],
         warn: Callable[[str], None] | None = None,
         report: Callable[[str | None], None] | None = None,
+        take_over: Callable[[], bool] | None = None,
     ) -> None:
         self.socket_path = socket_path
+        #: Asked while no service answers: True once this process took the workspace (the
+        #: holder it went through has ended, ADR 0199); the run then ends, to serve it here.
+        self.take_over = take_over
+        #: Whether ``take_over`` took the workspace.
+        self.took_over = False
         self.roots = [r.resolve() for r in roots]
         self.group_id = group_id
         self.stop = stop
@@ -129,6 +136,10 @@ class Watcher:
                 self._connected_once = True
             except (TransportError, LcgError) as exc:
                 client.close()
+                if self.take_over is not None and self.take_over():
+                    self.took_over = True
+                    self.stop.set()
+                    raise _Stopped from None
                 if not waited and self._connected_once:
                     self.say(f"waiting for the service at {self.socket_path} ({exc})")
                     waited = True
@@ -342,19 +353,39 @@ def _warn(line: str) -> None:
 
 def _watch_through(config: Config, roots: list[Path], group_id: str) -> int:
     """Watch through the service already running (its failures are told on stderr only:
-    that service's health is about itself, ADR 0193)."""
+    that service's health is about itself, ADR 0193); when the process holding it ends and
+    nothing else takes the workspace, this watch takes it and serves it (ADR 0199)."""
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
+    def take_over() -> bool:
+        try:
+            take_for_process(config)
+        except StreamLockedError:
+            return False  # another holder (starting): wait for its socket
+        return True
+
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         _say(f"using the service running on {config.socket_path}")
-        Watcher(config.socket_path, roots, group_id, stop=stop, say=_say, warn=_warn).run()
+        watcher = Watcher(
+            config.socket_path,
+            roots,
+            group_id,
+            stop=stop,
+            say=_say,
+            warn=_warn,
+            take_over=take_over,
+        )
+        watcher.run()
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+    if watcher.took_over:
+        _say("the service went away; serving the workspace here")
+        return _watch_hosting(config, roots, group_id)
     _say("stopped")
     return 0
 
@@ -421,9 +452,10 @@ def _watch_hosting(config: Config, roots: list[Path], group_id: str) -> int:
 def _run(args: argparse.Namespace) -> int:
     roots = check_roots(args.paths)
     config = config_from(args)
-    client = live_client(config)
-    if client is not None:
-        client.close()
+    # ADR 0199: through the service that answers, else hold the workspace and serve it here.
+    got = claim(config, "watch", take=lambda: take_for_process(config))
+    if isinstance(got, Client):
+        got.close()
         return _watch_through(config, roots, args.group)
     return _watch_hosting(config, roots, args.group)
 
