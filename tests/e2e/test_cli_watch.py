@@ -99,7 +99,9 @@ def test_watch_serves_and_syncs_saves_deletes_and_moves(tmp_path: Path) -> None:
             proc.wait(10)
 
 
-def test_watch_through_a_service_catches_up_after_its_restart(tmp_path: Path) -> None:
+def test_watch_through_a_service_holds_the_workspace_when_it_stops(tmp_path: Path) -> None:
+    """A watch through a service that stops becomes the holder itself and serves the
+    workspace (ADR 0199): what was saved meanwhile is synced and searchable through it."""
     ws = sf.short_tmp()
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -112,13 +114,12 @@ def test_watch_through_a_service_catches_up_after_its_restart(tmp_path: Path) ->
         watch, log = _spawn_watch(ws, notes)
         _wait_for_line(watch, log, "watching 1 tree")
         assert "using the service running" in log.read_text()
-        assert sf.stop_serve(serve, sock) == 0
-        # Saved while no service runs: the watcher's sync fails, waits, then syncs it all.
-        (notes / "b.md").write_text("written while the service was down: quokka\n")
         mark = len(log.read_text())
-        _wait_for_line(watch, log, "waiting for the service", after=mark)
-        serve = sf.spawn_serve(ws)
-        sf.wait_healthy(sock, serve)
+        assert sf.stop_serve(serve, sock) == 0
+        (notes / "b.md").write_text("written while the service was down: quokka\n")
+        _wait_for_line(watch, log, "serving the workspace here", after=mark)
+        _wait_for_line(watch, log, "watching 1 tree", after=mark)
+        sf.wait_healthy(sock, watch)
         with Client(sock, timeout=60) as c:
             _until(lambda: bool(_passages(c, "quokka")))
         assert "files 1 new" in log.read_text()[mark:]

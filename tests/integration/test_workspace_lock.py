@@ -52,8 +52,12 @@ def test_a_second_serve_refuses_while_the_first_holds_the_workspace() -> None:
                 assert done.returncode == 1, (args, done.stdout, done.stderr)
                 assert f"held by lcg process {first.pid}" in done.stderr, (args, done.stderr)
             assert (sorted(marks.rglob("*")) if marks.exists() else []) == before
-            done = sf.run_lcg(ws, "status")
-            assert done.returncode == 1 and f"lcg process {first.pid}" in done.stderr
+            # A status waits for the holder's socket (a holder starting), then says plainly
+            # what holds the workspace and what to do (ADR 0199).
+            done = sf.run_lcg(ws, "status", env={"LCG_HOLDER_WAIT_MS": "300"})
+            assert done.returncode == 1, (done.stdout, done.stderr)
+            assert f"waiting for lcg serve (pid {first.pid})" in done.stderr, done.stderr
+            assert f"in use by lcg serve (pid {first.pid})" in done.stderr, done.stderr
 
             # The kernel releases the lock with the process: a new service starts.
             first.send_signal(signal.SIGKILL)
