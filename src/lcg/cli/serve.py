@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lcg import telemetry
 from lcg.cli._common import config_from
@@ -22,12 +25,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "announce_when_ready",
+    "end_promptly",
     "limit_malloc_arenas",
     "ready_line",
     "register",
     "run_server",
+    "run_until_stopped",
     "serve_workspace",
 ]
+
+T = TypeVar("T")
 
 _HELP = """Run the workspace's JSON-RPC 2.0 service on .lcg/service.sock.
 
@@ -103,6 +110,53 @@ def limit_malloc_arenas(arenas: int) -> bool:
         return False
 
 
+def run_until_stopped(main: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(main)``, except that threads of the loop's default executor still busy
+    at the end are not waited for (``asyncio.run`` joins them, so a close the server left to
+    the process's end would hold the process, ADR 0197)."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        return loop.run_until_complete(main)
+    finally:
+        try:
+            tasks = asyncio.all_tasks(loop)
+            for task in tasks:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()  # shuts the default executor down without waiting
+
+
+def end_promptly(status: int, deadline: float | None) -> int:
+    """``status``, once this process's other (non-daemon) threads have ended; if some are
+    still busy at ``deadline`` (a write waiting on an LLM call that the stop cut off), the
+    process ends now, with ``status`` (ADR 0197).
+
+    What such a thread had not finished is what a crash leaves: the streams hold every
+    acknowledged write (a write is acknowledged once durable), and the projections catch up
+    on the next open. The workspace lock goes with the process.
+    """
+    if deadline is None:
+        return status
+    me = threading.current_thread()
+    # A repeated Ctrl-C or SIGTERM while leaving asks for what is being done already.
+    signals = (signal.SIGINT, signal.SIGTERM) if me is threading.main_thread() else ()
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in signals}
+    others = [t for t in threading.enumerate() if t is not me and not t.daemon]
+    for thread in others:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() for t in others):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    for s, handler in previous.items():
+        signal.signal(s, handler)
+    return status
+
+
 def run_server(
     app: App,
     socket_path: str | os.PathLike[str],
@@ -112,11 +166,12 @@ def run_server(
     started: Callable[[Server], None] | None = None,
     limits: Limits | None = None,
 ) -> int:
-    """Serve ``app`` on ``socket_path`` until stopped; exit status 0, or 1 on an ``LcgError``."""
+    """Serve ``app`` on ``socket_path`` until stopped; exit status 0, or 1 on an ``LcgError``.
+    A stop ends the process within the grace plus 2 s (``end_promptly``)."""
     from lcg.rpc import serve
 
     try:
-        asyncio.run(
+        server = run_until_stopped(
             serve(
                 app,
                 socket_path,
@@ -129,7 +184,7 @@ def run_server(
     except LcgError as exc:
         print(f"Error: {safe(exc, lines=True)}", file=sys.stderr)
         return 1
-    return 0
+    return end_promptly(0, server.deadline)
 
 
 def serve_workspace(

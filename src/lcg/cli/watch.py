@@ -163,6 +163,8 @@ class Watcher:
                 done = sync_tree(self._backend(), root, self.group_id, cache=self.caches[root])
             except TransportError as exc:
                 self._drop_client()
+                if self.stop.is_set():
+                    raise _Stopped from None  # the service hung up because all is stopping
                 self.say(f"the service went away ({exc}); syncing every tree when it is back")
                 pending = list(self.roots)
                 continue
@@ -265,6 +267,8 @@ class Watcher:
     def _run_once(self) -> None:
         try:
             self.sync(self.roots, always_say=True)
+            if self.stop.is_set():
+                return
             self._warm_up()
             self.say(
                 f"watching {len(self.roots)} tree{'s' if len(self.roots) != 1 else ''} "
@@ -419,20 +423,32 @@ def start_watching(watcher: Watcher, problems: ComponentProblems) -> threading.T
 
 def _watch_hosting(config: Config, roots: list[Path], group_id: str) -> int:
     """Serve the workspace's socket here and watch through it; the watcher's problems are
-    the service's health (``health_check``, ``lcg status``)."""
+    the service's health (``health_check``, ``lcg status``). A stop ends the process within
+    the grace plus 2 s, as ``lcg serve`` (ADR 0197)."""
+    from lcg.cli.serve import end_promptly, run_until_stopped
     from lcg.rpc import Limits, Server, build_app, serve
 
     stop = threading.Event()
     watcher = Watcher(config.socket_path, roots, group_id, stop=stop, say=_say, warn=_warn)
     app = build_app(config)
     threads: list[threading.Thread] = []
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def stop_with(server: Server) -> None:
+        # The watcher stops when the service begins to, not after: its sync in flight is
+        # then no "service went away".
+        await server.wait_for_shutdown_request()
+        stop.set()
 
     def started(server: Server) -> None:
         _say(f"serving {config.socket_path} (no service was running)")
         threads.append(start_watching(watcher, app.problems))
+        task = asyncio.get_running_loop().create_task(stop_with(server))
+        tasks.add(task)  # held until done: the loop keeps only a weak reference
+        task.add_done_callback(tasks.discard)
 
     try:
-        asyncio.run(
+        server = run_until_stopped(
             serve(
                 app,
                 config.socket_path,
@@ -443,10 +459,10 @@ def _watch_hosting(config: Config, roots: list[Path], group_id: str) -> int:
         )
     finally:
         stop.set()
-        for thread in threads:
-            thread.join(timeout=30)
+    for thread in threads:
+        thread.join(max(0.0, (server.deadline or 0.0) - time.monotonic()))
     _say("stopped")
-    return 0
+    return end_promptly(0, server.deadline)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -24,7 +24,9 @@ Contract (reference §1.1–§1.3, §6.3, with the differences listed in docs/co
   ``ready_timeout_s``, then answer -32001 with reason ``initializing``.
 * Shutdown (SIGTERM, SIGINT, ``request_shutdown()``): stop accepting, close idle
   connections, let in-flight calls finish within ``shutdown_timeout_ms``, cancel the rest,
-  ``app.close()``, remove the socket file, emit ``service_state stopped {drained, cancelled}``.
+  ``app.close()`` within ``CLOSE_BUDGET_S`` more (else it is left to the process's end, ADR
+  0197), remove the socket file, emit ``service_state stopped {drained, cancelled}``. The
+  signal handlers stay until then: a second Ctrl-C while draining changes nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import os
 import signal
 import socket
 import stat
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -60,6 +63,7 @@ from lcg.rpc.errors import APPLICATION_ERROR, WireError, invalid_request, parse_
 from lcg.rpc.progress import ClientGone, Frame, encode_frame
 
 __all__ = [
+    "CLOSE_BUDGET_S",
     "App",
     "Dispatcher",
     "Limits",
@@ -79,6 +83,10 @@ _BACKLOG = 1024
 _HANG_UP_S = 1.0
 #: Unix socket paths longer than this cannot be bound (sun_path is 108 bytes with the NUL).
 _MAX_SOCKET_PATH = 107
+#: Seconds that closing the app may take past the drain's grace: a stop ends within the grace
+#: plus this, and a process within the grace plus 2 s (ADR 0197). A close still running then
+#: (its workspace waiting on a thread an LLM call holds) is left to the process's end.
+CLOSE_BUDGET_S = 1.5
 
 _item_encoder = msgspec.json.Encoder()
 
@@ -139,6 +147,11 @@ class Server:
         #: Set by ``shutdown()``: how many in-flight calls finished, and how many were cancelled.
         self.drained = 0
         self.cancelled = 0
+        #: Set by ``shutdown()``: the ``time.monotonic()`` by which the stop is to be over
+        #: (the grace, then ``CLOSE_BUDGET_S``); whoever ends the process keeps to it.
+        self.deadline: float | None = None
+        #: Whether ``app.close()`` finished by the deadline.
+        self.closed = False
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -201,6 +214,7 @@ class Server:
     async def shutdown(self) -> None:
         """Drain in-flight calls within the timeout, cancel the rest, close the app."""
         telemetry.emit(telemetry.ServiceState(state="shutting_down"))
+        self.deadline = time.monotonic() + self.shutdown_timeout_ms / 1000 + CLOSE_BUDGET_S
         self._closing = True
         await self._stop_accepting()
         for conn in self.admission:
@@ -228,16 +242,31 @@ class Server:
             transport.close()
         for _ in range(2):
             await asyncio.sleep(0)
-        try:
-            await self.app.close()
-        except Exception as exc:
-            log.error("closing the service failed", exc_info=exc)
+        await self._close_app(self.deadline)
         self._remove_socket()
         telemetry.emit(
             telemetry.ServiceState(
                 state="stopped", detail={"drained": self.drained, "cancelled": self.cancelled}
             )
         )
+
+    async def _close_app(self, deadline: float) -> None:
+        """``app.close()``, waited for until ``deadline`` at most."""
+        closing = asyncio.ensure_future(self.app.close())
+        try:
+            await asyncio.wait_for(asyncio.shield(closing), max(0.0, deadline - time.monotonic()))
+            self.closed = True
+        except TimeoutError:
+            telemetry.emit(
+                telemetry.ServiceNotice(
+                    kind="close_cut",
+                    reason=f"closing the workspace took longer than {CLOSE_BUDGET_S:g} s past "
+                    "the grace (a call still holds it); left to the process's end: the streams "
+                    "hold every acknowledged write, the projections catch up on the next open",
+                )
+            )
+        except Exception as exc:
+            log.error("closing the service failed", exc_info=exc)
 
     def _remove_socket(self) -> None:
         # Only our own socket: a successor may already have bound the same path.
@@ -533,7 +562,10 @@ async def serve(
     try:
         await server.wait_for_shutdown_request()
     finally:
-        for sig in installed:
-            loop.remove_signal_handler(sig)
-        await server.shutdown()
+        try:
+            await server.shutdown()
+        finally:
+            # Only now: a signal while draining or closing is one more request, no exception.
+            for sig in installed:
+                loop.remove_signal_handler(sig)
     return server

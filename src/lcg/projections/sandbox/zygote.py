@@ -46,6 +46,9 @@ def main(control_fd: int) -> int:
                 return
 
     signal.signal(signal.SIGCHLD, reap)
+    # Ctrl-C on a terminal signals the whole foreground process group: the service stops its
+    # workers itself (ADR 0197), so the zygote and the workers it forks ignore it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
             msg, fds, _flags, _addr = socket.recv_fds(ctl, 16, 1)
