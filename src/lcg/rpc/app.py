@@ -17,7 +17,7 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from lcg import timestamps
+from lcg import telemetry, timestamps
 from lcg.config import Config
 from lcg.errors import DegradedError, LcgError, ProjectionError
 from lcg.events import remove_trees
@@ -176,14 +176,25 @@ class ServiceApp:
         """Save and close the workspace."""
         if self._embedder_watch is not None:
             self._embedder_watch.cancel()
-        await asyncio.to_thread(self._close_cypher)
+        # No new work from here: idle workers end now, busy ones when their call returns.
+        self._read_pool.shutdown(wait=False, cancel_futures=True)
+        self._write_pool.shutdown(wait=False, cancel_futures=True)
+        try:
+            await asyncio.to_thread(self._close_cypher)
+        except Exception as exc:  # noqa: BLE001 - a read-only worker: nothing of it to keep
+            # It is gone already when the signal went to the whole process group (a
+            # supervisor's SIGTERM to every process of the service, ADR 0197).
+            telemetry.emit(
+                telemetry.ServiceNotice(
+                    kind="cypher_worker_gone",
+                    reason=f"the Cypher worker had ended before the service closed it ({exc!r})",
+                )
+            )
         ws, self._ws = self._ws, None
         if ws is not None:
             await asyncio.to_thread(ws.close)
         if self.extraction is not None:
             await asyncio.to_thread(functools.partial(self.extraction.close, close_extractor=True))
-        self._read_pool.shutdown(wait=False, cancel_futures=True)
-        self._write_pool.shutdown(wait=False, cancel_futures=True)
 
     def state(self) -> tuple[State, str | None]:
         """``(initializing | healthy | degraded, reason)``."""
