@@ -34,6 +34,11 @@ class FakeState:
 
     def __init__(self, dim: int = FAKE_DIM, model: str = FAKE_MODEL) -> None:
         self.mode = "ok"
+        #: While clear, a request with a text containing ``held_word`` waits for it: a slow
+        #: embedder, ended when the test says (no sleeps).
+        self.release = threading.Event()
+        self.release.set()
+        self.held_word = "HOLDME"
         self.model = model
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
@@ -65,6 +70,8 @@ class FakeState:
             # As a server written for the reference's one-string requests might.
             return 422, b'{"error": "input must be a string"}'
         texts: list[str] = [raw] if isinstance(raw, str) else raw
+        if not self.release.is_set() and any(self.held_word in t for t in texts):
+            self.release.wait(300)
         if mode == "http500":
             return 500, b'{"error": "model exploded"}'
         if mode == "garbage":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
+import time
 import uuid
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -47,6 +48,8 @@ READ_THREADS = 32
 WRITE_THREADS = 16
 #: How often the vector drainer looks for groups that lack vectors while none do, seconds.
 DRAIN_IDLE_S = 0.25
+#: How long writes must have been quiet before the drainer runs the model, seconds.
+DRAIN_QUIET_S = 0.5
 
 
 class ServiceApp:
@@ -69,6 +72,7 @@ class ServiceApp:
         self._reason: str | None = None
         self.jobs: dict[str, Job] = {}
         self.active_writes = 0
+        self._last_write = 0.0
         self._writes_guard = threading.Lock()
         #: A retry of I/O faults (``health``) is running in a write thread.
         self._retrying_io = False
@@ -119,7 +123,14 @@ class ServiceApp:
         while True:
             ws = self._ws
             pause = DRAIN_IDLE_S
-            if ws is not None and (ws.embedder_away is not None or ws.projector.embedder_failures):
+            # Writes first: the model waits until they have been quiet a moment, so that a
+            # sync's parts are not slowed by it (text first, ADR 0201).
+            quiet = time.monotonic() - self._last_write >= DRAIN_QUIET_S
+            if self.active_writes or not quiet:
+                pass
+            elif ws is not None and (
+                ws.embedder_away is not None or ws.projector.embedder_failures
+            ):
                 try:
                     if ws.embedder_away is not None:
                         pause = REPROBE_S
@@ -298,6 +309,7 @@ class ServiceApp:
         finally:
             with self._writes_guard:
                 self.active_writes -= 1
+                self._last_write = time.monotonic()
 
     def new_job(self, group_id: str) -> Job:
         """Register a new background job."""
