@@ -228,6 +228,8 @@ def sync_tree(
         max_bytes=max_bytes,
         cache=cache,
     )
+    if not os.path.lexists(source.root):
+        scan.skipped = []  # a missing tree has nothing to skip: its summary says it is missing
     part = scope.prefix + found.within if found.within else ""
     stored = [s for s in backend.manifest(group_id, scope) if under(s.source_file, part)]
     plan = plan_sync(scan, stored)
