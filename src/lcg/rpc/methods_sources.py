@@ -121,7 +121,9 @@ class SourceResolveParams(Params):
             description="the resolved absolute path of the folder or file",
         ),
     ]
-    kind: Annotated[SourceKind, Meta(description='"folder" or "file"')] = "folder"
+    kind: Annotated[str, Meta(pattern="^(folder|file)$", description='"folder" or "file"')] = (
+        "folder"
+    )
     group_id: GroupId = None
     create: Annotated[
         bool, Meta(description="register the path as a new source when it is no source's")
@@ -163,8 +165,9 @@ class SourceRemoveParams(Params):
 async def resolve(app: ServiceHost, ctx: CallContext, p: SourceResolveParams) -> msgspec.Struct:
     """``knowledge_source_register``."""
     group_id = write_group(p.group_id)
+    kind: SourceKind = "file" if p.kind == "file" else "folder"
     return await app.run_write(
-        resolve_source, app.ws, group_id, p.root, p.kind, create=p.create, touch=p.touch
+        resolve_source, app.ws, group_id, p.root, kind, create=p.create, touch=p.touch
     )
 
 
