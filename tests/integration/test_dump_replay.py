@@ -10,7 +10,15 @@ from lcg.config import Config
 from lcg.errors import StreamError
 from lcg.events.generation import read_generation
 from lcg.extract.embedders import HashEmbedder
-from lcg.ingest import assertion, cross_group, deletion, episodes, merge
+from lcg.ingest import (
+    assertion,
+    cross_group,
+    deletion,
+    episodes,
+    forget_source,
+    merge,
+    resolve_source,
+)
 from lcg.ingest.dump import dump_groups
 from lcg.workspace import Workspace
 
@@ -50,6 +58,10 @@ def _populate(ws: Workspace) -> None:
         target={"source_group_id": "people", "endpoint_name": "Nobody"},
         name="SAME_AS",
     )
+    # Sources (ADR 0200): two folders of one name, and one registered then removed.
+    for root in ("/home/ada/notes", "/work/notes", "/home/ada/old"):
+        resolve_source(ws, g, root, "folder")
+    forget_source(ws, g, "/home/ada/old")
 
 
 def test_dump_then_replay_gives_the_same_digests(tmp_path: Path) -> None:
