@@ -28,7 +28,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, TypeVar
 
 from lcg import telemetry
-from lcg.cli._service import live_client, wait_serving
+from lcg.cli._service import ProgressBar, live_client, wait_serving
 from lcg.cli._terminal import safe
 from lcg.config import Config
 from lcg.errors import LcgError, StreamLockedError
@@ -54,6 +54,9 @@ T = TypeVar("T")
 _POLL_S = 0.1
 #: How many times a command goes on through the next holder when the one it used ended.
 _TRIES = 5
+#: How long the vectors left to a hosting command's service may make no progress before the
+#: command gives the workspace back with them still to come.
+_STALL_S = 60.0
 #: How long a hosted service may take to stop once its command ended.
 _STOP_JOIN_S = 60.0
 
@@ -143,11 +146,12 @@ def take_for_process(config: Config) -> None:
 
 
 @contextmanager
-def hosting(config: Config, command: str) -> Iterator[Client]:
+def hosting(config: Config, command: str, *, quiet: bool = False) -> Iterator[Client]:
     """Serve the workspace's socket from a thread of this process (which holds the
     workspace's lock) while the ``with`` body runs, and yield a ready client of it. Other
-    commands and agents go through this socket meanwhile; on leaving, the service stops,
-    its socket goes and the lock is given up. SIGTERM ends the body as Ctrl-C does."""
+    commands and agents go through this socket meanwhile; on leaving, the vectors the body's
+    writes left to the background are made (``finish_vectors``), then the service stops, its
+    socket goes and the lock is given up. SIGTERM ends the body as Ctrl-C does."""
     from lcg.rpc import Limits, build_app, serve
     from lcg.workspace import release_for_process
 
@@ -155,18 +159,20 @@ def hosting(config: Config, command: str) -> Iterator[Client]:
     # A person reads this command's stderr: the service's JSON lines only when asked for.
     telemetry.set_sink(None, enabled=config.cli_telemetry)
     bound = threading.Event()
+    opened = threading.Event()
     servers: list[Server] = []
     failed: list[BaseException] = []
 
     def started(server: Server) -> None:
         servers.append(server)
+        server.on_open(opened.set)
         bound.set()
 
     def run() -> None:
         try:
             asyncio.run(
                 serve(
-                    build_app(config),
+                    build_app(config, cypher_on_demand=True),
                     config.socket_path,
                     config.shutdown_timeout_ms,
                     started=started,
@@ -177,6 +183,7 @@ def hosting(config: Config, command: str) -> Iterator[Client]:
             failed.append(exc)
         finally:
             bound.set()
+            opened.set()
 
     thread = threading.Thread(target=run, name=f"lcg-{command}-service", daemon=True)
     previous = _terminate_as_interrupt()
@@ -185,9 +192,11 @@ def hosting(config: Config, command: str) -> Iterator[Client]:
         bound.wait()
         if failed:
             raise failed[0]
+        opened.wait()  # the workspace is open (or the service says why not): no polling
         with Client(config.socket_path, timeout=None) as client:
             wait_serving(client, 600, starting=True)
             yield client
+            finish_vectors(client, quiet=quiet)
     finally:
         for server in servers:
             server.request_shutdown()
@@ -195,6 +204,46 @@ def hosting(config: Config, command: str) -> Iterator[Client]:
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
         release_for_process(lcg_dir)
+
+
+def finish_vectors(client: Client, *, quiet: bool = False) -> None:
+    """Wait until the service has made the vectors its writes left to the background (text
+    first, ADR 0201): a command that holds the workspace only while it runs gives it back
+    complete, so the next holder opens no backlog. Searches are served meanwhile. Stops
+    waiting, saying so, when no vector was made for ``_STALL_S`` (an embedder away): the
+    backlog is then the next holder's, as after Ctrl-C."""
+    total: int | None = None
+    bar = ProgressBar("making vectors", silent=quiet)
+    last_change, last_pending = time.monotonic(), -1
+    try:
+        while True:
+            pending = int(client.health_check().get("vectors_pending") or 0)
+            if pending <= 0:
+                return
+            now = time.monotonic()
+            if pending != last_pending:
+                last_change, last_pending = now, pending
+            elif now - last_change >= _STALL_S:
+                print(
+                    f"{pending:,} chunks' vectors are not made yet (no progress for "
+                    f"{_STALL_S:g} s: is the embedder away?); they are searchable by their words "
+                    "and the next command or service that opens the workspace makes them",
+                    file=sys.stderr,
+                )
+                return
+            if total is None:
+                total = pending
+                if not quiet:
+                    print(
+                        f"making {pending:,} chunks' vectors before giving the workspace back "
+                        "(searchable by their words meanwhile)",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+            bar.update(total - pending, total, "vectors")
+            time.sleep(_POLL_S)
+    finally:
+        bar.done()
 
 
 _Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
@@ -224,7 +273,7 @@ def service(config: Config, command: str, *, quiet: bool = False) -> Iterator[tu
         finally:
             got.close()
         return
-    with hosting(config, command) as client:
+    with hosting(config, command, quiet=quiet) as client:
         yield client, f"served on {config.socket_path} while it ran"
 
 

@@ -158,8 +158,8 @@ def summary_line(r: SyncReport) -> str:
     if r.vectors_deferred:
         # Text first (ADR 0201): searchable by its words now, its vectors made after.
         mode += (
-            f"; {r.vectors_deferred} chunks' vectors still to come (made by the service in "
-            "the background; `lcg status` shows the backlog)"
+            f"; {r.vectors_deferred} chunks' vectors still to come (searchable by their "
+            "words meanwhile; `lcg status` shows the backlog)"
         )
     return (
         f"{r.source} -> group {r.group_id!r}: files {r.files_new} new, {r.files_changed} "

@@ -61,8 +61,12 @@ class ServiceApp:
         *,
         embedder_factory: Callable[[], Embedder] | None = None,
         read_only: str | None = None,
+        cypher_on_demand: bool = False,
     ) -> None:
         self.config = config
+        #: The Cypher worker starts at the first query rather than on open: a command that
+        #: serves the workspace only while it runs (ADR 0199) spares its read model's catch-up.
+        self.cypher_on_demand = cypher_on_demand
         self.embedder_factory = embedder_factory
         #: When set, writes are refused with this message (a replica names its publisher).
         self.read_only = read_only
@@ -165,7 +169,7 @@ class ServiceApp:
 
     def _attach(self, ws: Workspace) -> None:
         self._close_cypher()
-        self.cypher = open_cypher_sandbox(ws)
+        self.cypher = open_cypher_sandbox(ws, start=not self.cypher_on_demand)
         self._ws = ws
         # Source syncs may leave their vectors to ``_watch_vectors`` (ADR 0201).
         ws.vectors.backlog.drained_in_background = True

@@ -188,6 +188,15 @@ class Server:
         self._inode = os.stat(path).st_ino
         self._open_task = asyncio.create_task(self.dispatcher.open_app())
 
+    def on_open(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (on the loop) once ``app.open()`` has ended, however it ended: a
+        process hosting its own service starts its work then, with no polling."""
+        task = self._open_task
+        if task is None or task.done():
+            callback()
+            return
+        task.add_done_callback(lambda _task: callback())
+
     def request_shutdown(self) -> None:
         """Begin a graceful shutdown (idempotent; safe from handlers, signal handlers and
         other threads: ``asyncio.Event.set`` is not thread-safe, so it runs on the loop)."""

@@ -13,8 +13,9 @@ __all__ = ["CYPHER_DIR", "open_cypher_sandbox"]
 CYPHER_DIR = "cypher"
 
 
-def open_cypher_sandbox(ws: Workspace) -> CypherSandbox:
-    """Start the worker for ``ws``; every purge of the service's graph is passed on to it."""
+def open_cypher_sandbox(ws: Workspace, *, start: bool = True) -> CypherSandbox:
+    """The sandbox of ``ws``, its worker started now (``start``) or by the first query; every
+    purge of the service's graph is passed on to it."""
 
     def targets() -> dict[str, Target]:
         out: dict[str, Target] = {}
@@ -30,5 +31,6 @@ def open_cypher_sandbox(ws: Workspace) -> CypherSandbox:
         SandboxLimits(memory_mb=ws.config.cypher_memory_mb, max_bytes=ws.config.cypher_max_bytes),
     )
     ws.graph.on_purge = sandbox.mark_dirty
-    sandbox.start()
+    if start:
+        sandbox.start()
     return sandbox
