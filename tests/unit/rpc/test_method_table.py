@@ -52,6 +52,8 @@ class FakeApp:
         self._health = (state, reason)
         self.jobs: dict[str, app_module.Job] = {}
         self.recovered: list[str] = []
+        #: No workspace is open: health has no vector backlog to report (ADR 0201).
+        self.workspace_or_none = None
 
     def health(self) -> tuple[str, str | None]:
         return self._health
