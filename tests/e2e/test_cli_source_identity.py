@@ -13,6 +13,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -337,4 +340,43 @@ def test_sources_through_a_running_service(tmp_path: Path) -> None:
         assert {h["source_file"] for h in json.loads(found.stdout)} == {"notes~2/mars.md"}
     finally:
         assert sf.stop_serve(proc, sock) == 0
+        shutil.rmtree(ws, ignore_errors=True)
+
+
+def _wait_for(proc: subprocess.Popen[bytes], log: Path, text: str) -> None:
+    """Until ``text`` is in the log; the failure signal is the process ending or 120 s."""
+    deadline = time.monotonic() + 120
+    while text not in log.read_text():
+        assert proc.poll() is None, log.read_text()
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.02)
+
+
+def test_a_watched_tree_emptied_keeps_its_files_unless_pruned(tmp_path: Path) -> None:
+    ws = sf.short_tmp()
+    notes = _write(tmp_path / "notes", {"a.md": "the walrus sleeps\n"})
+    log = ws / "watch.log"
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            [str(sf.LCG), "-C", str(ws), "watch", str(notes)],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            env=sf.serve_env(),
+        )
+    try:
+        _wait_for(proc, log, "watching 1 tree")
+        (notes / "a.md").unlink()
+        # Before: the watcher removed it ("1 removed") and said nothing of --prune.
+        _wait_for(proc, log, "kept 1 stored files of notes/: it has no file to read")
+        found = sf.run_lcg(ws, "search", "walrus", "--json")
+        assert found.returncode == 0, found.stderr
+        assert [h["source_file"] for h in json.loads(found.stdout)] == ["notes/a.md"]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0, log.read_text()
+        assert "1 removed" not in log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
         shutil.rmtree(ws, ignore_errors=True)

@@ -27,7 +27,8 @@ from lcg.cli._common import add_command, config_from
 from lcg.cli._holder import claim, take_for_process
 from lcg.cli._service import wait_serving
 from lcg.cli._sync import ServiceBackend, summary_line
-from lcg.cli.ingest import check_roots
+from lcg.cli._terminal import safe
+from lcg.cli.ingest import check_roots, held_line
 from lcg.config import Config
 from lcg.errors import LcgError, StreamLockedError
 from lcg.events import DEFAULT_GROUP
@@ -40,7 +41,8 @@ _SUMMARY = "Watch files and folders and keep them in sync in a group until stopp
 _DETAILS = """
 Starts with a sync of every PATH (as lcg ingest), then syncs again whenever files change:
 saves, new files, deletes and moves. Through the running service, or serving the
-workspace's socket itself when none runs. Stop it with Ctrl-C or SIGTERM.
+workspace's socket itself when none runs. A tree with no file to read (emptied, unmounted)
+removes nothing unless --prune is given (ADR 0200). Stop it with Ctrl-C or SIGTERM.
 """
 _EXAMPLE = """
 lcg watch ~/notes                        # keep ~/notes current in group 'liminis'
@@ -94,8 +96,13 @@ class Watcher:
         warn: Callable[[str], None] | None = None,
         report: Callable[[str | None], None] | None = None,
         take_over: Callable[[], bool] | None = None,
+        prune: bool = False,
     ) -> None:
         self.socket_path = socket_path
+        #: Whether a tree with no file to read has its stored files removed (``--prune``).
+        self.prune = prune
+        #: Stored files each tree's last sync held back (no file to read, no ``--prune``).
+        self.held: dict[Path, int] = {}
         #: Asked while no service answers: True once this process took the workspace (the
         #: holder it went through has ended, ADR 0199); the run then ends, to serve it here.
         self.take_over = take_over
@@ -160,7 +167,9 @@ class Watcher:
             if failing is not None and failing.next_try > time.monotonic():
                 continue
             try:
-                done = sync_tree(self._backend(), root, self.group_id, cache=self.caches[root])
+                done = sync_tree(
+                    self._backend(), root, self.group_id, prune=self.prune, cache=self.caches[root]
+                )
             except TransportError as exc:
                 self._drop_client()
                 if self.stop.is_set():
@@ -183,6 +192,10 @@ class Watcher:
                 self._tell()
             if always_say or _changed(done) or failing is not None:
                 self.say(summary_line(done))
+            held = held_line(done)
+            if held is not None and self.held.get(root) != done.files_held:
+                self.warn(held.strip())  # said once, not on every save elsewhere
+            self.held[root] = done.files_held
 
     def retry_due(self) -> None:
         """Sync again the failing trees whose back-off has passed."""
@@ -348,14 +361,14 @@ def _changed(r: SyncReport) -> bool:
 
 
 def _say(line: str) -> None:
-    print(f"{time.strftime('%H:%M:%S')} {line}", flush=True)
+    print(f"{time.strftime('%H:%M:%S')} {safe(line, lines=True)}", flush=True)
 
 
 def _warn(line: str) -> None:
-    print(f"{time.strftime('%H:%M:%S')} {line}", file=sys.stderr, flush=True)
+    print(f"{time.strftime('%H:%M:%S')} {safe(line, lines=True)}", file=sys.stderr, flush=True)
 
 
-def _watch_through(config: Config, roots: list[Path], group_id: str) -> int:
+def _watch_through(config: Config, roots: list[Path], group_id: str, *, prune: bool = False) -> int:
     """Watch through the service already running (its failures are told on stderr only:
     that service's health is about itself, ADR 0193); when the process holding it ends and
     nothing else takes the workspace, this watch takes it and serves it (ADR 0199)."""
@@ -382,6 +395,7 @@ def _watch_through(config: Config, roots: list[Path], group_id: str) -> int:
             say=_say,
             warn=_warn,
             take_over=take_over,
+            prune=prune,
         )
         watcher.run()
     finally:
@@ -389,7 +403,7 @@ def _watch_through(config: Config, roots: list[Path], group_id: str) -> int:
             signal.signal(s, handler)
     if watcher.took_over:
         _say("the service went away; serving the workspace here")
-        return _watch_hosting(config, roots, group_id)
+        return _watch_hosting(config, roots, group_id, prune=prune)
     _say("stopped")
     return 0
 
@@ -421,7 +435,7 @@ def start_watching(watcher: Watcher, problems: ComponentProblems) -> threading.T
     return thread
 
 
-def _watch_hosting(config: Config, roots: list[Path], group_id: str) -> int:
+def _watch_hosting(config: Config, roots: list[Path], group_id: str, *, prune: bool = False) -> int:
     """Serve the workspace's socket here and watch through it; the watcher's problems are
     the service's health (``health_check``, ``lcg status``). A stop ends the process within
     the grace plus 2 s, as ``lcg serve`` (ADR 0197)."""
@@ -429,7 +443,9 @@ def _watch_hosting(config: Config, roots: list[Path], group_id: str) -> int:
     from lcg.rpc import Limits, Server, build_app, serve
 
     stop = threading.Event()
-    watcher = Watcher(config.socket_path, roots, group_id, stop=stop, say=_say, warn=_warn)
+    watcher = Watcher(
+        config.socket_path, roots, group_id, stop=stop, say=_say, warn=_warn, prune=prune
+    )
     app = build_app(config)
     threads: list[threading.Thread] = []
     tasks: set[asyncio.Task[None]] = set()
@@ -472,8 +488,8 @@ def _run(args: argparse.Namespace) -> int:
     got = claim(config, "watch", take=lambda: take_for_process(config))
     if isinstance(got, Client):
         got.close()
-        return _watch_through(config, roots, args.group)
-    return _watch_hosting(config, roots, args.group)
+        return _watch_through(config, roots, args.group, prune=args.prune)
+    return _watch_hosting(config, roots, args.group, prune=args.prune)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -488,4 +504,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=DEFAULT_GROUP,
         metavar="G",
         help=f"the group (default {DEFAULT_GROUP!r})",
+    )
+    p.add_argument(
+        "--prune",
+        action="store_true",
+        help="remove the stored files of a tree that has no file to read (empty or missing)",
     )
