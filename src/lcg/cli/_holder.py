@@ -172,7 +172,7 @@ def hosting(config: Config, command: str, *, quiet: bool = False) -> Iterator[Cl
         try:
             asyncio.run(
                 serve(
-                    build_app(config, cypher_on_demand=True),
+                    build_app(config, one_shot=True),
                     config.socket_path,
                     config.shutdown_timeout_ms,
                     started=started,

@@ -61,12 +61,13 @@ class ServiceApp:
         *,
         embedder_factory: Callable[[], Embedder] | None = None,
         read_only: str | None = None,
-        cypher_on_demand: bool = False,
+        one_shot: bool = False,
     ) -> None:
         self.config = config
-        #: The Cypher worker starts at the first query rather than on open: a command that
-        #: serves the workspace only while it runs (ADR 0199) spares its read model's catch-up.
-        self.cypher_on_demand = cypher_on_demand
+        #: Served only while one command runs (ADR 0199): its Cypher worker starts at the first
+        #: query rather than replaying a read model on open, and its writes make their vectors
+        #: with them — a background drain (ADR 0201) would only make the command wait longer.
+        self.one_shot = one_shot
         self.embedder_factory = embedder_factory
         #: When set, writes are refused with this message (a replica names its publisher).
         self.read_only = read_only
@@ -169,10 +170,10 @@ class ServiceApp:
 
     def _attach(self, ws: Workspace) -> None:
         self._close_cypher()
-        self.cypher = open_cypher_sandbox(ws, start=not self.cypher_on_demand)
+        self.cypher = open_cypher_sandbox(ws, start=not self.one_shot)
         self._ws = ws
         # Source syncs may leave their vectors to ``_watch_vectors`` (ADR 0201).
-        ws.vectors.backlog.drained_in_background = True
+        ws.vectors.backlog.drained_in_background = not self.one_shot
         self._searcher = Searcher(ws.graph, ws.text, ws.vectors, ws.text_embedder)
         self._state = "healthy"
         self._reason = None
