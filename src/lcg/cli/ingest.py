@@ -77,13 +77,16 @@ class IngestSummary(msgspec.Struct, kw_only=True):
     trees: list[SyncReport] = []
 
 
-def check_roots(paths: list[str]) -> list[Path]:
-    """The PATHs as given (``~`` expanded), each resolved path once; a missing one is checked
-    against the group's sources when the sync starts."""
+def check_roots(paths: list[str], *, missing_ok: bool = False) -> list[Path]:
+    """The PATHs as given (``~`` expanded), each resolved path once; a ``ConfigError`` for a
+    missing one unless ``missing_ok`` (``lcg ingest`` checks it against the group's sources:
+    a registered source that is gone is synced, its files held back without ``--prune``)."""
     roots: list[Path] = []
     seen: set[Path] = set()
     for raw in paths:
         path = Path(raw).expanduser()
+        if not missing_ok and not os.path.lexists(path):
+            raise ConfigError(f"no such file or folder: {raw}")
         resolved = path.resolve()
         if resolved not in seen:
             seen.add(resolved)
@@ -139,7 +142,7 @@ def _total(group_id: str, reports: list[SyncReport]) -> IngestSummary:
 
 
 def _run(args: argparse.Namespace) -> int:
-    roots = check_roots(args.paths)
+    roots = check_roots(args.paths, missing_ok=True)
     config = config_from(args)
     quiet = args.silent or args.json
 
