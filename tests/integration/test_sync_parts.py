@@ -95,6 +95,16 @@ def _wait_stream(ws: Path, proc: Any) -> None:
         time.sleep(0.01)
 
 
+def _wait_vectors(sock: Path) -> None:
+    """Until the service has made the vectors a source sync left to the background (text
+    first, ADR 0201): health names the backlog while there is one."""
+    deadline = time.monotonic() + 900
+    with sf.RawConnection(sock, timeout=600) as c:
+        while c.result("health_check", {}).get("vectors_pending"):
+            assert time.monotonic() < deadline, "the vector backlog never drained"
+            time.sleep(0.2)
+
+
 def _manifest(sock: Path) -> dict[str, str]:
     with sf.RawConnection(sock) as c:
         rows = c.result("knowledge_source_manifest", {"prefix": "t/", "group_id": GROUP})
@@ -144,6 +154,7 @@ def test_a_60k_chunk_batch_lets_another_write_in_and_ends_in_the_same_state(
 
     held = _manifest(sock)
     assert held == {c["chunk_id"]: content_hash(c["chunk_text"]) for c in [*add, other]}
+    _wait_vectors(sock)  # verify compares projections; the vectors follow the text
     verify = sf.run_lcg(ws, "verify")
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
