@@ -20,40 +20,22 @@ from pathlib import Path
 from typing import Any
 
 GROUP = "liminis"
-E_CREATE = (
-    "CREATE (:Entity {uuid: $uuid, name: $name, group_id: $group_id, labels: $labels, "
-    "created_at: $created_at, name_embedding: $name_embedding, summary: $summary, "
-    "attributes: $attributes})"
+# The reference's templates (lcg-api §5.2) are the fixture generator's: one spelling of each.
+# ``wal-fixtures/`` is on pytest's path; run as a script, this file puts it there itself.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "wal-fixtures"))
+from make_reference_streams import (  # noqa: E402
+    DIRECT,
+    E_CREATE,
+    E_SUMMARY,
+    EP_CREATE,
+    EP_DELETE,
+    HOPS,
+    MENTION,
+    RN_CREATE,
+    SET_LABELS,
+    SET_RT,
 )
-E_SUMMARY = "MATCH (e:Entity {uuid: $uuid}) SET e.summary = $summary"
-RN_CREATE = (
-    "CREATE (:RelatesToNode_ {uuid: $uuid, name: $name, group_id: $group_id, "
-    "created_at: $created_at, fact: $fact, fact_embedding: $fact_embedding, "
-    "valid_at: $valid_at, invalid_at: $invalid_at, attributes: $attributes, "
-    "relation_type: $relation_type})"
-)
-DIRECT = (
-    "MATCH (src:Entity {uuid: $src}), (dst:Entity {uuid: $dst}) CREATE (src)-[:RELATES_TO "
-    "{uuid: $uuid, name: $name, group_id: $group_id, fact: $fact, valid_at: $valid_at, "
-    "invalid_at: $invalid_at, attributes: $attributes}]->(dst)"
-)
-HOPS = (
-    "MATCH (src:Entity {uuid: $src}), (rn:RelatesToNode_ {uuid: $rn}), (dst:Entity "
-    "{uuid: $dst}) CREATE (src)-[:RELATES_TO]->(rn), (rn)-[:RELATES_TO]->(dst)"
-)
-EP_CREATE = (
-    "CREATE (:Episodic {uuid: $uuid, name: $name, group_id: $group_id, created_at: "
-    "$created_at, source: $source, source_description: $source_description, content: "
-    "$content, content_embedding: $content_embedding, valid_at: $valid_at, entity_edges: "
-    "$entity_edges})"
-)
-MENTION = (
-    "MATCH (ep:Episodic {uuid: $ep}), (en:Entity {uuid: $en}) "
-    "CREATE (ep)-[:MENTIONS {group_id: $group_id}]->(en)"
-)
-SET_LABELS = "MATCH (e:Entity {uuid: $uuid}) SET e.labels = $labels"
-SET_RT = "MATCH (n:RelatesToNode_ {uuid: $uuid}) SET n.relation_type = $rt"
-EP_DELETE = "MATCH (ep:Episodic {uuid: $uuid}) DETACH DELETE ep"
+
 _WORDS = (
     "orbit lander module thruster telemetry payload booster capsule docking hatch crater "
     "regolith ascent descent gimbal sextant beacon antenna reactor coolant valve"
