@@ -154,6 +154,11 @@ def test_search_answers_by_words_before_the_vectors_then_as_a_sync_that_waited(
                 data = json.loads(status.stdout)
                 assert data["vectors_pending"] > 0, data
                 assert data["wal_groups"][G]["vectors_pending"] > 0, data
+                # Vectors being made by the service are no fault: lcg status says so, exit 0.
+                assert status.returncode == 0, status.stdout + status.stderr
+                plain = _lcg(first, env, "status")
+                assert plain.returncode == 0, plain.stdout + plain.stderr
+                assert "searchable by their words" in plain.stdout, plain.stdout
 
                 embedder.state.release.set()
                 health = _drained(c)

@@ -55,13 +55,13 @@ def _run(args: argparse.Namespace) -> int:
         _print_table(data)
     groups = data.get("wal_groups", {}).values()
     healthy = data.get("queryable", False) and all(
-        g.get("hydration_status") == "hydrated" or g.get("hydration_status") == "not_applicable"
+        g.get("hydration_status") in ("hydrated", "not_applicable") or _draining(data, g)
         for g in groups
     )
     healthy = healthy and not any(g.get("degraded_reason") for g in groups)
     # The reference calls a one-event stream "not_applicable" whether or not it is applied;
     # lcg's own exit status reads the projections (a stream that came while no service ran).
-    healthy = healthy and not any(_unapplied(g) for g in groups)
+    healthy = healthy and not any(_unapplied(g) and not _draining(data, g) for g in groups)
     # A replica's group that its follower stopped (a defect or an unsafe file in the
     # publication) is no longer kept current: the other groups are (ADR 0154).
     healthy = healthy and not any(_replica_stopped(g) for g in groups)
@@ -110,6 +110,17 @@ def _print_table(data: dict[str, Any]) -> None:
     _print_remedies(data)
 
 
+def _draining(data: dict[str, Any], group: dict[str, Any]) -> bool:
+    """Whether only the group's vectors lag its stream, and the running service is making them
+    (text first, ADR 0201): its words are searchable, nothing is wrong."""
+    if data.get("served_by") != "service" or not group.get("vectors_pending"):
+        return False
+    max_seq = group.get("max_seq")
+    positions = group.get("projections") or {}
+    others = [seq for name, seq in positions.items() if name != "vectors"]
+    return max_seq is not None and all(seq is not None and seq >= max_seq for seq in others)
+
+
 def _replica_stopped(group: dict[str, Any]) -> bool:
     replica = group.get("replica")
     return isinstance(replica, dict) and replica.get("state") == "stopped"
@@ -138,6 +149,13 @@ def _print_remedies(data: dict[str, Any]) -> None:
                 f"cleared: group {gid!r} was cleared by knowledge_clear_all through seq "
                 f"{g['cleared_through_seq']} (its stream is kept; later events are applied); "
                 f"`lcg replay --group {gid} --force-clear` restores it from the stream"
+            )
+        elif _draining(data, g):
+            rate = data.get("vectors_per_s") or 0
+            _say(
+                f"vectors: group {gid!r} has {g['vectors_pending']:,} chunks whose vectors the "
+                f"service is making in the background ({rate:g}/s); they are searchable by their "
+                "words meanwhile"
             )
         elif g.get("hydration_status") != "wal_ahead" and _unapplied(g):
             _say(
