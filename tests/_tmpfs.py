@@ -52,6 +52,15 @@ def small_disk(size: str = TMPFS_SIZE) -> Iterator[tuple[Path, Path]]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+def grow(mnt: Path, size: str) -> None:
+    """Give the tmpfs at ``mnt`` more room (a remount keeps its files): for a part of a test
+    that is about what survived the full disk, not about a full disk again."""
+    done = subprocess.run(
+        ["mount", "-o", f"remount,size={size}", str(mnt)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+
+
 def fill(path: Path) -> int:
     """Write ``path`` until the disk is full; returns the bytes written."""
     written = 0
