@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HolderUnreachable",
+    "alone",
     "claim",
     "describe_holder",
     "hosting",
@@ -203,6 +204,56 @@ def hosting(config: Config, command: str, *, quiet: bool = False) -> Iterator[Cl
         thread.join(_STOP_JOIN_S)
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+        release_for_process(lcg_dir)
+
+
+@contextmanager
+def alone(config: Config, command: str, *, quiet: bool = False) -> Iterator[Client | None]:
+    """By ``claim``'s rule: a client of the running service (the command goes through it), or
+    ``None`` once this process holds the workspace's lock to do its work in the files itself
+    (work no service method does, or that needs the workspace to itself). Meanwhile the
+    socket is served by a ``BusyApp``: another command or agent is answered at once, degraded
+    with "busy: lcg COMMAND (pid N) ...", instead of waiting for the lock. On leaving, the
+    socket goes and the lock is given up."""
+    import os
+
+    from lcg.rpc import BusyApp, busy_reason, serve
+    from lcg.workspace import release_for_process
+
+    got = claim(config, command, take=lambda: take_for_process(config), quiet=quiet)
+    if isinstance(got, Client):
+        with got:
+            yield got
+        return
+    lcg_dir = config.workspace / LCG_DIR
+    bound = threading.Event()
+    servers: list[Server] = []
+    failed: list[BaseException] = []
+
+    def started(server: Server) -> None:
+        servers.append(server)
+        bound.set()
+
+    def run() -> None:
+        try:
+            app = BusyApp(busy_reason(command, os.getpid()))
+            asyncio.run(serve(app, config.socket_path, config.shutdown_timeout_ms, started=started))
+        except BaseException as exc:  # noqa: BLE001 - told to the command below
+            failed.append(exc)
+        finally:
+            bound.set()
+
+    thread = threading.Thread(target=run, name=f"lcg-{command}-busy", daemon=True)
+    try:
+        thread.start()
+        bound.wait()
+        if failed:
+            raise failed[0]
+        yield None
+    finally:
+        for server in servers:
+            server.request_shutdown()
+        thread.join(_STOP_JOIN_S)
         release_for_process(lcg_dir)
 
 

@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = args.func(args)
         return status
     except LcgError as exc:
-        print(f"Error: {safe(exc, lines=True)}", file=sys.stderr)
+        print(f"Error: {safe(_with_reason(exc), lines=True)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
@@ -117,6 +117,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         # ``lcg wal tail | head``: the reader left; not an error of ours.
         sys.stderr.close()
         return 0
+
+
+def _with_reason(exc: LcgError) -> str:
+    """``exc``'s message, and the reason a service gave with it (a -32001 answer keeps the
+    reference's words as its message and says why in ``data.reason``: a busy holder, ADR 0199)."""
+    data = getattr(exc, "data", None)
+    reason = data.get("reason") if isinstance(data, dict) else None
+    if isinstance(reason, str) and reason and reason not in str(exc):
+        return f"{exc} ({reason})"
+    return str(exc)
 
 
 if __name__ == "__main__":

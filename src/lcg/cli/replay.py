@@ -9,9 +9,9 @@ from typing import Any
 import msgspec
 
 from lcg.cli._common import config_from, group_dir
+from lcg.cli._holder import alone
 from lcg.cli._service import (
     ProgressBar,
-    live_client,
     open_direct,
     print_json,
     show_replay,
@@ -154,29 +154,15 @@ def _replay(config: Config, args: argparse.Namespace) -> int:
         "force_clear": args.force_clear,
         "accept_loss": args.accept_loss,
     }
-    client = live_client(config)
-    if client is not None:
-        with client:
+    with alone(config, "replay") as client:
+        if client is not None:
             result = client.call(
                 "knowledge_rebuild_from_wal",
                 params,
                 on_progress=lambda frame: _show_frame(bar, frame),
             )
-    else:
-        from lcg.ingest import rebind_after_reset
-
-        with open_direct(config, catch_up=False) as ws:
-            res = ws.projector.rebuild(
-                args.group,
-                from_seq=args.from_seq,
-                to_seq=args.to_seq,
-                dry_run=args.dry_run,
-                force_clear=args.force_clear,
-                accept_loss=args.accept_loss,
-                progress=lambda p: show_replay(bar, p),
-            )
-            rebind_after_reset(ws, res)
-            result = msgspec.to_builtins(res)
+        else:
+            result = _replay_here(config, args, bar)
     bar.done()
     if args.json:
         print_json(result)
@@ -191,6 +177,26 @@ def _replay(config: Config, args: argparse.Namespace) -> int:
         )
         return 1
     return 0 if not result.get("failed_lines") or result.get("loss_accepted") else 1
+
+
+def _replay_here(config: Config, args: argparse.Namespace, bar: ProgressBar) -> dict[str, Any]:
+    """The replay in this process, which holds the workspace (``alone``): it opens the files
+    without catching up first, as a service's open would."""
+    from lcg.ingest import rebind_after_reset
+
+    with open_direct(config, catch_up=False) as ws:
+        res = ws.projector.rebuild(
+            args.group,
+            from_seq=args.from_seq,
+            to_seq=args.to_seq,
+            dry_run=args.dry_run,
+            force_clear=args.force_clear,
+            accept_loss=args.accept_loss,
+            progress=lambda p: show_replay(bar, p),
+        )
+        rebind_after_reset(ws, res)
+        result: dict[str, Any] = msgspec.to_builtins(res)
+    return result
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -4,6 +4,7 @@ service application, and the Python client."""
 from __future__ import annotations
 
 from lcg.rpc.app import ServiceApp, build_app
+from lcg.rpc.busy import BusyApp, busy_reason
 from lcg.rpc.client import AsyncClient, Client
 from lcg.rpc.dispatch import App
 from lcg.rpc.errors import TransportError
@@ -19,6 +20,7 @@ from lcg.rpc.server import Limits, Server, serve
 __all__ = [
     "App",
     "AsyncClient",
+    "BusyApp",
     "Client",
     "ComponentProblems",
     "Limits",
@@ -31,6 +33,7 @@ __all__ = [
     "TransportError",
     "build_app",
     "build_registry",
+    "busy_reason",
     "closest",
     "default_registry",
     "dial_once",

@@ -138,6 +138,11 @@ class MethodDef:
         """The method without an app (docs, attached MCP); calling its handler is refused."""
         return self._spec(functools.partial(_unbound, self.name))
 
+    def serve_with(self, handler: Handler) -> MethodSpec:
+        """The method answered by ``handler`` (``(ctx, params)``) instead of its own (a busy
+        holder refusing it, ``lcg.rpc.busy``)."""
+        return self._spec(handler)
+
     def _spec(self, handler: Handler) -> MethodSpec:
         return MethodSpec(
             self.name,
