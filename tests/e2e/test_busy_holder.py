@@ -22,6 +22,13 @@ import _service_fixtures as sf
 from fake_embeddings import FakeEmbeddingsServer, free_port
 
 G = "busy"
+T0 = "2024-05-01T09:00:00.000000+00:00"
+#: A reference stream's entity line (the shape of its Cypher, as tests/e2e's import tests).
+ENTITY = (
+    "CREATE (:Entity {uuid: $uuid, name: $name, group_id: $group_id, labels: $labels, "
+    "created_at: $created_at, name_embedding: $name_embedding, summary: $summary, "
+    "attributes: $attributes})"
+)
 #: Generous bound on anything a test waits for (a hang fails the test, never a slow machine).
 WAIT_S = 120.0
 
@@ -58,51 +65,119 @@ def _held_texts(server: FakeEmbeddingsServer) -> int:
     return sum("HOLDME" in t for t in server.state.texts())
 
 
+def _spawn(ws: Path, env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
+    with (ws.parent / f"{ws.name}.log").open("ab") as log:
+        return subprocess.Popen(
+            [str(sf.LCG), "-C", str(ws), *args],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env=sf.serve_env(env),
+            cwd=str(ws.parent),
+        )
+
+
+def _answered_while_held(
+    embedder: FakeEmbeddingsServer, ws: Path, env: dict[str, str], command: str, *args: str
+) -> None:
+    """Run ``lcg COMMAND ARGS`` with the embedder holding every text with HOLDME: once it
+    asks for one, ``lcg status`` and ``lcg search`` are answered with the busy reason; then
+    the embedder answers and the command succeeds."""
+    log = ws.parent / f"{ws.name}.log"
+    before = _held_texts(embedder)
+    embedder.state.release.clear()
+    proc = _spawn(ws, env, command, *args)
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while _held_texts(embedder) == before:  # the command is embedding: held there
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, f"lcg {command} never asked for vectors"
+            time.sleep(0.05)
+        busy = f"busy: lcg {command} (pid {proc.pid})"
+        status = _lcg(ws, env, "status", "--json")
+        assert busy in status.stdout + status.stderr, status
+        assert "held by" not in status.stdout + status.stderr
+        search = _lcg(ws, env, "search", "platypus")
+        assert search.returncode != 0 and busy in search.stderr, search.stderr
+        assert proc.poll() is None, f"lcg {command} was to be still running"
+        embedder.state.release.set()
+        assert proc.wait(WAIT_S) == 0, log.read_text()
+    finally:
+        embedder.state.release.set()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+
+def test_an_import_of_a_reference_workspace_answers_status_while_it_runs(
+    embedder: FakeEmbeddingsServer, tmp_path: Path
+) -> None:
+    gdir = tmp_path / "ref" / "wal" / G
+    gdir.mkdir(parents=True)
+    params = {
+        "uuid": "00000000-0000-4000-8000-000000000001",
+        "name": "platypus HOLDME",
+        "group_id": G,
+        "labels": ["Entity"],
+        "created_at": T0,
+        "name_embedding": [0.5, 0.25],
+        "summary": "The platypus HOLDME lays eggs.",
+        "attributes": "{}",
+    }
+    line = {"seq": 0, "ts": T0, "db": "", "cypher": ENTITY, "params": params}
+    (gdir / "20240501_090000_aaaaaa_0000.jsonl").write_text(json.dumps(line) + "\n")
+    with sf.temp_workspace("lcg-busy-") as ws:
+        _answered_while_held(
+            embedder, ws, _env(embedder), "import-reference", str(tmp_path / "ref" / "wal"), "-s"
+        )
+
+
+def _ingested(ws: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """A note with HOLDME ingested into group G, and the embedding cache (derived state)
+    removed, so whatever builds vectors next asks the embedder."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\nThe platypus HOLDME lays eggs.\n")
+    done = _lcg(ws, env, "ingest", str(notes), "--group", G)
+    assert done.returncode == 0, done.stderr
+    shutil.rmtree(ws / ".lcg" / "cache" / "embeddings")
+
+
+def _found_after(ws: Path, env: dict[str, str]) -> None:
+    """The command gave the workspace back: the next command holds it and finds the note."""
+    search = _lcg(ws, env, "search", "platypus", "--group", G, "--json")
+    assert search.returncode == 0, search.stderr
+    assert [h["source_file"] for h in json.loads(search.stdout)] == ["notes/a.md"]
+
+
 def test_status_and_search_are_answered_while_a_replay_holds_the_workspace(
     embedder: FakeEmbeddingsServer, tmp_path: Path
 ) -> None:
     env = _env(embedder)
     with sf.temp_workspace("lcg-busy-") as ws:
-        notes = tmp_path / "notes"
-        notes.mkdir()
-        (notes / "a.md").write_text("# A\n\nThe platypus HOLDME lays eggs.\n")
-        done = _lcg(ws, env, "ingest", str(notes), "--group", G)
-        assert done.returncode == 0, done.stderr
-        # The embedding cache is derived state: without it the replay asks the embedder.
-        shutil.rmtree(ws / ".lcg" / "cache" / "embeddings")
-        before = _held_texts(embedder)
-        embedder.state.release.clear()
-        log = (ws / "replay.log").open("ab")
-        replay = subprocess.Popen(
-            [str(sf.LCG), "-C", str(ws), "replay", "--group", G, "--force-clear", "-s"],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            env=sf.serve_env(env),
-            cwd=str(ws),
-        )
-        try:
-            deadline = time.monotonic() + WAIT_S
-            while _held_texts(embedder) == before:  # the replay is embedding: held there
-                assert replay.poll() is None, (ws / "replay.log").read_text()
-                assert time.monotonic() < deadline, "the replay never asked for vectors"
-                time.sleep(0.05)
-            status = _lcg(ws, env, "status", "--json")
-            assert "busy: lcg replay (pid" in status.stdout + status.stderr, status
-            assert "held by" not in status.stdout + status.stderr
-            search = _lcg(ws, env, "search", "platypus", "--group", G)
-            assert search.returncode != 0
-            assert f"busy: lcg replay (pid {replay.pid})" in search.stderr, search.stderr
-            assert replay.poll() is None, "the replay was to be still running"
-            embedder.state.release.set()
-            assert replay.wait(WAIT_S) == 0, (ws / "replay.log").read_text()
-        finally:
-            embedder.state.release.set()
-            if replay.poll() is None:
-                replay.kill()
-                replay.wait(10)
-            log.close()
-        # The replay gave the workspace back: the next command holds it, and finds the note.
-        search = _lcg(ws, env, "search", "platypus", "--group", G, "--json")
-        assert search.returncode == 0, search.stderr
-        assert [h["source_file"] for h in json.loads(search.stdout)] == ["notes/a.md"]
+        _ingested(ws, env, tmp_path)
+        _answered_while_held(embedder, ws, env, "replay", "--group", G, "--force-clear", "-s")
+        _found_after(ws, env)
+
+
+def test_status_and_search_are_answered_while_verify_holds_the_workspace(
+    embedder: FakeEmbeddingsServer, tmp_path: Path
+) -> None:
+    env = _env(embedder)
+    with sf.temp_workspace("lcg-busy-") as ws:
+        _ingested(ws, env, tmp_path)
+        _answered_while_held(embedder, ws, env, "verify", "--group", G)
+        _found_after(ws, env)
+
+
+def test_status_and_search_are_answered_while_dump_holds_the_workspace(
+    embedder: FakeEmbeddingsServer, tmp_path: Path
+) -> None:
+    env = _env(embedder)
+    with sf.temp_workspace("lcg-busy-") as ws:
+        _ingested(ws, env, tmp_path)
+        for derived in ("db", "text", "vectors"):  # the dump's open catches them up: embeds
+            shutil.rmtree(ws / ".lcg" / derived)
+        _answered_while_held(embedder, ws, env, "dump", "--group", G, "--to", str(tmp_path / "d"))
+        assert (tmp_path / "d" / G).is_dir()
+        _found_after(ws, env)

@@ -8,7 +8,8 @@ from pathlib import Path
 import msgspec
 
 from lcg.cli._common import config_from, group_dir
-from lcg.cli._service import live_client, open_direct, print_json
+from lcg.cli._holder import alone
+from lcg.cli._service import open_direct, print_json
 from lcg.cli._terminal import safe
 from lcg.errors import StreamError
 from lcg.events import encode_group
@@ -37,22 +38,24 @@ def _run(args: argparse.Namespace) -> int:
         raise StreamError(
             f"dump target {target} is not empty; choose a new directory or empty it first"
         )
-    client = live_client(config)
-    if client is not None:
-        # One layout either way (ADR 0172): the socket method writes one group's stream
-        # straight into its target_dir (the reference's layout), so it is given DIR/<group>.
-        params: dict[str, str] = {"target_dir": str(target)}
-        if args.group is not None:
-            params = {"group_id": args.group, "target_dir": str(target / encode_group(args.group))}
-        with client:
+    with alone(config, "dump") as client:
+        if client is not None:
+            # One layout either way (ADR 0172): the socket method writes one group's stream
+            # straight into its target_dir (the reference's layout), so it is given DIR/<group>.
+            params: dict[str, str] = {"target_dir": str(target)}
+            if args.group is not None:
+                params = {
+                    "group_id": args.group,
+                    "target_dir": str(target / encode_group(args.group)),
+                }
             result = client.call("knowledge_dump_wal", params)
-        result["target_dir"] = str(target)
-    else:
-        from lcg.ingest import dump_groups
+            result["target_dir"] = str(target)
+        else:
+            from lcg.ingest import dump_groups
 
-        with open_direct(config) as ws:
-            groups = [args.group] if args.group else None
-            result = msgspec.to_builtins(dump_groups(ws, target, groups))
+            with open_direct(config) as ws:
+                groups = [args.group] if args.group else None
+                result = msgspec.to_builtins(dump_groups(ws, target, groups))
     if args.json:
         print_json(result)
     else:

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from lcg.cli._common import config_from
-from lcg.cli._service import ProgressBar, live_client, print_json, show_replay
+from lcg.cli._holder import alone
+from lcg.cli._service import ProgressBar, print_json, show_replay
 from lcg.cli._terminal import safe
 from lcg.errors import LcgError
 from lcg.ingest import ImportResult
@@ -71,29 +72,28 @@ def _run(args: argparse.Namespace) -> int:
     from lcg.ingest import import_reference
 
     config = config_from(args)
-    client = live_client(config)
-    if client is not None:
-        client.close()
-        raise LcgError(
-            f"a service is running in the workspace {config.workspace}: it holds the streams "
-            "and projections an import replaces; stop it (Ctrl-C on `lcg serve`, or the "
-            "knowledge_close method), run the import, then start the service again"
-        )
-    lines_bar = ProgressBar("reading", silent=args.silent)
-    apply_bar = ProgressBar("applying", silent=args.silent)
-    try:
-        result = import_reference(
-            config,
-            Path(args.path).expanduser().resolve(),
-            groups=args.group,
-            force=args.force,
-            accept_loss=args.accept_loss,
-            on_lines=lambda done, total, group: lines_bar.update(done, total, group),
-            progress=lambda p: show_replay(apply_bar, p, name_group=True),
-        )
-    finally:
-        lines_bar.done()
-        apply_bar.done()
+    with alone(config, "import-reference", quiet=args.silent) as client:
+        if client is not None:
+            raise LcgError(
+                f"a service is running in the workspace {config.workspace}: it holds the "
+                "streams and projections an import replaces; stop it (Ctrl-C on `lcg serve`, "
+                "or the knowledge_close method), run the import, then start the service again"
+            )
+        lines_bar = ProgressBar("reading", silent=args.silent)
+        apply_bar = ProgressBar("applying", silent=args.silent)
+        try:
+            result = import_reference(
+                config,
+                Path(args.path).expanduser().resolve(),
+                groups=args.group,
+                force=args.force,
+                accept_loss=args.accept_loss,
+                on_lines=lambda done, total, group: lines_bar.update(done, total, group),
+                progress=lambda p: show_replay(apply_bar, p, name_group=True),
+            )
+        finally:
+            lines_bar.done()
+            apply_bar.done()
     if args.json:
         print_json(result)
     else:

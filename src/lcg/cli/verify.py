@@ -8,8 +8,10 @@ from typing import Any
 import msgspec
 
 from lcg.cli._common import config_from, group_dir
-from lcg.cli._service import live_client, open_direct, print_json
+from lcg.cli._holder import alone
+from lcg.cli._service import open_direct, print_json
 from lcg.cli._terminal import safe
+from lcg.config import Config
 
 __all__ = ["register"]
 
@@ -33,27 +35,14 @@ def _run(args: argparse.Namespace) -> int:
         # without (an empty verdict of nothing would read as ok).
         group_dir(config, args.group)
     params = {"group_ids": [args.group]} if args.group else {}
-    client = live_client(config)
     report: dict[str, Any]
     #: Groups whose vectors another embedder built: why their vectors digest differs.
     foreign: dict[str, str] = {}
-    if client is not None:
-        with client:
+    with alone(config, "verify") as client:
+        if client is not None:
             report = client.call("knowledge_verify", params)
-    else:
-        from lcg.workspace import verify_workspace
-
-        with open_direct(config, inspect=True) as ws:  # verifying only looks
-            groups = [args.group] if args.group else None
-            report = msgspec.to_builtins(verify_workspace(ws, groups))
-            configured = f"{ws.embedder.model_id} ({ws.embedder.dim}-d)"
-            for gid, (model, dim, _, _) in ws.vectors.foreign_groups.items():
-                foreign[gid] = (
-                    f"  the vectors of group {gid!r} were built with {model} ({dim}-d), the "
-                    f"configured embedder is {configured}: verify with {model} configured "
-                    "(LCG_EMBEDDER, LCG_EMBEDDING_DIM), or re-embed with "
-                    f"`lcg replay --group {gid} --force-clear`"
-                )
+        else:
+            report = _verify_here(config, args.group, foreign)
     if args.json:
         print_json(report)
     else:
@@ -72,6 +61,26 @@ def _run(args: argparse.Namespace) -> int:
                 print(f"  {safe(problem)}")
         print("verify: ok" if report["ok"] else "verify: FAILED")
     return 0 if report["ok"] else 1
+
+
+def _verify_here(config: Config, group: str | None, foreign: dict[str, str]) -> dict[str, Any]:
+    """The verification in this process, which holds the workspace (``alone``): it only
+    looks (nothing applied first, as a service's open would); ``foreign`` gets the groups
+    whose vectors another embedder built, with why their digest differs."""
+    from lcg.workspace import verify_workspace
+
+    with open_direct(config, inspect=True) as ws:  # verifying only looks
+        groups = [group] if group else None
+        report: dict[str, Any] = msgspec.to_builtins(verify_workspace(ws, groups))
+        configured = f"{ws.embedder.model_id} ({ws.embedder.dim}-d)"
+        for gid, (model, dim, _, _) in ws.vectors.foreign_groups.items():
+            foreign[gid] = (
+                f"  the vectors of group {gid!r} were built with {model} ({dim}-d), the "
+                f"configured embedder is {configured}: verify with {model} configured "
+                "(LCG_EMBEDDER, LCG_EMBEDDING_DIM), or re-embed with "
+                f"`lcg replay --group {gid} --force-clear`"
+            )
+    return report
 
 
 def _behind(g: dict[str, Any]) -> str:
