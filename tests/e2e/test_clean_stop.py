@@ -15,11 +15,15 @@ import signal
 import socket
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 import _service_fixtures as sf
+from fake_embeddings import FakeEmbeddingsServer, free_port
 from lcg.rpc.client import Client
 
 #: The grace given to in-flight calls (``LCG_SHUTDOWN_TIMEOUT_MS``), in seconds.
@@ -184,3 +188,87 @@ def test_ctrl_c_on_a_self_serving_watch_with_a_hanging_llm_call(tmp_path: Path) 
         finally:
             _kill(proc)
         _serve_starts_again(ws)
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "Ctrl-C"])
+def test_a_stop_of_a_standalone_mcp_cuts_a_hanging_llm_call_and_frees_the_workspace(
+    stop: str,
+) -> None:
+    """A standalone ``lcg mcp`` holds the workspace and serves its socket (ADR 0199): SIGTERM,
+    or Ctrl-C to its process group, with an LLM call in flight on that socket ends it as it
+    ends ``lcg serve``."""
+    with sf.temp_workspace() as ws, _hanging_llm() as llm:
+        sock = ws / ".lcg" / "service.sock"
+        with (ws / "out.log").open("ab") as out:
+            proc = subprocess.Popen(
+                [str(sf.LCG), "-C", str(ws), "mcp"],
+                stdin=subprocess.PIPE,  # the agent's end, kept open: stdio does not end it
+                stdout=subprocess.DEVNULL,
+                stderr=out,
+                env=sf.serve_env(_llm_env(llm)),
+                cwd=str(ws),
+                start_new_session=True,
+            )
+        try:
+            sf.wait_healthy(sock, proc)
+            _call_the_llm(sock, llm)
+            if stop == "SIGTERM":
+                proc.send_signal(signal.SIGTERM)
+            else:
+                os.killpg(proc.pid, signal.SIGINT)
+            _stopped_in_time(proc, ws)
+        finally:
+            _kill(proc)
+            assert proc.stdin is not None
+            proc.stdin.close()
+        _serve_starts_again(ws)
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "Ctrl-C"])
+def test_a_stop_of_follow_with_a_search_held_by_the_embedder(tmp_path: Path, stop: str) -> None:
+    """``lcg follow`` serves a replica: SIGTERM, or Ctrl-C to its process group, while a
+    search waits on an embedder that does not answer, ends it with status 0, no traceback,
+    within the grace + 2 s (the held call is cut, as ``lcg serve`` cuts one)."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\nThe platypus lays eggs.\n")
+    embedder = FakeEmbeddingsServer(port=free_port())
+    try:
+        with sf.temp_workspace("lcg-pub-") as pub, sf.temp_workspace() as ws:
+            done = sf.run_lcg(pub, "ingest", str(notes), "--group", "team")
+            assert done.returncode == 0, done.stderr
+            sock = ws / ".lcg" / "service.sock"
+            env = {
+                "LCG_EMBEDDER": "",
+                "LCG_EMBEDDING_URL": embedder.url,
+                "LCG_SHUTDOWN_TIMEOUT_MS": str(int(GRACE_S * 1000)),
+            }
+            proc = _spawn(ws, "follow", str(pub / ".lcg" / "wal"), env=env)
+            try:
+                sf.wait_healthy(sock, proc)
+                embedder.state.release.clear()
+                asked = len(embedder.state.requests)
+
+                def search() -> None:
+                    try:
+                        with Client(sock, timeout=300) as c:
+                            c.call("knowledge_search_passages", {"query": "HOLDME platypus"})
+                    except Exception:  # noqa: BLE001 - the stop cuts it
+                        pass
+
+                threading.Thread(target=search, daemon=True).start()
+                deadline = time.monotonic() + 120
+                while len(embedder.state.requests) == asked:  # the search is held there
+                    assert time.monotonic() < deadline, (ws / "out.log").read_text()
+                    time.sleep(0.05)
+                if stop == "SIGTERM":
+                    proc.send_signal(signal.SIGTERM)
+                else:
+                    os.killpg(proc.pid, signal.SIGINT)
+                _stopped_in_time(proc, ws)
+            finally:
+                embedder.state.release.set()
+                _kill(proc)
+    finally:
+        embedder.state.release.set()
+        embedder.stop()

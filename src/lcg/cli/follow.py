@@ -9,7 +9,6 @@ the service.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from pathlib import Path
@@ -44,7 +43,7 @@ def _ready_line(app: ReplicaApp, source: str, groups: list[str] | None, sock: Pa
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lcg.cli.serve import announce_when_ready
+    from lcg.cli.serve import announce_when_ready, end_promptly, run_until_stopped
     from lcg.rpc import Limits, ReplicaApp, serve
     from lcg.workspace import hold_for_process
 
@@ -71,7 +70,9 @@ def _run(args: argparse.Namespace) -> int:
         app, lambda: _ready_line(app, setup.label, args.group, config.socket_path)
     )
     try:
-        asyncio.run(
+        # As `lcg serve` (ADR 0197): a call still held at the stop (a search waiting on the
+        # embedder) is cut after the grace, and the process ends within it plus 2 s.
+        server = run_until_stopped(
             serve(
                 app,
                 config.socket_path,
@@ -86,7 +87,7 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         if puller is not None:
             puller.stop()
-    return 0
+    return end_promptly(0, server.deadline)
 
 
 def _byte_count(text: str) -> int:
