@@ -181,3 +181,37 @@ def test_status_and_search_are_answered_while_dump_holds_the_workspace(
         _answered_while_held(embedder, ws, env, "dump", "--group", G, "--to", str(tmp_path / "d"))
         assert (tmp_path / "d" / G).is_dir()
         _found_after(ws, env)
+
+
+def test_search_goes_through_an_eval_check_that_serves_the_workspace(
+    embedder: FakeEmbeddingsServer, tmp_path: Path
+) -> None:
+    """``lcg eval check`` with no service serves the workspace while it reads (the holder
+    rule, as ``lcg search``): a search meanwhile is answered through it, with hits."""
+    env = _env(embedder)
+    with sf.temp_workspace("lcg-busy-") as ws:
+        _ingested(ws, env, tmp_path)
+        golden = tmp_path / "golden.json"
+        question = {"read": "passages", "query": "HOLDME platypus"}
+        golden.write_text(json.dumps([{**question, "expect": {"relevant": ["notes/a.md"]}}]))
+        before = _held_texts(embedder)
+        embedder.state.release.clear()
+        proc = _spawn(ws, env, "eval", "check", "--golden", str(golden), "--json")
+        log = ws.parent / f"{ws.name}.log"
+        try:
+            deadline = time.monotonic() + WAIT_S
+            while _held_texts(embedder) == before:  # the check's query waits on the embedder
+                assert proc.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, "the check never asked for vectors"
+                time.sleep(0.05)
+            search = _lcg(ws, env, "search", "platypus", "--group", G, "--json")
+            assert search.returncode == 0, search.stderr
+            assert [h["source_file"] for h in json.loads(search.stdout)] == ["notes/a.md"]
+            assert proc.poll() is None, "the check was to be still running"
+            embedder.state.release.set()
+            assert proc.wait(WAIT_S) == 0, log.read_text()
+        finally:
+            embedder.state.release.set()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)

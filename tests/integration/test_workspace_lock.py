@@ -47,14 +47,12 @@ def test_a_second_serve_refuses_while_the_first_holds_the_workspace() -> None:
             # Offline admin commands find no socket; they refuse rather than write beside it.
             marks = ws / ".lcg" / "wal" / "g" / ".checkpoints"
             before = sorted(marks.rglob("*")) if marks.exists() else []
-            done = sf.run_lcg(ws, "mark", "create", "m1", "--group", "g")
-            assert done.returncode == 1, (done.stdout, done.stderr)
-            assert f"held by lcg process {first.pid}" in done.stderr, done.stderr
-            # A replay follows the holder rule (ADR 0199): it waits for the holder's socket,
-            # then says what holds the workspace, and writes nothing.
-            done = sf.run_lcg(ws, "replay", "--group", "g", env={"LCG_HOLDER_WAIT_MS": "300"})
-            assert done.returncode == 1, (done.stdout, done.stderr)
-            assert f"in use by lcg serve (pid {first.pid})" in done.stderr, done.stderr
+            # They follow the holder rule (ADR 0199): each waits for the holder's socket, then
+            # says what holds the workspace, and writes nothing.
+            for args in (["mark", "create", "m1", "--group", "g"], ["replay", "--group", "g"]):
+                done = sf.run_lcg(ws, *args, env={"LCG_HOLDER_WAIT_MS": "300"})
+                assert done.returncode == 1, (args, done.stdout, done.stderr)
+                assert f"in use by lcg serve (pid {first.pid})" in done.stderr, done.stderr
             assert (sorted(marks.rglob("*")) if marks.exists() else []) == before
             # A status waits for the holder's socket (a holder starting), then says plainly
             # what holds the workspace and what to do (ADR 0199).

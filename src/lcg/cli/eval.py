@@ -310,23 +310,17 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from lcg.cli._service import live_client
+    from lcg.cli._holder import service
     from lcg.eval import ServiceReads, load_golden, run_check
     from lcg.events import list_groups
-    from lcg.workspace import Workspace
 
     config = config_from(args)
     questions = load_golden(Path(args.golden))
-    client = live_client(config)
-    if client is not None:
-        # The running service holds the workspace: ask it (a second opener is refused).
-        with client:
-            groups = [args.group] if args.group else list_groups(config.wal_dir)
-            report = run_check(ServiceReads(client), questions, groups)
-    else:
-        with Workspace.open(config) as ws:
-            groups = [args.group] if args.group else ws.store.groups()
-            report = run_check(ws, questions, groups)
+    # One holder, always reachable (ADR 0199): the running service, or one this command
+    # serves while it reads (a `lcg search` meanwhile goes through it).
+    with service(config, "eval", quiet=args.json) as (client, _how):
+        groups = [args.group] if args.group else list_groups(config.wal_dir)
+        report = run_check(ServiceReads(client), questions, groups)
     if args.json:
         emit_json(report)
     else:

@@ -16,7 +16,7 @@ from lcg.cli._common import (
     group_dir,
     non_negative,
 )
-from lcg.cli._service import live_client
+from lcg.cli._holder import alone
 from lcg.errors import LcgError, MarkError
 from lcg.events import LCG_DIR
 from lcg.workspace import create_stream_mark, delete_group_mark, group_marks, writing_offline
@@ -46,39 +46,36 @@ def _in_cli_words(exc: LcgError) -> MarkError:
 def _create(args: argparse.Namespace) -> int:
     config = config_from(args, existing=True)
     group_dir(config, args.group)  # refuses a group with no stream, naming the ones there are
-    client = live_client(config)
-    if client is not None:
-        # The service holds the workspace: it marks the seq it has applied, like every other
-        # admin command that goes through it.
-        if args.seq is not None:
-            client.close()
-            raise MarkError(
-                f"--seq cannot be used while `lcg serve` runs in {config.workspace}: the "
-                "service marks the seq it has applied; omit --seq, or stop the service"
-            )
-        with client:
+    with alone(config, "mark") as client:
+        if client is not None:
+            # The service holds the workspace: it marks the seq it has applied, like every
+            # other admin command that goes through it.
+            if args.seq is not None:
+                raise MarkError(
+                    f"--seq cannot be used while `lcg serve` runs in {config.workspace}: the "
+                    "service marks the seq it has applied; omit --seq, or stop the service"
+                )
             try:
                 answer = client.call(
                     "knowledge_wal_mark_create", {"name": args.name, "group_id": args.group}
                 )
             except LcgError as exc:
                 raise _in_cli_words(exc) from exc
-        created = msgspec.convert(answer, CreatedMark)
-    else:
-        # No service answers; one may still hold the workspace (its socket file unlinked):
-        # then this refuses, naming it, rather than write beside it (ADR 0156).
-        try:
-            with writing_offline(config.workspace / LCG_DIR):
-                record = create_stream_mark(config, args.group, args.name, args.seq)
-        except MarkError as exc:
-            raise _in_cli_words(exc) from exc
-        created = CreatedMark(
-            success=True,
-            name=record.name,
-            group_id=args.group,
-            seq=record.seq,
-            generation=record.wal_generation,
-        )
+            created = msgspec.convert(answer, CreatedMark)
+        else:
+            # This process holds the workspace (``alone``): it writes the mark itself.
+            try:
+                with writing_offline(config.workspace / LCG_DIR):
+                    record = create_stream_mark(config, args.group, args.name, args.seq)
+            except MarkError as exc:
+                raise _in_cli_words(exc) from exc
+            created = CreatedMark(
+                success=True,
+                name=record.name,
+                group_id=args.group,
+                seq=record.seq,
+                generation=record.wal_generation,
+            )
     if args.json:
         emit_json(created)
     else:
@@ -104,16 +101,15 @@ def _list(args: argparse.Namespace) -> int:
 def _delete(args: argparse.Namespace) -> int:
     config = config_from(args, existing=True)
     group_dir(config, args.group)
-    client = live_client(config)
     try:
-        if client is not None:
-            with client:  # the service holds the workspace: it deletes, as it creates
+        with alone(config, "mark") as client:
+            if client is not None:  # the service holds the workspace: it deletes, as it creates
                 client.call(
                     "knowledge_wal_mark_delete", {"name": args.name, "group_id": args.group}
                 )
-        else:
-            with writing_offline(config.workspace / LCG_DIR):
-                delete_group_mark(config, args.group, args.name)
+            else:
+                with writing_offline(config.workspace / LCG_DIR):
+                    delete_group_mark(config, args.group, args.name)
     except LcgError as exc:
         raise _in_cli_words(exc) from exc
     if args.json:
