@@ -84,10 +84,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="lcg-paired-import-") as tmp:
         root = Path(tmp)
         source = root / "reference"
+        # reference_stream.py takes the templates from wal-fixtures/ (on pytest's path).
+        fixtures = str(HERE.parent / "wal-fixtures")
         subprocess.run(
             [sys.executable, str(HERE / "reference_stream.py"), str(source), str(args.lines)],
             check=True,
             stdout=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": fixtures},
         )
         refused = root / "reference-refused"
         shutil.copytree(source, refused)

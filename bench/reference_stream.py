@@ -1,6 +1,6 @@
 """Write a synthetic reference workspace (the reference's Cypher stream) for the import bench.
 
-    python bench/reference_stream.py ROOT [LINES] [DIM]
+    PYTHONPATH=wal-fixtures python bench/reference_stream.py ROOT [LINES] [DIM]
 
 ``ROOT/.lcg/wal/liminis/`` receives ``LINES`` five-key lines (lcg-api §5.5; default 7,300)
 in two segment files, written from the reference's ingest templates (§5.2): per episode a few
@@ -19,11 +19,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-GROUP = "liminis"
 # The reference's templates (lcg-api §5.2) are the fixture generator's: one spelling of each.
-# ``wal-fixtures/`` is on pytest's path; run as a script, this file puts it there itself.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "wal-fixtures"))
-from make_reference_streams import (  # noqa: E402
+# ``wal-fixtures/`` is on pytest's path; run as a script, put it on PYTHONPATH.
+from make_reference_streams import (
     DIRECT,
     E_CREATE,
     E_SUMMARY,
@@ -35,6 +33,8 @@ from make_reference_streams import (  # noqa: E402
     SET_LABELS,
     SET_RT,
 )
+
+GROUP = "liminis"
 
 _WORDS = (
     "orbit lander module thruster telemetry payload booster capsule docking hatch crater "

@@ -97,10 +97,10 @@ class Run:
     result: dict[str, Any] = field(default_factory=dict)
 
 
-def _rss(pid: int) -> int:
+def _rss(pid: int, field: str = "VmRSS") -> int:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
     except OSError:
         pass
@@ -120,12 +120,16 @@ def _import(ws: Path, source: Path, *extra: str) -> Run:
             cwd=str(ws),
         )
     killed: list[str] = []
+    peak = [0]
     done = threading.Event()
 
     def watch() -> None:
         waited = 0.0
         while not done.wait(0.05):
             waited += 0.05
+            # The child's own high-water mark (its image after exec); wait4's ru_maxrss would
+            # also count this pytest worker's size when it forked, whatever earlier tests left.
+            peak[0] = max(peak[0], _rss(proc.pid, "VmHWM"))
             if _rss(proc.pid) > RSS_KILL:
                 killed.append(f"resident memory passed {RSS_KILL} bytes")
             elif waited > TIMEOUT:
@@ -137,8 +141,8 @@ def _import(ws: Path, source: Path, *extra: str) -> Run:
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
-    # wait4 reports this child's own peak resident memory, whatever the sampling missed.
-    _, wait_status, usage = os.wait4(proc.pid, 0)
+    # Reaped here (not by the watcher's last look), so /proc holds the child until it ends.
+    _, wait_status, _usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(wait_status)
     done.set()
     watcher.join()
@@ -146,7 +150,7 @@ def _import(ws: Path, source: Path, *extra: str) -> Run:
         status=proc.returncode,
         out=out_path.read_text(),
         err=err_path.read_text(),
-        peak_rss=usage.ru_maxrss * 1024,
+        peak_rss=peak[0],
         killed=killed[0] if killed else None,
     )
     if run.out.strip():
