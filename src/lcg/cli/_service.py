@@ -1,8 +1,8 @@
 """How admin commands reach a workspace: the running service's socket, or the files directly.
 
-``lcg replay``, ``dump``, ``status`` and ``verify`` talk to ``lcg serve`` when one answers on
-the workspace socket (the service holds the workspace; a second opener would be refused), and
-open the workspace themselves when none does.
+``lcg replay``, ``dump``, ``status`` and ``verify`` talk to the workspace's service when one
+answers on its socket (the service holds the workspace; a second opener would be refused), and
+open the workspace themselves when none does, holding it by the rule of ``cli/_holder.py``.
 """
 
 from __future__ import annotations
