@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -163,6 +164,35 @@ def spawn_serve(
         )
     finally:
         log.close()
+
+
+#: How long a test polls for something that is going to happen before it calls the run a
+#: hang. Not a timing claim: far past what any load makes a correct run take, so only a run
+#: where the thing never happens reaches it (the process under test ending fails at once).
+PATIENCE_S = 600.0
+
+
+def eventually(
+    check: Callable[[], object],
+    what: str | Callable[[], str],
+    *,
+    proc: subprocess.Popen[Any] | None = None,
+    step: float = 0.02,
+) -> float:
+    """Poll ``check()`` until it holds; the seconds it took. Fails at once when ``proc`` (the
+    process under test) has exited, and after ``PATIENCE_S`` as a hang, saying ``what``."""
+    started = time.monotonic()
+    while not check():
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the process exited ({proc.returncode}): {_said(what)}")
+        if time.monotonic() - started > PATIENCE_S:
+            raise AssertionError(f"never happened in {PATIENCE_S:g} s: {_said(what)}")
+        time.sleep(step)
+    return time.monotonic() - started
+
+
+def _said(what: str | Callable[[], str]) -> str:
+    return what if isinstance(what, str) else what()
 
 
 def wait_healthy(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -88,11 +87,12 @@ def _answered_while_held(
     embedder.state.release.clear()
     proc = _spawn(ws, env, command, *args)
     try:
-        deadline = time.monotonic() + WAIT_S
-        while _held_texts(embedder) == before:  # the command is embedding: held there
-            assert proc.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, f"lcg {command} never asked for vectors"
-            time.sleep(0.05)
+        # The command is embedding: held there.
+        sf.eventually(
+            lambda: _held_texts(embedder) != before,
+            lambda: f"lcg {command} asking for vectors: {log.read_text()}",
+            proc=proc,
+        )
         busy = f"busy: lcg {command} (pid {proc.pid})"
         status = _lcg(ws, env, "status", "--json")
         assert busy in status.stdout + status.stderr, status
@@ -199,11 +199,12 @@ def test_search_goes_through_an_eval_check_that_serves_the_workspace(
         proc = _spawn(ws, env, "eval", "check", "--golden", str(golden), "--json")
         log = ws.parent / f"{ws.name}.log"
         try:
-            deadline = time.monotonic() + WAIT_S
-            while _held_texts(embedder) == before:  # the check's query waits on the embedder
-                assert proc.poll() is None, log.read_text()
-                assert time.monotonic() < deadline, "the check never asked for vectors"
-                time.sleep(0.05)
+            # The check's query waits on the embedder.
+            sf.eventually(
+                lambda: _held_texts(embedder) != before,
+                lambda: f"the check asking for vectors: {log.read_text()}",
+                proc=proc,
+            )
             search = _lcg(ws, env, "search", "platypus", "--group", G, "--json")
             assert search.returncode == 0, search.stderr
             assert [h["source_file"] for h in json.loads(search.stdout)] == ["notes/a.md"]

@@ -15,7 +15,6 @@ import signal
 import socket
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -257,10 +256,12 @@ def test_a_stop_of_follow_with_a_search_held_by_the_embedder(tmp_path: Path, sto
                         pass
 
                 threading.Thread(target=search, daemon=True).start()
-                deadline = time.monotonic() + 120
-                while len(embedder.state.requests) == asked:  # the search is held there
-                    assert time.monotonic() < deadline, (ws / "out.log").read_text()
-                    time.sleep(0.05)
+                # The search is held there.
+                sf.eventually(
+                    lambda: len(embedder.state.requests) != asked,
+                    lambda: (ws / "out.log").read_text(),
+                    proc=proc,
+                )
                 if stop == "SIGTERM":
                     proc.send_signal(signal.SIGTERM)
                 else:

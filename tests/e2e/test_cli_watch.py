@@ -14,7 +14,6 @@ import os
 import signal
 import statistics
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,11 +36,7 @@ def _spawn_watch(ws: Path, *paths: Path) -> tuple[subprocess.Popen[bytes], Path]
 
 
 def _wait_for_line(proc: subprocess.Popen[bytes], log: Path, text: str, after: int = 0) -> None:
-    deadline = time.monotonic() + 120
-    while text not in log.read_text()[after:]:
-        assert proc.poll() is None, log.read_text()
-        assert time.monotonic() < deadline, log.read_text()
-        time.sleep(0.02)
+    sf.eventually(lambda: text in log.read_text()[after:], log.read_text, proc=proc)
 
 
 def _passages(c: Client, word: str) -> list[dict[str, Any]]:
@@ -49,15 +44,9 @@ def _passages(c: Client, word: str) -> list[dict[str, Any]]:
     return [p for p in found["passages"] if word in p["content"]]
 
 
-def _until(predicate: Any, timeout: float = 60.0, log: Path | None = None) -> float:
+def _until(predicate: Any, log: Path | None = None) -> float:
     """Seconds until ``predicate()`` holds (polled every 20 ms); ``log`` is shown if never."""
-    started = time.monotonic()
-    while not predicate():
-        assert time.monotonic() - started < timeout, (
-            "never happened" if log is None else log.read_text()
-        )
-        time.sleep(0.02)
-    return time.monotonic() - started
+    return sf.eventually(predicate, "it" if log is None else log.read_text)
 
 
 def test_watch_serves_and_syncs_saves_deletes_and_moves(tmp_path: Path) -> None:
@@ -147,7 +136,7 @@ def _saves_still_sync(
     ``remove`` took the entry away, the saves are synced and health is healthy again."""
     with Client(ws / ".lcg" / "service.sock", timeout=60) as c:
         (notes / "after.md").write_text("# After\n\nthe wombat came after\n")
-        _until(lambda: bool(_passages(c, "wombat")) or _tree_failing(c), 120, log)
+        _until(lambda: bool(_passages(c, "wombat")) or _tree_failing(c), log)
         if not _passages(c, "wombat"):
             assert "failed (" in log.read_text(), log.read_text()
             status = sf.run_lcg(ws, "status")
@@ -157,13 +146,13 @@ def _saves_still_sync(
             assert found.returncode == 0 and "notes/first.md" in found.stdout, found
             remove()
             (notes / "later.md").write_text("# Later\n\nthe numbat came later\n")
-            _until(lambda: bool(_passages(c, "numbat")) and bool(_passages(c, "wombat")), 120, log)
-        _until(lambda: bool(c.health_check()["healthy"]), 120, log)
+            _until(lambda: bool(_passages(c, "numbat")) and bool(_passages(c, "wombat")), log)
+        _until(lambda: bool(c.health_check()["healthy"]), log)
         assert proc.poll() is None, log.read_text()
         assert sf.run_lcg(ws, "status").returncode == 0
         # And it keeps watching: one more save.
         (notes / "last.md").write_text("# Last\n\nthe quoll came last\n")
-        _until(lambda: bool(_passages(c, "quoll")), 120, log)
+        _until(lambda: bool(_passages(c, "quoll")), log)
 
 
 def _stop(proc: subprocess.Popen[bytes], log: Path) -> None:

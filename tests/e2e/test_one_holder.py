@@ -17,7 +17,6 @@ import signal
 import socket
 import subprocess
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +30,8 @@ from lcg.rpc.client import Client
 WAIT_S = 120.0
 
 
-def _until(predicate: Any, what: str, timeout: float = WAIT_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"never happened: {what}"
-        time.sleep(0.05)
+def _until(predicate: Any, what: str) -> None:
+    sf.eventually(predicate, what, step=0.05)
 
 
 def _hits(done: subprocess.CompletedProcess[str]) -> list[str]:

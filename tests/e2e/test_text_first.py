@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,8 +30,6 @@ from lcg.rpc.client import Client
 G = "textfirst"
 WORDS = ["amber", "basalt", "cobalt", "dolomite", "emerald", "feldspar", "garnet", "hematite"]
 QUERIES = ["cobalt ore in the northern seam", "garnet polishing notes"]
-#: A generous bound for the drainer to finish once the gate opens.
-DRAIN_S = 120.0
 
 
 def _tree(root: Path) -> Path:
@@ -78,13 +75,15 @@ def _result(c: Client, query: str) -> dict[str, Any]:
 
 
 def _drained(c: Client) -> dict[str, Any]:
-    deadline = time.monotonic() + DRAIN_S
-    while True:
-        health = dict(c.health_check())
-        if health.get("healthy") and "vectors_pending" not in health:
-            return health
-        assert time.monotonic() < deadline, health
-        time.sleep(0.1)
+    last: dict[str, Any] = {}
+
+    def drained() -> bool:
+        last.clear()
+        last.update(c.health_check())
+        return bool(last.get("healthy")) and "vectors_pending" not in last
+
+    sf.eventually(drained, lambda: f"the vectors made: {last}", step=0.1)
+    return last
 
 
 @pytest.fixture

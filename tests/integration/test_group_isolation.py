@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ import pytest
 
 from _service_fixtures import (
     HASH_ENV,
+    eventually,
     run_lcg,
     short_tmp,
     spawn_serve,
@@ -45,18 +45,18 @@ PASSAGE = "Alice rowed across the harbour at dawn"
 
 def _settled(sock: Path, proc: Any) -> dict[str, Any]:
     """``health_check`` once the service is past ``initializing`` (polled, never a fixed wait)."""
-    deadline = time.monotonic() + 120
-    while True:
-        assert proc.poll() is None, "lcg serve exited"
-        assert time.monotonic() < deadline, "lcg serve never settled"
+    health: dict[str, Any] = {}
+
+    def settled() -> bool:
         try:
             with Client(sock, timeout=60) as c:
-                health = dict(c.health_check())
+                health.update(c.health_check())
         except TransportError:  # not bound yet
-            health = {"state": "initializing"}
-        if health["state"] != "initializing":
-            return health
-        time.sleep(0.02)
+            return False
+        return health["state"] != "initializing"
+
+    eventually(settled, "lcg serve past initializing", proc=proc)
+    return health
 
 
 def _write_a(c: Client) -> None:

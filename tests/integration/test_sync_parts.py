@@ -16,7 +16,6 @@ import shutil
 import signal
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -88,21 +87,23 @@ def serve() -> Iterator[tuple[Path, Any]]:
 
 def _wait_stream(ws: Path, proc: Any) -> None:
     """Until the first part is in the stream (polled: the stream grows on each append)."""
-    deadline = time.monotonic() + 300
-    while sf.stream_bytes(ws / ".lcg" / "wal") == 0:
-        assert proc.poll() is None, "lcg serve died"
-        assert time.monotonic() < deadline, "the batch never reached the stream"
-        time.sleep(0.01)
+    sf.eventually(
+        lambda: sf.stream_bytes(ws / ".lcg" / "wal") > 0,
+        "the batch reaching the stream",
+        proc=proc,
+        step=0.01,
+    )
 
 
 def _wait_vectors(sock: Path) -> None:
     """Until the service has made the vectors a source sync left to the background (text
     first, ADR 0201): health names the backlog while there is one."""
-    deadline = time.monotonic() + 900
     with sf.RawConnection(sock, timeout=600) as c:
-        while c.result("health_check", {}).get("vectors_pending"):
-            assert time.monotonic() < deadline, "the vector backlog never drained"
-            time.sleep(0.2)
+        sf.eventually(
+            lambda: not c.result("health_check", {}).get("vectors_pending"),
+            "the vector backlog drained",
+            step=0.2,
+        )
 
 
 def _manifest(sock: Path) -> dict[str, str]:

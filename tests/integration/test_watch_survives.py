@@ -7,7 +7,6 @@ fails, ``health_check`` and ``knowledge_status`` of the hosting service name the
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,12 +41,9 @@ def _watching(
     assert not thread.is_alive()
 
 
-def _until(predicate: Any, lines: list[str], timeout: float = 60.0) -> None:
+def _until(predicate: Any, lines: list[str]) -> None:
     """Poll ``predicate()`` every 20 ms; the watcher's lines are shown if it never holds."""
-    started = time.monotonic()
-    while not predicate():
-        assert time.monotonic() - started < timeout, "\n".join(lines)
-        time.sleep(0.02)
+    sf.eventually(predicate, lambda: "\n".join(lines))
 
 
 def _found(c: Client, word: str) -> bool:
