@@ -23,47 +23,32 @@ from typing import Final, Protocol
 
 from lcg.config import Config
 from lcg.errors import EmbedderError
-from lcg.events import WalStore, read_embedding_model
+from lcg.events import read_embedding_model
 from lcg.extract import Embedder, HttpEmbedder, StandbyEmbedder
 from lcg.projections import (
-    CachedTextEmbedder,
     EmbeddingCache,
-    Projector,
-    VectorProjection,
     snapshot_identities,
 )
-from lcg.workspace.vector_drain import drain_group
+from lcg.workspace.vector_drain import DrainHost, DrainLocks, drain_group
 
 __all__ = ["PLACEHOLDER_DIM", "Host", "provisional_identity", "recover", "standby_for"]
 
 
-class _Locks(Protocol):
-    def applying(self) -> AbstractContextManager[None]: ...
+class _Locks(DrainLocks, Protocol):
     def write(self) -> AbstractContextManager[None]: ...
 
 
-class Host(Protocol):
-    """What ``recover`` needs of the workspace (``Workspace`` is one; typed this narrowly
-    because the workspace module imports this one: no import cycle)."""
+class Host(DrainHost, Protocol):
+    """What ``recover`` needs of the workspace: the drainer's needs and the embedder's own
+    (``Workspace`` is one; typed this narrowly because the workspace module imports this one:
+    no import cycle)."""
 
     cache: EmbeddingCache
 
     @property
-    def config(self) -> Config: ...
-    @property
     def embedder(self) -> Embedder: ...
     @property
-    def store(self) -> WalStore: ...
-    @property
-    def projector(self) -> Projector: ...
-    @property
-    def vectors(self) -> VectorProjection: ...
-    @property
-    def text_embedder(self) -> CachedTextEmbedder: ...
-    @property
     def rw(self) -> _Locks: ...
-    def group_lock(self, group_id: str) -> AbstractContextManager[object]: ...
-    def record_embedding_model(self, group_id: str) -> None: ...
 
 
 #: The dimension assumed when nothing says it (the reference's bge-base-en-v1.5 has 768);

@@ -37,13 +37,15 @@ from lcg.projections import (
     texts_to_embed,
 )
 
-__all__ = ["DRAIN_BATCHES", "DrainHost", "drain_group", "drain_step", "next_lagging"]
+__all__ = ["DRAIN_BATCHES", "DrainHost", "DrainLocks", "drain_group", "drain_step", "next_lagging"]
 
 #: Replay batches (``LCG_REPLAY_BATCH_SIZE`` events each) whose vectors one step makes.
 DRAIN_BATCHES: Final = 4
 
 
-class _Locks(Protocol):
+class DrainLocks(Protocol):
+    """The workspace's lock the drainer applies under."""
+
     def applying(self) -> AbstractContextManager[None]: ...
 
 
@@ -61,7 +63,7 @@ class DrainHost(Protocol):
     @property
     def text_embedder(self) -> CachedTextEmbedder: ...
     @property
-    def rw(self) -> _Locks: ...
+    def rw(self) -> DrainLocks: ...
     def group_lock(self, group_id: str) -> AbstractContextManager[object]: ...
     def record_embedding_model(self, group_id: str) -> None: ...
 
