@@ -332,7 +332,10 @@ class ThreadedServer:
 
     def stop(self) -> None:
         if self.server is not None and self._thread.is_alive():
-            self.call_soon(self.server.request_shutdown)
+            try:
+                self.call_soon(self.server.request_shutdown)
+            except RuntimeError:
+                pass  # the loop closed between the check and the call: it is stopping anyway
         self._thread.join(30)
         assert not self._thread.is_alive(), "server thread did not stop"
         if self._error is not None:

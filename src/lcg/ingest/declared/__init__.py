@@ -1,0 +1,32 @@
+"""Declared structure: the graph a tree's files state themselves (issue 29, ADR 0203).
+
+Links, wiki links, front matter (``title``, ``id``, ``aliases``, ``tags``, ``parent``,
+``supersedes``), inline ``#tags``, id mentions and imports are read with no model, then
+resolved against the tree into documents, tags and typed edges (``model``).
+"""
+
+from __future__ import annotations
+
+from lcg.ingest.declared.model import (
+    DECLARED_RELATIONS,
+    DeclaredDocument,
+    DeclaredEdge,
+    DeclaredMention,
+    DeclaredRelation,
+    DeclaredStructure,
+    FileDeclarations,
+    LinkRef,
+    UnresolvedLink,
+)
+
+__all__ = [
+    "DECLARED_RELATIONS",
+    "DeclaredDocument",
+    "DeclaredEdge",
+    "DeclaredMention",
+    "DeclaredRelation",
+    "DeclaredStructure",
+    "FileDeclarations",
+    "LinkRef",
+    "UnresolvedLink",
+]
