@@ -121,7 +121,7 @@ def test_a_failing_watch_machinery_is_started_again_and_every_tree_synced(
     lines: list[str] = []
     with sf.in_process_service() as svc, _watching(svc, notes, lines):
         c = svc.client()
-        _until(lambda: any("watching 1 tree" in line for line in lines), lines)
+        _until(lambda: bool(calls), lines)  # the first sync done, the machinery being started
         # Written while the broken machinery reports nothing: only the resync can find it.
         (notes / "gap.md").write_text("# Gap\n\nthe gecko\n")
         go.set()
@@ -177,3 +177,53 @@ def test_a_watch_thread_that_ended_is_named_by_health(
             watcher.stop.set()
             # Asked to stop, an ended thread is no problem.
             assert c.health_check()["healthy"]
+
+
+def test_a_save_between_the_first_sync_and_the_first_event_is_synced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file saved after the sync on start but before the watches were set makes no event:
+    the sync once they are set finds it (ADR 0202). Before, it waited for a later save."""
+    entered, saved = threading.Event(), threading.Event()
+    real_watch = watchfiles.watch
+
+    def late(*args: Any, **kwargs: Any) -> Iterator[set[tuple[Any, str]]]:
+        entered.set()
+        saved.wait(60)  # the save happens before the watches exist
+        yield from real_watch(*args, **kwargs)
+
+    monkeypatch.setattr(watchfiles, "watch", late)
+    notes = _notes(tmp_path)
+    lines: list[str] = []
+    with sf.in_process_service() as svc, _watching(svc, notes, lines):
+        c = svc.client()
+        _until(entered.is_set, lines)
+        assert not any("watching 1 tree" in line for line in lines)  # said once watches are set
+        (notes / "gap.md").write_text("# Gap\n\nthe galago\n")
+        saved.set()
+        _until(lambda: _found(c, "galago"), lines)
+        assert any("watching 1 tree" in line for line in lines)
+
+
+def test_a_change_whose_event_is_lost_is_found_by_the_sweep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Watching machinery that tells nothing (events lost: an overflow, a tree too deep to
+    watch) still has every tree synced every ``SWEEP_S`` (ADR 0202)."""
+
+    def deaf(*args: Any, **kwargs: Any) -> Iterator[set[tuple[Any, str]]]:
+        stop = kwargs["stop_event"]
+        while not stop.wait(0.05):
+            yield set()  # a timeout: nothing was told
+
+    monkeypatch.setattr(watchfiles, "watch", deaf)
+    monkeypatch.setattr(watch_cli, "SWEEP_S", 0.5)
+    notes = _notes(tmp_path)
+    lines: list[str] = []
+    with sf.in_process_service() as svc, _watching(svc, notes, lines):
+        c = svc.client()
+        _until(lambda: any("watching 1 tree" in line for line in lines), lines)
+        (notes / "lost.md").write_text("# Lost\n\nthe lost loris\n")
+        _until(lambda: _found(c, "loris"), lines)
+        (notes / "lost.md").unlink()
+        _until(lambda: not _found(c, "loris"), lines)

@@ -40,7 +40,8 @@ __all__ = ["WATCHER", "Watcher", "backoff", "register", "start_watching"]
 _SUMMARY = "Watch files and folders and keep them in sync in a group until stopped."
 _DETAILS = """
 Starts with a sync of every PATH (as lcg ingest), then syncs again whenever files change:
-saves, new files, deletes and moves. Through the running service, or serving the
+saves, new files, deletes and moves; every 30 s each tree is checked anyway, so a change
+whose file event was lost is found. Through the running service, or serving the
 workspace's socket itself when none runs. A tree with no file to read (emptied, unmounted)
 removes nothing unless --prune is given (ADR 0200). Stop it with Ctrl-C or SIGTERM.
 """
@@ -58,6 +59,10 @@ DEBOUNCE_MS = 400
 RETRY_FIRST_S = 1.0
 #: The longest such wait: a tree that keeps failing is tried at most this often.
 RETRY_MAX_S = 15.0
+#: Every tree is synced this often even when no change was told: file events can be lost
+#: (a queue overflow, a folder too deep or too wide to watch, a file system that tells
+#: nothing) and a save must never wait for the next event to be found (ADR 0202).
+SWEEP_S = 30.0
 
 
 def backoff(failures: int) -> float:
@@ -125,8 +130,8 @@ class Watcher:
         #: What is wrong with the watching itself (watchfiles, or the watcher), until it runs.
         self._watch_problem: str | None = None
         self._watch_failures = 0
-        #: After a restart of the watching, every tree is synced once it runs again.
-        self._resync_all = False
+        #: Whether "watching …" was said in this run (it is said once the watches are set).
+        self._announced = False
         self._reported: str | None = None
 
     def _backend(self) -> ServiceBackend:
@@ -283,10 +288,7 @@ class Watcher:
             if self.stop.is_set():
                 return
             self._warm_up()
-            self.say(
-                f"watching {len(self.roots)} tree{'s' if len(self.roots) != 1 else ''} "
-                f"into group {self.group_id!r}; stop with Ctrl-C"
-            )
+            self._announced = False
             while not self.stop.is_set():
                 try:
                     self._watch()
@@ -304,6 +306,8 @@ class Watcher:
         import watchfiles
 
         folders = sorted({r if r.is_dir() else r.parent for r in self.roots})
+        settled = False
+        swept = time.monotonic()
         for changes in watchfiles.watch(
             *folders,
             watch_filter=None,
@@ -320,15 +324,28 @@ class Watcher:
                 self._watch_problem = None
                 self.say("watching again")
                 self._tell()
-            if self._resync_all:
-                # What changed in the lost batch, and while restarting, is not known.
-                self._resync_all = False
+            if not settled:
+                # The first batch comes once the watches are set. What changed before that
+                # (since the sync on start, or in a lost batch and while restarting) no event
+                # will tell: every tree is synced once more, and from here on events tell all.
+                settled = True
+                swept = time.monotonic()
                 self.sync(self.roots)
+                changes = set()
+                if not self._announced:
+                    self._announced = True
+                    self.say(
+                        f"watching {len(self.roots)} tree{'s' if len(self.roots) != 1 else ''} "
+                        f"into group {self.group_id!r}; stop with Ctrl-C"
+                    )
             if changes:
                 affected = self._affected({path for _, path in changes})
                 if affected:
                     self.sync(affected)
                 self._watch_failures = 0
+            if time.monotonic() - swept >= SWEEP_S:
+                swept = time.monotonic()
+                self.sync(self.roots)  # a stat of each file: nothing is read that did not change
             self.retry_due()
 
     def _watch_failed(self, exc: Exception) -> None:
@@ -340,7 +357,6 @@ class Watcher:
             "then syncing every tree"
         )
         self._watch_problem = f"watching for changes failed ({error}); starting it again"
-        self._resync_all = True
         self._tell()
         if self.stop.wait(wait):
             raise _Stopped
