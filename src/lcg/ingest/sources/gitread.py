@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import io
 import os
 import stat
 import zlib
@@ -37,6 +36,7 @@ from typing import TYPE_CHECKING, BinaryIO, cast
 import msgspec
 
 from lcg.events import UnsafeFileError, open_regular, read_small
+from lcg.ingest.sources.gitlayout import looks_like_gitdir, plain_layout
 
 if TYPE_CHECKING:
     from dulwich.objects import ObjectID
@@ -58,8 +58,7 @@ GIT_WALK_ENTRIES = 2_000_000
 MAX_OBJECT_BYTES = 64 * 1024 * 1024
 #: The largest working file hashed; a larger one counts as changed.
 MAX_HASHED_BYTES = 64 * 1024 * 1024
-#: The largest ``config``, ``HEAD``, ref or ``packed-refs`` file read.
-_MAX_CONFIG_BYTES = 1024 * 1024
+#: The largest ``HEAD``, ref or ``packed-refs`` file read.
 _MAX_REF_BYTES = 4096
 _MAX_PACKED_REFS_BYTES = 64 * 1024 * 1024
 #: Symbolic refs followed from ``HEAD`` before giving up (git stops at 5 too).
@@ -67,9 +66,6 @@ _MAX_SYMREF_DEPTH = 5
 
 _COMMIT, _TREE, _BLOB = 1, 2, 3
 _KIND_BY_NAME = {b"commit": _COMMIT, b"tree": _TREE, b"blob": _BLOB, b"tag": 4}
-#: Files whose presence means a layout this reader does not follow (history cut or
-#: rewritten, objects elsewhere, a linked work tree).
-_UNUSUAL_FILES = ("shallow", "commondir", "info/grafts", "objects/info/alternates")
 _TREE_CACHE = 4096
 
 
@@ -84,13 +80,15 @@ class GitCommit(msgspec.Struct, frozen=True, kw_only=True):
     committed_at: datetime | None
     #: When it was authored (UTC); ``None`` likewise.
     authored_at: datetime | None
+    #: The author's UTC offset in minutes as the commit states it (``None`` with no time).
+    author_offset: int | None = None
     #: The author line's name and address (``Name <address>``), as text.
     author: str
     #: The message, as text (invalid UTF-8 replaced).
     message: str
     #: The paths (relative to the work tree, ``/``-separated) whose content or kind differs
     #: from the first parent's: added, changed or removed. A root commit touches every file
-    #: it holds; a merge touches none (as ``git log`` lists them).
+    #: it holds; a merge touches none (as ``git log`` lists them) unless the walk diffs merges.
     touched: tuple[str, ...]
 
 
@@ -117,13 +115,19 @@ def blob_id(path: Path) -> bytes | None:
 
 def _time(ident: bytes) -> tuple[int | None, datetime | None]:
     """(the raw seconds for ordering, the UTC time) of ``Name <mail> SECONDS +HHMM``."""
+    raw, when, _ = _zoned(ident)
+    return raw, when
+
+
+def _zoned(ident: bytes) -> tuple[int | None, datetime | None, int | None]:
+    """``_time`` and the offset in minutes (``None`` with no usable time)."""
     _, sep, rest = ident.rpartition(b">")
     fields = rest.split()
     if not sep or len(fields) != 2:
-        return None, None
+        return None, None, None
     seconds, offset = fields
     if not seconds.isdigit() or len(seconds) > 18:
-        return None, None
+        return None, None, None
     raw = int(seconds)
     if (
         len(offset) != 5
@@ -132,12 +136,13 @@ def _time(ident: bytes) -> tuple[int | None, datetime | None]:
         or int(offset[1:3]) > 23
         or int(offset[3:5]) > 59
     ):
-        return raw, None
+        return raw, None, None
     try:
         when = datetime.fromtimestamp(raw, UTC)
     except (OverflowError, OSError, ValueError):
-        return raw, None
-    return raw, when
+        return raw, None, None
+    minutes = int(offset[1:3]) * 60 + int(offset[3:5])
+    return raw, when, -minutes if offset[:1] == b"-" else minutes
 
 
 def _text(data: bytes) -> str:
@@ -174,6 +179,7 @@ class _Parsed(msgspec.Struct, frozen=True):
     order: int
     committed_at: datetime | None
     authored_at: datetime | None
+    author_offset: int | None
     author: str
     message: str
 
@@ -198,7 +204,7 @@ def _parse_commit(data: bytes) -> _Parsed | None:
     except ValueError:
         return None
     order, committed_at = _time(committer)
-    _, authored_at = _time(author)
+    _, authored_at, author_offset = _zoned(author)
     name = author.rpartition(b">")[0] + b">" if b">" in author else author
     return _Parsed(
         ids[0],
@@ -206,6 +212,7 @@ def _parse_commit(data: bytes) -> _Parsed | None:
         order or 0,
         committed_at,
         authored_at,
+        author_offset,
         _text(name),
         _text(message),
     )
@@ -224,6 +231,8 @@ class GitRepository:
         self._trees: dict[bytes, dict[bytes, tuple[int, bytes]]] = {}
         # commit → its tree, for the diff against a parent parsed earlier in the walk.
         self._tree_of: dict[bytes, bytes] = {}
+        #: Whether the last walk ended at an object or file it could not read (not a bound).
+        self.walk_failed = False
 
     @classmethod
     def open(cls, folder: Path) -> GitRepository | None:
@@ -238,12 +247,12 @@ class GitRepository:
             try:
                 mode = os.lstat(dotgit).st_mode
             except FileNotFoundError:
-                if _looks_like_gitdir(top):
+                if looks_like_gitdir(top):
                     return None  # a folder that is its own git directory: git's, not ours
                 continue
             except OSError:
                 return None
-            if not stat.S_ISDIR(mode) or not _plain(dotgit):
+            if not stat.S_ISDIR(mode) or not plain_layout(dotgit):
                 return None  # a .git file or symlink, or a layout not read here
             return cls(top, dotgit)
         return None
@@ -419,20 +428,31 @@ class GitRepository:
         entries: int = GIT_WALK_ENTRIES,
         *,
         within: Iterable[str] | None = None,
+        under: str | None = None,
+        merges: bool = False,
     ) -> Iterator[GitCommit]:
         """The commits reachable from ``HEAD``, newest committer time first, each once: at
         most ``limit`` of them and ``entries`` tree entries read. The walk ends quietly at a
-        bound, a missing or malformed object, or a damaged file (what was read stands).
+        bound, a missing or malformed object, or a damaged file (what was read stands), and
+        says which in ``walk_failed``.
 
         ``within`` (paths relative to ``top``) limits ``touched`` to those paths, and the
         diffs to the folders that hold them: a walk for a few files reads few trees.
+        ``under`` (a folder relative to ``top``, ``""`` the whole tree) limits them to the
+        files inside it. ``merges``: a merge touches what differs from its first parent.
         """
         budget = _Budget(entries)
-        scope = _Scope(within) if within is not None else None
+        self.walk_failed = False
+        scope: _Scope | _Under | None = None
+        if within is not None:
+            scope = _Scope(within)
+        elif under:
+            scope = _Under(under)
         try:
             head = self._head()
             first = self._commit(head) if head is not None else None
         except Exception:  # an unreadable HEAD (any error of a damaged store): no history
+            self.walk_failed = True
             return
         if head is None or first is None:
             return
@@ -455,14 +475,18 @@ class GitRepository:
                     pushed += 1
                     waiting[parent] = parsed
                     heapq.heappush(queue, (-parsed.order, pushed, parent))
-                touched = self._touched(commit, budget, scope)
-            except Exception:  # the budget spent, or a damaged object: the walk ends here
+                touched = self._touched(commit, budget, scope, merges)
+            except _Exhausted:  # the budget spent: the walk ends here
+                return
+            except Exception:  # a damaged object: the walk ends here
+                self.walk_failed = True
                 return
             yield GitCommit(
                 sha=oid.decode(),
                 parents=tuple(p.decode() for p in commit.parents),
                 committed_at=commit.committed_at,
                 authored_at=commit.authored_at,
+                author_offset=commit.author_offset,
                 author=commit.author,
                 message=commit.message,
                 touched=touched,
@@ -478,8 +502,10 @@ class GitRepository:
             self._tree_of[oid] = parsed.tree
         return parsed
 
-    def _touched(self, commit: _Parsed, budget: _Budget, scope: _Scope | None) -> tuple[str, ...]:
-        if len(commit.parents) > 1:
+    def _touched(
+        self, commit: _Parsed, budget: _Budget, scope: _Scope | _Under | None, merges: bool
+    ) -> tuple[str, ...]:
+        if len(commit.parents) > 1 and not merges:
             return ()
         before: bytes | None = None
         if commit.parents:
@@ -502,12 +528,12 @@ class GitRepository:
                 a_tree = a[1] if a is not None and _is_tree(a[0]) else None
                 b_tree = b[1] if b is not None and _is_tree(b[0]) else None
                 if (a_tree is not None or b_tree is not None) and (
-                    scope is None or path + b"/" in scope.folders
+                    scope is None or scope.descend(path + b"/")
                 ):
                     stack.append((a_tree, b_tree, path + b"/"))
                 a_file = a is not None and _is_file(a[0])
                 b_file = b is not None and _is_file(b[0])
-                if (a_file or b_file) and (scope is None or path in scope.files):
+                if (a_file or b_file) and (scope is None or scope.wants(path)):
                     out.append(path)
         return tuple(sorted(os.fsdecode(p) for p in out))
 
@@ -521,49 +547,25 @@ class _Scope:
             f.rsplit(b"/", k)[0] + b"/" for f in self.files for k in range(1, f.count(b"/") + 1)
         }
 
+    def descend(self, folder: bytes) -> bool:
+        return folder in self.folders
+
+    def wants(self, path: bytes) -> bool:
+        return path in self.files
+
+
+class _Under:
+    """The files inside one folder (``a/b``), and the folders on the way to it."""
+
+    def __init__(self, folder: str) -> None:
+        self.prefix = os.fsencode(folder.strip("/")) + b"/"
+
+    def descend(self, folder: bytes) -> bool:
+        return self.prefix.startswith(folder) or folder.startswith(self.prefix)
+
+    def wants(self, path: bytes) -> bool:
+        return path.startswith(self.prefix)
+
 
 class _Exhausted(Exception):
     """The walk's budget of tree entries is spent."""
-
-
-def _looks_like_gitdir(folder: Path) -> bool:
-    return all(os.path.lexists(folder / name) for name in ("HEAD", "objects", "refs"))
-
-
-def _plain(gitdir: Path) -> bool:
-    """Whether ``gitdir`` is the plain layout this module reads (module docstring)."""
-    if any(os.path.lexists(gitdir / name) for name in _UNUSUAL_FILES):
-        return False
-    for name in ("objects", "refs"):
-        try:
-            if not stat.S_ISDIR(os.lstat(gitdir / name).st_mode):
-                return False
-        except OSError:
-            return False
-    try:
-        raw = read_small(gitdir / "config", _MAX_CONFIG_BYTES)
-    except (OSError, UnsafeFileError):
-        return False
-    if raw is None:
-        return True
-    from dulwich.config import ConfigFile
-
-    try:
-        config = ConfigFile.from_file(io.BytesIO(raw), expand_includes=False)
-    except Exception:  # a config git itself would refuse
-        return False
-    for section in config.sections():
-        head = section[0].lower()
-        if head in (b"include", b"includeif", b"extensions"):
-            return False
-        if head != b"core" or len(section) != 1:
-            continue
-        for key, value in config[section].items():
-            key = key.lower()
-            if key == b"worktree":
-                return False
-            if key == b"bare" and value.strip().lower() not in (b"false", b"no", b"off", b"0"):
-                return False
-            if key == b"repositoryformatversion" and value.strip() not in (b"0", b"1"):
-                return False
-    return True
