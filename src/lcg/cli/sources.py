@@ -25,7 +25,8 @@ _SUMMARY = "List the folders and files indexed, with what each holds; remove one
 _DETAILS = """
 Each source is a folder or file given to `lcg ingest` or `lcg watch`: its group, how its files
 are served (notes/, notes~2/ for a second folder named notes, README.md), the files and chunks
-the group holds of it, when a sync last changed it and its path. A path that is no longer
+the group holds of it, when a sync last changed it, whether a running `lcg watch` keeps it
+in sync, and its path. A path that is no longer
 there (a renamed, moved or deleted folder) is marked missing: ingesting the new path makes a
 new source, and `lcg sources remove OLD-PATH` removes the old one. `lcg sources remove PATH`
 removes a source from its group: every episode of its files (and what was derived from them),
@@ -59,11 +60,14 @@ def _list(args: argparse.Namespace) -> int:
             r.files,
             r.chunks,
             (r.synced_at or "")[:19].replace("T", " ") or None,
+            "yes" if r.watching else "no",
             _where(r),
         ]
         for r in rows
     ]
-    print(format_table(["GROUP", "SOURCE", "FILES", "CHUNKS", "LAST SYNC", "PATH"], table))
+    print(
+        format_table(["GROUP", "SOURCE", "FILES", "CHUNKS", "LAST SYNC", "WATCHED", "PATH"], table)
+    )
     return 0
 
 

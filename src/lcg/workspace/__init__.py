@@ -25,6 +25,7 @@ from lcg.workspace.status import (
 )
 from lcg.workspace.vector_drain import drain_step, next_lagging
 from lcg.workspace.verify import VerifyReport, verify_workspace
+from lcg.workspace.watching import WatchClaim, active_watches, watching
 from lcg.workspace.workspace import Workspace
 
 __all__ = [
@@ -32,7 +33,9 @@ __all__ = [
     "OntologyStatus",
     "StatusReport",
     "VerifyReport",
+    "WatchClaim",
     "Workspace",
+    "active_watches",
     "build_status",
     "close_segments",
     "create_applied_mark",
@@ -51,6 +54,7 @@ __all__ = [
     "projection_dirs",
     "release_for_process",
     "verify_workspace",
+    "watching",
     "workspace_ontology_path",
     "write_hash_file",
     "writing_offline",

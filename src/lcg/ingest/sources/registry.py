@@ -29,10 +29,10 @@ import msgspec
 
 from lcg import timestamps
 from lcg.errors import InvalidParamsError
-from lcg.events import SourceRegistered, SourceRemoved
+from lcg.events import LCG_DIR, SourceRegistered, SourceRemoved
 from lcg.ingest.sources.store import RemovalIn, source_manifest, sync_chunks
 from lcg.ingest.sources.tree import TreeScope, chunk_source, prefix_of, source_label
-from lcg.workspace import Workspace
+from lcg.workspace import Workspace, active_watches
 
 __all__ = [
     "ResolvedSource",
@@ -121,6 +121,9 @@ class SourceStatus(msgspec.Struct, kw_only=True):
     synced_at: str | None = None
     #: The root is not there now (renamed, moved or deleted).
     missing: bool = False
+    #: A running ``lcg watch`` keeps it in sync (it watches the root, a folder inside it, or
+    #: a folder holding it, into this group).
+    watching: bool = False
 
 
 class SourceRemoval(msgspec.Struct, kw_only=True):
@@ -241,10 +244,25 @@ def _chunks_by_prefix(ws: Workspace, group_id: str) -> dict[str, dict[str, int]]
     return out
 
 
+def _watched_roots(ws: Workspace) -> dict[str, list[str]]:
+    """The roots running watchers keep in sync, by group."""
+    out: dict[str, list[str]] = {}
+    for claim in active_watches(ws.config.workspace / LCG_DIR):
+        out.setdefault(claim.group_id, []).extend(claim.roots)
+    return out
+
+
+def _overlaps(root: str, watched: str) -> bool:
+    """Whether a watch of ``watched`` syncs (part of) the source at ``root``."""
+    a, b = PurePosixPath(root), PurePosixPath(watched)
+    return a == b or a in b.parents or b in a.parents
+
+
 def list_sources(ws: Workspace, group_ids: list[str] | None = None) -> list[SourceStatus]:
     """Every source of the groups (default: every group), registered or stored by an older
     lcg, with the files and chunks the group holds of it."""
     groups = ws.known_groups(record_only=True) if group_ids is None else group_ids
+    watched = _watched_roots(ws)
     out: list[SourceStatus] = []
     for group_id in groups:
         with ws.reading():
@@ -265,6 +283,7 @@ def list_sources(ws: Workspace, group_ids: list[str] | None = None) -> list[Sour
                     chunks=sum(files.values()),
                     synced_at=s.synced_at or None,
                     missing=not os.path.lexists(s.root),
+                    watching=any(_overlaps(s.root, r) for r in watched.get(group_id, ())),
                 )
             )
         for prefix, files in sorted(held.items()):
