@@ -161,6 +161,11 @@ def summary_line(r: SyncReport) -> str:
             f"; {r.vectors_deferred} chunks' vectors still to come (searchable by their "
             "words meanwhile; `lcg status` shows the backlog)"
         )
+    if r.commits_read or r.commits_added or r.commits_removed:
+        mode = (
+            f"; commits {r.commits_read} read, {r.commits_added} added, "
+            f"{r.commits_removed} removed{mode}"
+        )
     return (
         f"{r.source} -> group {r.group_id!r}: files {r.files_new} new, {r.files_changed} "
         f"changed, {r.files_unchanged} unchanged, {r.files_removed} removed, "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import msgspec
@@ -24,14 +25,24 @@ from lcg.cli._terminal import safe
 from lcg.errors import ConfigError
 from lcg.events import DEFAULT_GROUP
 from lcg.ingest import (
+    DEFAULT_COMMITS,
     DEFAULT_MAX_CHARS,
     DEFAULT_MAX_FILE_BYTES,
+    CommitWindow,
     SyncBackend,
     SyncReport,
     sync_tree,
 )
 
-__all__ = ["IngestSummary", "check_roots", "held_line", "missing_lines", "register"]
+__all__ = [
+    "IngestSummary",
+    "add_commit_options",
+    "check_roots",
+    "commit_window",
+    "held_line",
+    "missing_lines",
+    "register",
+]
 
 _SUMMARY = "Ingest files and folders into a group, and bring them up to date on every run."
 _DETAILS = """
@@ -45,13 +56,17 @@ replaced, deleted and moved files removed, and an unchanged tree appends nothing
 with no file to read (emptied, unmounted, missing) removes nothing unless --prune is given.
 A renamed or moved folder is a new source; `lcg sources` lists the old one as missing and
 `lcg sources remove OLD-PATH` removes it. A file's time is its last git commit (else its
-modification time). With no LLM configured the chunks are stored and searchable, and
+modification time). Inside a git work tree, each of the last 1,000 commits that touched a
+folder (--commits N, --since DATE; --no-commits for none) is an episode of it: its message,
+author, date and files, at its author time. Git is read as data: nothing a repository
+configures runs. With no LLM configured the chunks are stored and searchable, and
 extraction stays pending.
 """
 _EXAMPLE = """
 lcg ingest ~/notes                       # into group 'liminis'
 lcg ingest ~/notes docs/ --group work --json
 lcg ingest ~/notes/today.md              # one file of the indexed ~/notes
+lcg ingest ~/code --since 2025-01-01     # with the commits made since
 lcg search "how do I rotate the keys"
 lcg sources                              # what is indexed; lcg sources remove PATH
 """
@@ -73,6 +88,10 @@ class IngestSummary(msgspec.Struct, kw_only=True):
     chunks_unchanged: int = 0
     extracted: int = 0
     pending: int = 0
+    #: Git commits read, added and removed as episodes (ADR 0205).
+    commits_read: int = 0
+    commits_added: int = 0
+    commits_removed: int = 0
     seconds: float = 0.0
     trees: list[SyncReport] = []
 
@@ -137,6 +156,9 @@ def _total(group_id: str, reports: list[SyncReport]) -> IngestSummary:
         out.chunks_unchanged += r.chunks_unchanged
         out.extracted += r.extracted
         out.pending += r.pending
+        out.commits_read += r.commits_read
+        out.commits_added += r.commits_added
+        out.commits_removed += r.commits_removed
         out.seconds = round(out.seconds + r.seconds, 3)
     return out
 
@@ -161,6 +183,7 @@ def _run(args: argparse.Namespace) -> int:
                     max_chars=args.max_chars,
                     max_bytes=args.max_bytes,
                     progress=bar,
+                    commits=commit_window(args),
                 )
             finally:
                 bar.done()
@@ -185,6 +208,55 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _since(text: str) -> datetime:
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is no date: give YYYY-MM-DD or an ISO 8601 time"
+        ) from None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is no count of commits (0 or more)")
+    return n
+
+
+def add_commit_options(p: argparse.ArgumentParser) -> None:
+    """``--commits N``, ``--since DATE`` and ``--no-commits`` (``lcg ingest``, ``lcg watch``)."""
+    p.add_argument(
+        "--commits",
+        type=_count,
+        default=DEFAULT_COMMITS,
+        metavar="N",
+        help=f"a folder's last N git commits are episodes of it (default {DEFAULT_COMMITS:,})",
+    )
+    p.add_argument(
+        "--since",
+        type=_since,
+        metavar="DATE",
+        help="only the commits made since DATE (YYYY-MM-DD, or an ISO 8601 time)",
+    )
+    p.add_argument(
+        "--no-commits",
+        action="store_true",
+        help="no commit episodes (those the group holds of the folder are removed)",
+    )
+
+
+def commit_window(args: argparse.Namespace) -> CommitWindow | None:
+    """The commits a sync holds as ``add_commit_options`` parsed them (``None``: none)."""
+    if args.no_commits:
+        return None
+    return CommitWindow(limit=args.commits, since=args.since)
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``lcg ingest``."""
     p = add_command(
@@ -205,6 +277,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="remove the stored files of a tree that has no file to read (empty or missing)",
     )
     p.add_argument("-s", "--silent", action="store_true", help="no progress bar")
+    add_commit_options(p)
     p.add_argument(
         "--max-chars",
         type=int,

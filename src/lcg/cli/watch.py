@@ -28,11 +28,18 @@ from lcg.cli._holder import claim, take_for_process
 from lcg.cli._service import wait_serving
 from lcg.cli._sync import ServiceBackend, summary_line
 from lcg.cli._terminal import safe
-from lcg.cli.ingest import check_roots, held_line
+from lcg.cli.ingest import add_commit_options, check_roots, commit_window, held_line
 from lcg.config import Config
 from lcg.errors import LcgError, StreamLockedError
 from lcg.events import DEFAULT_GROUP
-from lcg.ingest import ScanCache, SyncReport, sync_tree
+from lcg.ingest import (
+    DEFAULT_WINDOW,
+    CommitWindow,
+    ScanCache,
+    SyncReport,
+    history_dir,
+    sync_tree,
+)
 from lcg.rpc import Client, ComponentProblems, TransportError
 
 __all__ = ["WATCHER", "Watcher", "backoff", "register", "start_watching"]
@@ -41,9 +48,10 @@ _SUMMARY = "Watch files and folders and keep them in sync in a group until stopp
 _DETAILS = """
 Starts with a sync of every PATH (as lcg ingest), then syncs again whenever files change:
 saves, new files, deletes and moves; every 30 s each tree is checked anyway, so a change
-whose file event was lost is found. Through the running service, or serving the
-workspace's socket itself when none runs. A tree with no file to read (emptied, unmounted)
-removes nothing unless --prune is given (ADR 0200). Stop it with Ctrl-C or SIGTERM.
+whose file event was lost is found. A new git commit is an episode (as lcg ingest). Through
+the running service, or serving the workspace's socket itself when none runs. A tree with no
+file to read (emptied, unmounted) removes nothing unless --prune is given (ADR 0200). Stop
+it with Ctrl-C or SIGTERM.
 """
 _EXAMPLE = """
 lcg watch ~/notes                        # keep ~/notes current in group 'liminis'
@@ -102,8 +110,13 @@ class Watcher:
         report: Callable[[str | None], None] | None = None,
         take_over: Callable[[], bool] | None = None,
         prune: bool = False,
+        commits: CommitWindow | None = DEFAULT_WINDOW,
     ) -> None:
         self.socket_path = socket_path
+        #: The commits each tree holds as episodes (``None``: none; ADR 0205).
+        self.commits = commits
+        #: Git directory → the trees whose commits it holds (set when the watches are).
+        self.histories: dict[Path, list[Path]] = {}
         #: Whether a tree with no file to read has its stored files removed (``--prune``).
         self.prune = prune
         #: Stored files each tree's last sync held back (no file to read, no ``--prune``).
@@ -173,7 +186,12 @@ class Watcher:
                 continue
             try:
                 done = sync_tree(
-                    self._backend(), root, self.group_id, prune=self.prune, cache=self.caches[root]
+                    self._backend(),
+                    root,
+                    self.group_id,
+                    prune=self.prune,
+                    cache=self.caches[root],
+                    commits=self.commits,
                 )
             except TransportError as exc:
                 self._drop_client()
@@ -253,7 +271,14 @@ class Watcher:
 
     def _affected(self, paths: set[str]) -> list[Path]:
         hit: list[Path] = []
+        for gitdir, trees in self.histories.items():
+            # A commit moves HEAD or a ref and appends to a log: its trees have a new commit.
+            # Nothing else of .git (objects, the index) counts.
+            if any(_history_change(Path(raw), gitdir) for raw in paths):
+                hit.extend(t for t in trees if t not in hit)
         for root in self.roots:
+            if root in hit:
+                continue
             for raw in paths:
                 p = Path(raw)
                 if p == root or root in p.parents:
@@ -305,11 +330,18 @@ class Watcher:
         """Sync each batch of changes watchfiles gives, until stopped or it raises."""
         import watchfiles
 
-        folders = sorted({r if r.is_dir() else r.parent for r in self.roots})
+        folders = {r if r.is_dir() else r.parent for r in self.roots}
+        self.histories = {}
+        for root in self.roots if self.commits is not None else ():
+            gitdir = history_dir(root) if root.is_dir() else None
+            if gitdir is not None:
+                self.histories.setdefault(gitdir, []).append(root)
+        # A tree inside the work tree does not hold its .git: watched beside it.
+        folders |= {g for g in self.histories if not any(f in g.parents for f in folders)}
         settled = False
         swept = time.monotonic()
         for changes in watchfiles.watch(
-            *folders,
+            *sorted(folders),
             watch_filter=None,
             debounce=DEBOUNCE_MS,
             step=STEP_MS,
@@ -372,6 +404,15 @@ def _describe(exc: BaseException) -> str:
     return " ".join(text.split())
 
 
+def _history_change(path: Path, gitdir: Path) -> bool:
+    """Whether ``path`` is ``gitdir``'s ``HEAD``, ``packed-refs``, or inside its ``refs`` or
+    ``logs``."""
+    if gitdir not in path.parents:
+        return False
+    first = path.relative_to(gitdir).parts[0]
+    return first in ("HEAD", "packed-refs", "refs", "logs")
+
+
 def _changed(r: SyncReport) -> bool:
     return bool(r.chunks_added or r.chunks_removed or r.files_removed)
 
@@ -384,7 +425,14 @@ def _warn(line: str) -> None:
     print(f"{time.strftime('%H:%M:%S')} {safe(line, lines=True)}", file=sys.stderr, flush=True)
 
 
-def _watch_through(config: Config, roots: list[Path], group_id: str, *, prune: bool = False) -> int:
+def _watch_through(
+    config: Config,
+    roots: list[Path],
+    group_id: str,
+    *,
+    prune: bool = False,
+    commits: CommitWindow | None = DEFAULT_WINDOW,
+) -> int:
     """Watch through the service already running (its failures are told on stderr only:
     that service's health is about itself, ADR 0193); when the process holding it ends and
     nothing else takes the workspace, this watch takes it and serves it (ADR 0199)."""
@@ -412,6 +460,7 @@ def _watch_through(config: Config, roots: list[Path], group_id: str, *, prune: b
             warn=_warn,
             take_over=take_over,
             prune=prune,
+            commits=commits,
         )
         watcher.run()
     finally:
@@ -419,7 +468,7 @@ def _watch_through(config: Config, roots: list[Path], group_id: str, *, prune: b
             signal.signal(s, handler)
     if watcher.took_over:
         _say("the service went away; serving the workspace here")
-        return _watch_hosting(config, roots, group_id, prune=prune)
+        return _watch_hosting(config, roots, group_id, prune=prune, commits=commits)
     _say("stopped")
     return 0
 
@@ -451,7 +500,14 @@ def start_watching(watcher: Watcher, problems: ComponentProblems) -> threading.T
     return thread
 
 
-def _watch_hosting(config: Config, roots: list[Path], group_id: str, *, prune: bool = False) -> int:
+def _watch_hosting(
+    config: Config,
+    roots: list[Path],
+    group_id: str,
+    *,
+    prune: bool = False,
+    commits: CommitWindow | None = DEFAULT_WINDOW,
+) -> int:
     """Serve the workspace's socket here and watch through it; the watcher's problems are
     the service's health (``health_check``, ``lcg status``). A stop ends the process within
     the grace plus 2 s, as ``lcg serve`` (ADR 0197)."""
@@ -460,7 +516,14 @@ def _watch_hosting(config: Config, roots: list[Path], group_id: str, *, prune: b
 
     stop = threading.Event()
     watcher = Watcher(
-        config.socket_path, roots, group_id, stop=stop, say=_say, warn=_warn, prune=prune
+        config.socket_path,
+        roots,
+        group_id,
+        stop=stop,
+        say=_say,
+        warn=_warn,
+        prune=prune,
+        commits=commits,
     )
     app = build_app(config)
     threads: list[threading.Thread] = []
@@ -500,12 +563,13 @@ def _watch_hosting(config: Config, roots: list[Path], group_id: str, *, prune: b
 def _run(args: argparse.Namespace) -> int:
     roots = check_roots(args.paths)
     config = config_from(args)
+    window = commit_window(args)
     # ADR 0199: through the service that answers, else hold the workspace and serve it here.
     got = claim(config, "watch", take=lambda: take_for_process(config))
     if isinstance(got, Client):
         got.close()
-        return _watch_through(config, roots, args.group, prune=args.prune)
-    return _watch_hosting(config, roots, args.group, prune=args.prune)
+        return _watch_through(config, roots, args.group, prune=args.prune, commits=window)
+    return _watch_hosting(config, roots, args.group, prune=args.prune, commits=window)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -526,3 +590,4 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="remove the stored files of a tree that has no file to read (empty or missing)",
     )
+    add_commit_options(p)

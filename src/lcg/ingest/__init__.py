@@ -24,9 +24,12 @@ from lcg.ingest.merge import merge_entities
 from lcg.ingest.reference import ImportResult, import_reference
 from lcg.ingest.resolution import fuzzy_key, name_key
 from lcg.ingest.sources import (
+    DEFAULT_COMMITS,
     DEFAULT_MAX_CHARS,
     DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_WINDOW,
     ChunkIn,
+    CommitWindow,
     DirectBackend,
     RegisteredSource,
     RemovalIn,
@@ -45,6 +48,7 @@ from lcg.ingest.sources import (
     extract_added,
     forget_source,
     heading_of,
+    history_dir,
     list_sources,
     removal_of,
     remove_source,
@@ -57,9 +61,12 @@ from lcg.ingest.sources import (
 )
 
 __all__ = [
+    "DEFAULT_COMMITS",
     "DEFAULT_MAX_CHARS",
     "DEFAULT_MAX_FILE_BYTES",
+    "DEFAULT_WINDOW",
     "ChunkIn",
+    "CommitWindow",
     "CurationFrame",
     "DirectBackend",
     "DumpResult",
@@ -97,6 +104,7 @@ __all__ = [
     "forget_source",
     "fuzzy_key",
     "heading_of",
+    "history_dir",
     "import_reference",
     "list_sources",
     "merge",

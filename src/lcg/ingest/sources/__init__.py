@@ -4,12 +4,22 @@
 (``registry``: a source is its group and resolved root, served under a label); ``scan_tree``
 finds, reads and chunks a tree's files (``discover``, ``readers``, ``chunking``);
 ``plan_sync`` compares them with what the group holds (``source_manifest``); ``sync_chunks``
-records a batch of the plan as events. ``source_times`` gives a file's time.
+records a batch of the plan as events. ``source_times`` gives a file's time; ``read_commits``
+a folder's git commits, sent as episodes of it too (``commits``).
 """
 
 from __future__ import annotations
 
 from lcg.ingest.sources.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_document, heading_of
+from lcg.ingest.sources.commits import (
+    DEFAULT_COMMITS,
+    DEFAULT_WINDOW,
+    CommitSync,
+    CommitWindow,
+    commit_mentions,
+    history_dir,
+    read_commits,
+)
 from lcg.ingest.sources.discover import DEFAULT_MAX_FILE_BYTES, Skipped, discover
 from lcg.ingest.sources.readers import Document, read_document
 from lcg.ingest.sources.registry import (
@@ -57,10 +67,14 @@ from lcg.ingest.sources.tree import (
 )
 
 __all__ = [
+    "DEFAULT_COMMITS",
     "DEFAULT_MAX_CHARS",
     "DEFAULT_MAX_FILE_BYTES",
+    "DEFAULT_WINDOW",
     "Chunk",
     "ChunkIn",
+    "CommitSync",
+    "CommitWindow",
     "DirectBackend",
     "Document",
     "LocalChunk",
@@ -83,12 +97,15 @@ __all__ = [
     "SyncReport",
     "TreeScope",
     "chunk_document",
+    "commit_mentions",
     "discover",
     "extract_added",
     "forget_source",
     "heading_of",
+    "history_dir",
     "list_sources",
     "plan_sync",
+    "read_commits",
     "read_document",
     "registered_sources",
     "removal_of",

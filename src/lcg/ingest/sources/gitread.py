@@ -388,6 +388,14 @@ class GitRepository:
 
     # -- reading -------------------------------------------------------------------------
 
+    def head_commit(self) -> str | None:
+        """The commit ``HEAD`` names (hex); ``None`` for an unborn branch or a damaged ref."""
+        try:
+            head = self._head()
+        except Exception:  # a damaged or hostile ref: no history
+            return None
+        return head.decode() if head is not None else None
+
     def head_blobs(self, paths: Iterable[str]) -> dict[str, bytes]:
         """The blob id (hex) each of ``paths`` (``/``-separated, relative to ``top``) has in
         ``HEAD``'s tree; paths not there as a file are left out."""

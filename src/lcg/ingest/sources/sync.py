@@ -25,6 +25,7 @@ import msgspec
 
 from lcg.errors import ConfigError
 from lcg.ingest.sources.chunking import DEFAULT_MAX_CHARS
+from lcg.ingest.sources.commits import DEFAULT_WINDOW, CommitWindow, commit_source, tree_commits
 from lcg.ingest.sources.discover import DEFAULT_MAX_FILE_BYTES, Skipped
 from lcg.ingest.sources.registry import (
     RemovedSource,
@@ -175,6 +176,10 @@ class SyncReport(msgspec.Struct, kw_only=True):
     held_because: str = ""
     #: Whether this sync registered the source (its first).
     registered: bool = False
+    #: Commits of the tree's git history read, sent as episodes, and removed (ADR 0205).
+    commits_read: int = 0
+    commits_added: int = 0
+    commits_removed: int = 0
 
 
 def _batches(adds: list[ChunkIn]) -> list[list[ChunkIn]]:
@@ -203,12 +208,14 @@ def sync_tree(
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
     cache: ScanCache | None = None,
     progress: Callable[[SyncProgress], None] | None = None,
+    commits: CommitWindow | None = DEFAULT_WINDOW,
 ) -> SyncReport:
     """Make ``group_id`` hold exactly the chunks of the tree at ``root`` (or, for a path
     inside an indexed tree, of that part of it); what changed.
 
     A path that is not there is synced only if it is a registered source (its files are then
-    held back unless ``prune``); else ``ConfigError``.
+    held back unless ``prune``); else ``ConfigError``. A folder's git commits of ``commits``
+    (``None``: none) are episodes of it too (ADR 0205).
     """
     started = time.monotonic()
     path = Path(os.path.abspath(root.expanduser())).resolve()
@@ -232,7 +239,7 @@ def sync_tree(
         scan.skipped = []  # a missing tree has nothing to skip: its summary says it is missing
     part = scope.prefix + found.within if found.within else ""
     stored = [s for s in backend.manifest(group_id, scope) if under(s.source_file, part)]
-    plan = plan_sync(scan, stored)
+    plan = plan_sync(scan, [s for s in stored if s.source_file != commit_source(scope)])
     report = SyncReport(
         root=source.root,
         source=part or scope.prefix.rstrip(":"),
@@ -258,6 +265,14 @@ def sync_tree(
             else "it has no file to read"
         )
         plan.removals = {}
+    history = tree_commits(
+        scope, commits, stored, within=found.within, hold=bool(report.held_because)
+    )
+    report.commits_read, report.commits_added = history.read, len(history.adds)
+    report.commits_removed = len(history.removals)
+    report.chunks_unchanged += history.unchanged
+    if history.removals:
+        plan.removals[history.source] = history.removals
     by_source = {f.source_file: f for f in scan.files}
     touched = {c.source_file for c in plan.adds}
     folder = Path(scope.root) if Path(scope.root).is_dir() else Path(scope.root).parent
@@ -272,8 +287,8 @@ def sync_tree(
             reference_time=times[Path(by_source[c.source_file].path)],
         )
         for c in plan.adds
-    ]
-    files_total = len(touched) + plan.files_removed
+    ] + history.adds
+    files_total = len(touched) + plan.files_removed + bool(history.adds)
     done_files: set[str] = set()
     sent = 0
     for batch in _batches(adds):
