@@ -21,6 +21,7 @@ from lcg.events.model import EpisodeAdded, EpisodesDeleted, Event
 from lcg.ingest.sources import (
     CommitWindow,
     DirectBackend,
+    StoredChunk,
     commit_mentions,
     read_commits,
     source_manifest,
@@ -258,9 +259,7 @@ def test_a_damaged_history_removes_nothing_the_group_holds(tmp_path: Path) -> No
     repo = _history(tmp_path)
     scope = tree_scope(repo)
     held = plan_commits(scope, read_commits(repo, CommitWindow()), [])
-    stored = [
-        _stored(c.chunk.chunk_id, c.content_hash, f"u{i}") for i, c in enumerate(held.chunks)
-    ]
+    stored = [_stored(c.chunk.chunk_id, c.content_hash, f"u{i}") for i, c in enumerate(held.chunks)]
     # A copy (another repository to read) whose newest commit's parent is damaged: the walk
     # ends on it.
     copy = tmp_path / "copy" / "repo"
@@ -277,9 +276,7 @@ def test_a_damaged_history_removes_nothing_the_group_holds(tmp_path: Path) -> No
     assert len(whole.removals) == 4, "an undamaged walk removes what left the window"
 
 
-def _stored(chunk_id: str, digest: str, uuid: str):  # type: ignore[no-untyped-def]
-    from lcg.ingest.sources import StoredChunk
-
+def _stored(chunk_id: str, digest: str, uuid: str) -> StoredChunk:
     return StoredChunk(
         episode_uuid=uuid, chunk_id=chunk_id, source_file="repo/.git/commits", content_hash=digest
     )
