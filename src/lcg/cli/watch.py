@@ -326,22 +326,27 @@ class Watcher:
         finally:
             self._drop_client()
 
-    def _watch(self) -> None:
-        """Sync each batch of changes watchfiles gives, until stopped or it raises."""
-        import watchfiles
-
+    def watched_folders(self) -> list[Path]:
+        """The folders to watch: each tree's, and the git directory of each work tree whose
+        commits a tree holds (``histories``), when the tree does not hold it already."""
         folders = {r if r.is_dir() else r.parent for r in self.roots}
         self.histories = {}
         for root in self.roots if self.commits is not None else ():
             gitdir = history_dir(root) if root.is_dir() else None
             if gitdir is not None:
                 self.histories.setdefault(gitdir, []).append(root)
-        # A tree inside the work tree does not hold its .git: watched beside it.
         folders |= {g for g in self.histories if not any(f in g.parents for f in folders)}
+        return sorted(folders)
+
+    def _watch(self) -> None:
+        """Sync each batch of changes watchfiles gives, until stopped or it raises."""
+        import watchfiles
+
+        folders = self.watched_folders()
         settled = False
         swept = time.monotonic()
         for changes in watchfiles.watch(
-            *sorted(folders),
+            *folders,
             watch_filter=None,
             debounce=DEBOUNCE_MS,
             step=STEP_MS,
