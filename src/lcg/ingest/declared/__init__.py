@@ -7,6 +7,7 @@ resolved against the tree into documents, tags and typed edges (``model``).
 
 from __future__ import annotations
 
+from lcg.ingest.declared.declare import declare_file
 from lcg.ingest.declared.model import (
     DECLARED_RELATIONS,
     DeclaredDocument,
@@ -18,6 +19,7 @@ from lcg.ingest.declared.model import (
     LinkRef,
     UnresolvedLink,
 )
+from lcg.ingest.declared.resolve import resolve_tree
 
 __all__ = [
     "DECLARED_RELATIONS",
@@ -29,4 +31,6 @@ __all__ = [
     "FileDeclarations",
     "LinkRef",
     "UnresolvedLink",
+    "declare_file",
+    "resolve_tree",
 ]

@@ -1,0 +1,255 @@
+"""Markdown prose: a text with everything that is not prose blanked out (issue 29, ADR 0204).
+
+Links, tags and id mentions are read from prose only. ``mask`` returns a text of the same
+length in which YAML front matter, fenced code (``````` and ``~~~`` of any length, at any
+indentation), indented code blocks, inline code (backtick runs of any length, CommonMark's
+rule: a run closes at the next run of the same length in its paragraph) and HTML comments
+are replaced by spaces, newlines kept, so positions in the mask are positions in the text.
+
+Every construct is found in one forward pass: each search starts where the last one stopped,
+and a backtick run looks for its closer only when a run of its length is known to follow in
+its paragraph (the last position of each run length is noted once per paragraph), so the
+work is linear in the text whatever it holds (100,000 backticks, a 10 MB line).
+
+A file is masked whole; a chunk is masked with the ``Carry`` the previous chunk of its file
+ended in (a fence, comment or front matter the chunker cut across two chunks), given in
+document order.
+"""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+__all__ = ["PROSE", "START", "Carry", "front_matter_end", "mask"]
+
+_FENCE_OPEN = re.compile(r"[ \t]*(`{3,}|~{3,})([^\n]*)")
+_BLANK = re.compile(r"[ \t]*")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*(?:\n|\Z)")
+_INLINE = re.compile(r"<!--|`+")
+_BACKTICKS = re.compile(r"`+")
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+#: How far a chunk's heading line (``# A › B`` then a blank line) may reach.
+_HEADING_PREFIX = re.compile(r"# [^\n]*\n\n")
+
+
+class Carry(msgspec.Struct, frozen=True, kw_only=True):
+    """What a text starts inside of: the start of a file, or what the chunk before it left
+    open (a fence, an HTML comment, a front matter the chunker cut across two chunks)."""
+
+    #: ``start`` (of a file: front matter may open), ``prose``, ``fence`` (``fence`` is its
+    #: opening run), ``comment`` or ``front_matter``.
+    inside: str = "start"
+    fence: str = ""
+
+
+#: The start of a file.
+START = Carry()
+#: Plain prose (a chunk that is not its file's first, with nothing left open).
+PROSE = Carry(inside="prose")
+
+
+def front_matter_end(text: str) -> int:
+    """The offset just past a YAML front matter's closing line, or 0 when the text has none.
+
+    Front matter opens with ``---`` as the first line and closes with a line ``---`` or
+    ``...``; without a closing line there is none (the ``---`` is a thematic break).
+    """
+    if not _opens_front_matter(text):
+        return 0
+    return _close_front_matter(text, text.find("\n") + 1 if "\n" in text else len(text))
+
+
+def _opens_front_matter(text: str) -> bool:
+    return text.split("\n", 1)[0].rstrip(" \t") == "---" and "\n" in text
+
+
+def _close_front_matter(text: str, start: int) -> int:
+    pos = start
+    while pos < len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        if text[pos:end].rstrip(" \t") in ("---", "..."):
+            return min(end + 1, len(text))
+        pos = end + 1
+    return 0
+
+
+def _blank(text: str) -> str:
+    """``text`` with every character but newlines made a space."""
+    return _NOT_NEWLINE.sub(" ", text)
+
+
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
+def mask(text: str, carry: Carry = START, *, whole_file: bool = True) -> tuple[str, Carry]:
+    """``text`` with everything but prose blanked, and what its end is still inside of.
+
+    ``whole_file``: the text is a whole file, so a front matter never closed is none.
+    Otherwise it is a chunk of one, ``carry`` what the chunk before it left open (``START``
+    for the first), and the heading line the chunker put first is prose even inside code.
+    """
+    out: list[str] = []
+    pos = 0
+    if not whole_file and carry.inside not in ("start", "prose"):
+        head = _HEADING_PREFIX.match(text)
+        if head:
+            out.append(head.group())
+            pos = head.end()
+    if carry.inside == "start" and _opens_front_matter(text):
+        end = front_matter_end(text)
+        if end:
+            out.append(_blank(text[:end]))
+            pos = end
+        elif not whole_file:
+            # The chunker cut the front matter: it goes on in the next chunk.
+            return _blank(text), Carry(inside="front_matter")
+    elif carry.inside == "front_matter":
+        end = _close_front_matter(text, pos)
+        if end == 0:
+            return "".join(out) + _blank(text[pos:]), carry
+        out.append(_blank(text[pos:end]))
+        pos = end
+    elif carry.inside == "comment":
+        close = text.find("-->", pos)
+        if close < 0:
+            return "".join(out) + _blank(text[pos:]), carry
+        out.append(_blank(text[pos : close + 3]))
+        pos = close + 3
+    elif carry.inside == "fence":
+        close = _fence_close(text, pos, carry.fence)
+        if close < 0:
+            return "".join(out) + _blank(text[pos:]), carry
+        out.append(_blank(text[pos:close]))
+        pos = close
+    body, end_carry = _blocks(text, pos)
+    out.append(body)
+    return "".join(out), end_carry
+
+
+def _blocks(text: str, pos: int) -> tuple[str, Carry]:
+    """Mask code blocks line by line from ``pos``; prose runs go through ``_inline``."""
+    out: list[str] = []
+    prose_start = pos
+    previous = ""  # the last non-blank prose line, for the indented-code rule
+    after_blank = True
+    n = len(text)
+    while pos < n:
+        end = text.find("\n", pos)
+        end = n if end < 0 else end
+        line = text[pos:end]
+        opener = _FENCE_OPEN.fullmatch(line)
+        if opener and not (opener.group(1)[0] == "`" and "`" in opener.group(2)):
+            out.append(_inline(text[prose_start:pos]))
+            close = _fence_close(text, min(end + 1, n), opener.group(1))
+            if close < 0:
+                out.append(_blank(text[pos:]))
+                return "".join(out), Carry(inside="fence", fence=opener.group(1))
+            out.append(_blank(text[pos:close]))
+            prose_start = pos = close
+            previous, after_blank = "", True
+            continue
+        if _BLANK.fullmatch(line):
+            after_blank = True
+        elif (
+            after_blank
+            and (line.startswith(("    ", "\t")))
+            and not (previous[:1] in (" ", "\t") or _LIST_ITEM.match(previous))
+        ):
+            # An indented code block: after a blank line, not under a list item or an
+            # indented line (there an indent continues the list), up to the next line that
+            # is neither blank nor indented.
+            out.append(_inline(text[prose_start:pos]))
+            stop = _indented_end(text, pos)
+            out.append(_blank(text[pos:stop]))
+            prose_start = pos = stop
+            previous, after_blank = "", False
+            continue
+        else:
+            previous, after_blank = line, False
+        pos = end + 1
+    body, carry = _inline_carry(text[prose_start:])
+    out.append(body)
+    return "".join(out), carry
+
+
+def _fence_close(text: str, pos: int, fence: str) -> int:
+    """The offset past the line closing ``fence`` at or after ``pos``, or -1."""
+    n = len(text)
+    char = fence[0]
+    while pos < n:
+        end = text.find("\n", pos)
+        end = n if end < 0 else end
+        stripped = text[pos:end].strip(" \t")
+        if len(stripped) >= len(fence) and stripped.strip(char) == "":
+            return min(end + 1, n)
+        pos = end + 1
+    return -1
+
+
+def _indented_end(text: str, pos: int) -> int:
+    """Where the indented code block starting at ``pos`` ends (its trailing blanks kept out)."""
+    n = len(text)
+    last = pos
+    while pos < n:
+        end = text.find("\n", pos)
+        end = n if end < 0 else end
+        line = text[pos:end]
+        if line.startswith(("    ", "\t")):
+            last = min(end + 1, n)
+        elif not _BLANK.fullmatch(line):
+            break
+        pos = end + 1
+    return last
+
+
+def _inline(text: str) -> str:
+    return _inline_carry(text)[0]
+
+
+def _inline_carry(text: str) -> tuple[str, Carry]:
+    """Blank inline code and HTML comments in a stretch of prose."""
+    out: list[str] = []
+    pos = 0
+    n = len(text)
+    para_end = -1
+    last_run: dict[int, int] = {}
+    while pos < n:
+        m = _INLINE.search(text, pos)
+        if m is None:
+            break
+        start = m.start()
+        if m.group() == "<!--":
+            close = text.find("-->", start + 4)
+            out.append(text[pos:start])
+            if close < 0:
+                out.append(_blank(text[start:]))
+                return "".join(out), Carry(inside="comment")
+            out.append(_blank(text[start : close + 3]))
+            pos = close + 3
+            continue
+        if start >= para_end:
+            # A new paragraph: note where each length of backtick run last occurs in it.
+            brk = _PARAGRAPH_BREAK.search(text, start)
+            para_end = n if brk is None else brk.start()
+            last_run = {}
+            for run in _BACKTICKS.finditer(text, start, para_end):
+                last_run[len(run.group())] = run.start()
+        length = len(m.group())
+        closer = -1
+        if last_run.get(length, -1) > start:
+            for run in _BACKTICKS.finditer(text, m.end(), para_end):
+                if len(run.group()) == length:
+                    closer = run.end()
+                    break
+        if closer < 0:
+            out.append(text[pos : m.end()])  # literal backticks
+            pos = m.end()
+            continue
+        out.append(text[pos:start])
+        out.append(_blank(text[start:closer]))
+        pos = closer
+    out.append(text[pos:])
+    return "".join(out), PROSE
