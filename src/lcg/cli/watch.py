@@ -31,7 +31,7 @@ from lcg.cli._terminal import safe
 from lcg.cli.ingest import add_commit_options, check_roots, commit_window, held_line
 from lcg.config import Config
 from lcg.errors import LcgError, StreamLockedError
-from lcg.events import DEFAULT_GROUP
+from lcg.events import DEFAULT_GROUP, LCG_DIR
 from lcg.ingest import (
     DEFAULT_WINDOW,
     CommitWindow,
@@ -41,6 +41,7 @@ from lcg.ingest import (
     sync_tree,
 )
 from lcg.rpc import Client, ComponentProblems, TransportError
+from lcg.workspace import watching
 
 __all__ = ["WATCHER", "Watcher", "backoff", "register", "start_watching"]
 
@@ -571,10 +572,12 @@ def _run(args: argparse.Namespace) -> int:
     window = commit_window(args)
     # ADR 0199: through the service that answers, else hold the workspace and serve it here.
     got = claim(config, "watch", take=lambda: take_for_process(config))
-    if isinstance(got, Client):
-        got.close()
-        return _watch_through(config, roots, args.group, prune=args.prune, commits=window)
-    return _watch_hosting(config, roots, args.group, prune=args.prune, commits=window)
+    # Listed by `lcg sources` as watched for as long as this process runs (ADR 0207).
+    with watching(config.workspace / LCG_DIR, roots, args.group):
+        if isinstance(got, Client):
+            got.close()
+            return _watch_through(config, roots, args.group, prune=args.prune, commits=window)
+        return _watch_hosting(config, roots, args.group, prune=args.prune, commits=window)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
