@@ -411,12 +411,9 @@ def _describe(exc: BaseException) -> str:
 
 
 def _history_change(path: Path, gitdir: Path) -> bool:
-    """Whether ``path`` is ``gitdir``'s ``HEAD``, ``packed-refs``, or inside its ``refs`` or
-    ``logs``."""
-    if gitdir not in path.parents:
-        return False
-    first = path.relative_to(gitdir).parts[0]
-    return first in ("HEAD", "packed-refs", "refs", "logs")
+    """Whether ``path`` is ``gitdir``'s ``HEAD`` or ``packed-refs``, or in ``refs``/``logs``."""
+    parts = path.relative_to(gitdir).parts if gitdir in path.parents else ("",)
+    return parts[0] in ("HEAD", "packed-refs", "refs", "logs")
 
 
 def _changed(r: SyncReport) -> bool:
