@@ -27,6 +27,7 @@ from lcg.events.model import (
     EpisodesDeleted,
     Event,
     GroupPurged,
+    MentionRecord,
     MergedAlias,
     MergeOutcome,
     PointerRebind,
@@ -36,6 +37,7 @@ from lcg.events.model import (
     RelationTypesChanged,
     SourceRegistered,
     SourceRemoved,
+    StructureDeclared,
 )
 
 TS = "2024-05-01T12:00:00.000000Z"
@@ -125,6 +127,17 @@ def sample_events(group_id: str = "g") -> list[Event]:
             group_id=group_id, root="/home/ada/notes", label="notes", kind="folder", synced_at=TS
         ),
         SourceRemoved(group_id=group_id, root="/home/ada/notes"),
+        StructureDeclared(
+            group_id=group_id,
+            root="/home/ada/notes",
+            label="notes",
+            entities_upserted=[_entity("d1")],
+            entities_removed=["d0"],
+            edges_upserted=[_edge("l1")],
+            edges_removed=["l0"],
+            mentions_added=[MentionRecord(episode_uuid="ep1", entity_uuid="d1")],
+            mentions_removed=[MentionRecord(episode_uuid="ep1", entity_uuid="d0")],
+        ),
     ]
 
 
@@ -271,4 +284,31 @@ def history() -> list[Event]:
         SourceRegistered(group_id=G, root="/b/notes", label="notes~2", kind="folder", synced_at=T1),
         SourceRegistered(group_id=G, root="/a/notes", label="notes", kind="folder", synced_at=T2),
         SourceRemoved(group_id=G, root="/b/notes"),
+        # Declared structure: documents, a tag, edges (one to an extracted entity) and a
+        # mention; then a document removed with its edges, and a mention removed.
+        StructureDeclared(
+            group_id=G,
+            root="/a/notes",
+            label="notes",
+            entities_upserted=[ent("d1", "Plan", created_at=T2), ent("d2", "Log", created_at=T2)],
+            edges_upserted=[
+                edge("l1", "d1", "d2", name="LINKS_TO", created_at=T2),
+                edge("l2", "d2", "e1", name="LINKS_TO", created_at=T2),
+            ],
+            mentions_added=[
+                MentionRecord(episode_uuid="ep4", entity_uuid="d1"),
+                MentionRecord(episode_uuid="ep4", entity_uuid="d2"),
+            ],
+        ),
+        RelationshipAsserted(
+            group_id=G, edge=edge("r9", "e4", "d1", name="CITES", created_at=T2), created=True
+        ),
+        StructureDeclared(
+            group_id=G,
+            root="/a/notes",
+            label="notes",
+            entities_removed=["d2"],
+            edges_removed=["l1", "l2"],
+            mentions_removed=[MentionRecord(episode_uuid="ep4", entity_uuid="d1")],
+        ),
     ]

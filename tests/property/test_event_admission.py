@@ -45,6 +45,7 @@ from lcg.events.model import (
     EpisodesDeleted,
     Event,
     GroupPurged,
+    MentionRecord,
     MergedAlias,
     MergeOutcome,
     PointerRebind,
@@ -54,6 +55,7 @@ from lcg.events.model import (
     RelationTypesChanged,
     SourceRegistered,
     SourceRemoved,
+    StructureDeclared,
 )
 from lcg.events.reader import ReadReport, StreamReader
 from lcg.extract.embedders import HashEmbedder
@@ -245,6 +247,12 @@ EVENTS: dict[str, st.SearchStrategy[Event]] = {
         kind=st.sampled_from(["folder", "file"]), synced_at=times,
     ),
     "SourceRemoved": st.builds(SourceRemoved, group_id=G, root=texts),
+    "StructureDeclared": st.builds(
+        StructureDeclared, group_id=G, root=texts, label=texts, entities_upserted=few(entity),
+        entities_removed=few(ids), edges_upserted=few(edge), edges_removed=few(ids),
+        mentions_added=few(st.builds(MentionRecord, episode_uuid=ids, entity_uuid=ids)),
+        mentions_removed=few(st.builds(MentionRecord, episode_uuid=ids, entity_uuid=ids)),
+    ),
 }  # fmt: skip
 
 #: Strings as long as a request may carry (its JSON framing aside), in the fields that every

@@ -36,6 +36,7 @@ from lcg.events.model import (
     EpisodesDeleted,
     Event,
     GroupPurged,
+    MentionRecord,
     MergedAlias,
     MergeOutcome,
     PointerRebind,
@@ -45,6 +46,7 @@ from lcg.events.model import (
     RelationTypesChanged,
     SourceRegistered,
     SourceRemoved,
+    StructureDeclared,
 )
 from lcg.events.reader import ReadReport, StreamReader
 from lcg.events.segments import list_segments
@@ -148,6 +150,13 @@ EVENT_STRATEGIES: dict[str, st.SearchStrategy[Event]] = {
         kind=st.sampled_from(["folder", "file"]), synced_at=times,
     ),
     "SourceRemoved": st.builds(SourceRemoved, group_id=st.just(GROUP), root=text),
+    "StructureDeclared": st.builds(
+        StructureDeclared, group_id=st.just(GROUP), root=text, label=text,
+        entities_upserted=few(entity), entities_removed=few(ids), edges_upserted=few(edge),
+        edges_removed=few(ids),
+        mentions_added=few(st.builds(MentionRecord, episode_uuid=ids, entity_uuid=ids)),
+        mentions_removed=few(st.builds(MentionRecord, episode_uuid=ids, entity_uuid=ids)),
+    ),
 }  # fmt: skip
 
 any_event = st.one_of(*EVENT_STRATEGIES.values())

@@ -110,6 +110,7 @@ from lcg.events.model import (
     EpisodesDeleted,
     Event,
     GroupPurged,
+    MentionRecord,
     MergedAlias,
     MergeOutcome,
     PointerRebind,
@@ -120,6 +121,7 @@ from lcg.events.model import (
     RowId,
     SourceRegistered,
     SourceRemoved,
+    StructureDeclared,
     Timestamp,
 )
 from lcg.events.position import Position
@@ -198,6 +200,7 @@ __all__ = [
     "LineSample",
     "MarkInfo",
     "MarkRecord",
+    "MentionRecord",
     "MergeOutcome",
     "MergedAlias",
     "OntologySidecar",
@@ -216,6 +219,7 @@ __all__ = [
     "StreamGeneration",
     "StreamReader",
     "StreamWriter",
+    "StructureDeclared",
     "TailDefect",
     "Timestamp",
     "UnsafeFileError",

@@ -45,6 +45,7 @@ __all__ = [
     "Event",
     "EventBase",
     "GroupPurged",
+    "MentionRecord",
     "MergeOutcome",
     "MergedAlias",
     "PointerRebind",
@@ -55,6 +56,7 @@ __all__ = [
     "RowId",
     "SourceRegistered",
     "SourceRemoved",
+    "StructureDeclared",
     "Timestamp",
 ]
 
@@ -105,6 +107,13 @@ class EdgeRecord(msgspec.Struct, frozen=True, kw_only=True):
     episodes: list[str] = []
     attributes: str = "{}"
     created_at: Timestamp
+
+
+class MentionRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """An episode mentions an entity (the graph's ``MENTIONS`` relationship)."""
+
+    episode_uuid: str
+    entity_uuid: str
 
 
 class EntitySummaryUpdate(msgspec.Struct, frozen=True, kw_only=True):
@@ -313,6 +322,26 @@ class SourceRemoved(EventBase, frozen=True, kw_only=True, tag="SourceRemoved"):
     root: str
 
 
+class StructureDeclared(EventBase, frozen=True, kw_only=True, tag="StructureDeclared"):
+    """What a source tree's files declare changed (issue 29, ADR 0203): the difference
+    between the declared graph the group held for the source and the one its files state now.
+
+    Entities (``Document``s and ``Tag``s) and edges are upserted in full; removed ones are
+    deleted from the graph (a file is the truth for what it declares now; its history is
+    git's). Mentions are ``MENTIONS`` from a chunk's episode to a document its text names.
+    """
+
+    #: The source's resolved root and its label (``notes``): whose declarations these are.
+    root: str
+    label: str
+    entities_upserted: list[EntityRecord] = []
+    entities_removed: list[str] = []
+    edges_upserted: list[EdgeRecord] = []
+    edges_removed: list[str] = []
+    mentions_added: list[MentionRecord] = []
+    mentions_removed: list[MentionRecord] = []
+
+
 Event = (
     EpisodeAdded
     | EpisodeExtracted
@@ -328,6 +357,7 @@ Event = (
     | PointersRebound
     | SourceRegistered
     | SourceRemoved
+    | StructureDeclared
 )
 
 #: Every event type, in the order of ``Event``.

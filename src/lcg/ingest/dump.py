@@ -4,7 +4,8 @@ A dump is the shortest stream that reproduces the projections: entities (``Entit
 tombstones included), relationships (``RelationshipAsserted``, or ``CrossGroupEdgeAdded`` for
 edges with cross-group pointers), then episodes (``EpisodeAdded``, followed by an
 ``EpisodeExtracted`` carrying the mentions of each extracted episode), then the group's
-sources (``SourceRegistered``). Replaying a dump gives
+sources (``SourceRegistered``), then the declared mentions (``StructureDeclared``; the
+declared documents and edges are entities and relationships like the others). Replaying a dump gives
 the same digests as the original. The target must be empty (or absent).
 
 A dump is written into a hidden temporary directory beside the target,
@@ -36,6 +37,7 @@ from lcg.events import (
     remove_tree,
     sweep_removals,
 )
+from lcg.ingest.declared import declared_mentions
 from lcg.ingest.sources import registered_sources
 from lcg.projections import graph_pointers as pointers
 from lcg.projections import graph_records as gr
@@ -99,6 +101,8 @@ def _events_of_group(ws: Workspace, group_id: str) -> tuple[list[Event], int, in
                 synced_at=source.synced_at,
             )
         )
+    # Declared mentions are MENTIONS no extraction states: they go after the episodes.
+    events.extend(declared_mentions(ws, group_id))
     return events, len(entities) + len(episodes), len(edges)
 
 

@@ -42,6 +42,7 @@ from lcg.events import (
     RelationTypesChanged,
     SourceRegistered,
     SourceRemoved,
+    StructureDeclared,
 )
 
 __all__ = [
@@ -193,8 +194,24 @@ def derive_ops(event: Event) -> list[Op]:
         # Which folder a source is: the graph's record, no searchable text.
         case SourceRegistered() | SourceRemoved():
             return []
+        case StructureDeclared():
+            return _declared(event)
         case _:
             assert_never(event)
+
+
+def _declared(event: StructureDeclared) -> list[Op]:
+    """Declared documents and tags are searchable as asserted entities are; removed ones
+    (and removed edges) are not. Mentions are graph relationships, no text."""
+    g = event.group_id
+    ops: list[Op] = [
+        Upsert(kind="entity", group_id=g, uuid=e.uuid, parts={"name": e.name, "summary": e.summary})
+        for e in event.entities_upserted
+    ]
+    ops.extend(_edge(g, e) for e in event.edges_upserted)
+    ops.extend(Delete(kind="entity", group_id=g, uuid=u) for u in event.entities_removed)
+    ops.extend(Delete(kind="edge", group_id=g, uuid=u) for u in event.edges_removed)
+    return ops
 
 
 def _extracted(event: EpisodeExtracted) -> list[Op]:

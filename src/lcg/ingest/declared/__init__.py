@@ -20,9 +20,18 @@ from lcg.ingest.declared.model import (
     UnresolvedLink,
 )
 from lcg.ingest.declared.resolve import resolve_tree
+from lcg.ingest.declared.store import (
+    DECLARED_ORIGIN,
+    DeclareResult,
+    declare_structure,
+    declared_mentions,
+    is_declared,
+)
 
 __all__ = [
+    "DECLARED_ORIGIN",
     "DECLARED_RELATIONS",
+    "DeclareResult",
     "DeclaredDocument",
     "DeclaredEdge",
     "DeclaredMention",
@@ -32,5 +41,8 @@ __all__ = [
     "LinkRef",
     "UnresolvedLink",
     "declare_file",
+    "declare_structure",
+    "declared_mentions",
+    "is_declared",
     "resolve_tree",
 ]

@@ -58,6 +58,7 @@ from lcg.events import (
     RelationTypesChanged,
     SourceRegistered,
     SourceRemoved,
+    StructureDeclared,
     lookup_key,
 )
 from lcg.projections.graph._bulk import copy_edges as _copy_edges
@@ -65,6 +66,7 @@ from lcg.projections.graph._bulk import create as _create
 from lcg.projections.graph._conn import RELS_PER_SCAN as _RELS_PER_SCAN
 from lcg.projections.graph._conn import each as _each
 from lcg.projections.graph._conn import run as _run
+from lcg.projections.graph._declared import Removals, plan_declared, write_removals
 from lcg.projections.graph._index import IndexDelta
 from lcg.projections.graph._purge import purge
 from lcg.projections.graph._sources import SourceRows
@@ -119,9 +121,7 @@ class _Segment:
         self.known_ents: set[str] = set()
         self.known_eps: set[str] = set()
         self.known_edges: set[str] = set()
-        #: Episodes that were extracted in the database when loaded, and those whose
-        #: MENTIONS were loaded.
-        self.ep_db_extracted: set[str] = set()
+        #: Episodes whose MENTIONS were loaded.
         self.mentions_loaded: set[str] = set()
         self.ents: dict[str, EntityState] = {}
         self.ent_db: set[str] = set()
@@ -139,6 +139,8 @@ class _Segment:
         self.mentions_new: dict[str, dict[str, None]] = {}
         #: The group's source rows the events leave (keyed by the group: always its own).
         self.sources = SourceRows()
+        #: What ``StructureDeclared`` events removed (``_declared``).
+        self.removals = Removals()
 
     # -- loading --------------------------------------------------------------------------
 
@@ -206,13 +208,9 @@ class _Segment:
             ep = _episode_from_row(row)
             self.eps[ep.uuid] = ep
             self.ep_db.add(ep.uuid)
-            if ep.extracted:
-                self.ep_db_extracted.add(ep.uuid)
-        # Only an episode extracted before can already hold MENTIONS worth de-duplicating.
+        # An episode extracted before, or given declared mentions, may already hold MENTIONS.
         again = [
-            u
-            for u in keys.extracted_eps
-            if u in self.ep_db_extracted and u not in self.mentions_loaded
+            u for u in keys.extracted_eps if u in self.ep_db and u not in self.mentions_loaded
         ]
         if again:
             self.mentions_loaded.update(again)
@@ -297,6 +295,8 @@ class _Segment:
                 return lambda: self.sources.register(event)
             case SourceRemoved():
                 return lambda: self.sources.remove(event)
+            case StructureDeclared():
+                return plan_declared(self, event, keys)
             case GroupPurged():  # pragma: no cover - split off by _segments
                 raise AssertionError("GroupPurged is a segment barrier")
             case _:
@@ -453,6 +453,7 @@ class _Segment:
         _each(conn, DELETE_EPISODES, DELETE_EPISODE_ONE, drop_eps, n_eps, keys=True)
         for u in drop_eps:
             index.put_episode(u, None)
+        write_removals(self)
         new_ents: list[dict[str, Any]] = []
         changed_ents: list[dict[str, Any]] = []
         for u in sorted(self.ent_dirty):

@@ -19,8 +19,11 @@ __all__ = [
     "CREATE_RELS",
     "CREATE_REL_ONE",
     "CREATE_UNBOUND",
+    "DELETE_ENTITIES",
+    "DELETE_ENTITY_ONE",
     "DELETE_EPISODES",
     "DELETE_EPISODE_ONE",
+    "DELETE_MENTIONS",
     "EDGE_COLUMNS",
     "EDGE_FIELDS",
     "EDGE_KEYS",
@@ -124,4 +127,14 @@ CREATE_REL_ONE: Final = (
 CREATE_MENTION_ONE: Final = (
     "MATCH (p:Episodic {uuid: $ep}), (n:Entity {uuid: $en}) "
     f"CREATE (p)-[:MENTIONS {props('MENTIONS', '$')}]->(n)"
+)
+
+# Declared structure (``StructureDeclared``): a removed entity goes with its MENTIONS (its
+# edges were taken before, and are written back unbound or not at all); a removed mention is
+# the one relationship between an episode and an entity.
+DELETE_ENTITIES: Final = "UNWIND $keys AS k MATCH (e:Entity {uuid: k}) DETACH DELETE e"
+DELETE_ENTITY_ONE: Final = "MATCH (e:Entity {uuid: $k}) DETACH DELETE e"
+DELETE_MENTIONS: Final = (
+    "UNWIND $rows AS r WITH r.ep AS ep, r MATCH (p:Episodic {uuid: ep})-[m:MENTIONS]->"
+    "(n:Entity) WHERE n.uuid = r.en DELETE m"
 )

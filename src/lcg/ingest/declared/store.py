@@ -1,0 +1,401 @@
+"""The service side of declared structure: a source's declared graph, made to match its files.
+
+``declare_structure`` reads what the group holds of a source's declared structure (its
+``Document`` entities, the group's declared ``Tag`` entities, the declared edges and the
+``MENTIONS`` from the source's chunks to its documents), compares it with the
+``DeclaredStructure`` the files state now, and records the difference as one
+``StructureDeclared`` event, under the group's lock; nothing when they agree (ADR 0203).
+
+Identity: a document is keyed by its tree-relative path within its source, and keeps its
+uuid while it stays there, or when the sync saw it move (``moved_from``); a tag is keyed by
+its name in the group (sources share it) and goes when no declared edge uses it; an edge is
+keyed by its relation type and endpoints. What the files no longer declare is removed: the
+file is the truth for what it declares now, its history is git's. Only rows whose attributes
+say ``"origin": "declared"`` are read or written here; extracted and asserted rows are never
+touched.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import Any, Final
+
+import msgspec
+
+from lcg import timestamps
+from lcg.errors import InvalidParamsError
+from lcg.events import EdgeRecord, EntityRecord, MentionRecord, StructureDeclared
+from lcg.ingest._common import attributes_text, new_uuid
+from lcg.ingest.declared.model import DECLARED_RELATIONS, DeclaredDocument, DeclaredStructure
+from lcg.workspace import Workspace
+
+__all__ = [
+    "DECLARED_ORIGIN",
+    "DeclareResult",
+    "declare_structure",
+    "declared_mentions",
+    "is_declared",
+]
+
+#: The ``origin`` attribute of every row this pass writes.
+DECLARED_ORIGIN: Final = "declared"
+#: Attribute keys the pass writes itself; a front-matter field of one of these names is kept
+#: under ``fm:<name>`` instead of overwriting it.
+_RESERVED: Final = frozenset({"origin", "source", "path", "id", "aliases", "superseded_by"})
+
+_LABEL: Final = "MATCH (s:Source) WHERE s.group_id = $g AND s.root = $r RETURN s.label"
+_ENTITIES: Final = (
+    "MATCH (e:Entity) WHERE e.group_id = $g AND "
+    "(list_contains(e.labels, 'Document') OR list_contains(e.labels, 'Tag')) "
+    "RETURN e.uuid, e.name, e.labels, e.summary, e.attributes, e.created_at"
+)
+_EDGES: Final = (
+    "MATCH (e:RelatesToNode_) WHERE e.group_id = $g AND e.relation_type IN $t "
+    "RETURN e.uuid, e.name, e.relation_type, e.source_node_uuid, e.target_node_uuid, e.fact, "
+    "e.attributes, e.created_at"
+)
+_MENTIONS: Final = (
+    "MATCH (p:Episodic)-[:MENTIONS]->(n:Entity) WHERE p.group_id = $g AND n.uuid IN $d "
+    "RETURN p.uuid, n.uuid, p.entity_edges"
+)
+_ALL_MENTIONS: Final = (
+    "MATCH (p:Episodic)-[:MENTIONS]->(n:Entity) WHERE p.group_id = $g "
+    "RETURN p.uuid, n.uuid, p.entity_edges, n.attributes ORDER BY p.uuid, n.uuid"
+)
+_EPISODES: Final = "MATCH (p:Episodic) WHERE p.group_id = $g AND p.name IN $n RETURN p.name, p.uuid"
+
+
+class DeclareResult(msgspec.Struct, kw_only=True):
+    """What one declare call changed (all zero, ``appended`` false: the group agreed)."""
+
+    success: bool = True
+    appended: bool = False
+    entities_upserted: int = 0
+    entities_removed: int = 0
+    edges_upserted: int = 0
+    edges_removed: int = 0
+    mentions_added: int = 0
+    mentions_removed: int = 0
+    #: Mentions whose chunk the group does not hold (not written).
+    mentions_unheld: int = 0
+
+
+def is_declared(attributes: str) -> bool:
+    """Whether a row's attributes (JSON object text) say the declared pass wrote it."""
+    try:
+        parsed = msgspec.json.decode(attributes or "{}")
+    except msgspec.DecodeError:
+        return False
+    return isinstance(parsed, dict) and parsed.get("origin") == DECLARED_ORIGIN
+
+
+class _Held(msgspec.Struct, kw_only=True):
+    """A row the group holds: its record and parsed attributes."""
+
+    uuid: str
+    name: str
+    labels: list[str]
+    summary: str
+    attributes: dict[str, Any]
+    created_at: str
+
+
+def _attrs(text: Any) -> dict[str, Any] | None:
+    try:
+        parsed = msgspec.json.decode(str(text or "{}"))
+    except msgspec.DecodeError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def _ts(value: Any) -> str:
+    return timestamps.to_text(value) if value is not None else timestamps.now()
+
+
+class _Reading:
+    """What the group holds of the source's declared structure (read under the lock)."""
+
+    def __init__(self, ws: Workspace, group_id: str, root: str, chunk_ids: list[str]) -> None:
+        q = ws.graph.query
+        labels = q(_LABEL, {"g": group_id, "r": root})
+        if not labels:
+            raise InvalidParamsError(f"no source of group {group_id!r} has the root {root!r}")
+        self.label = str(labels[0][0])
+        self.docs: dict[str, _Held] = {}
+        self.tags: dict[str, _Held] = {}
+        for uuid, name, lbls, summary, attributes, created in q(_ENTITIES, {"g": group_id}):
+            attrs = _attrs(attributes)
+            if attrs is None or attrs.get("origin") != DECLARED_ORIGIN:
+                continue
+            held = _Held(
+                uuid=str(uuid),
+                name=str(name),
+                labels=list(lbls or []),
+                summary=str(summary or ""),
+                attributes=attrs,
+                created_at=_ts(created),
+            )
+            if "Tag" in held.labels:
+                self.tags.setdefault(held.name, held)
+            elif attrs.get("source") == self.label and isinstance(attrs.get("path"), str):
+                self.docs.setdefault(attrs["path"], held)
+        #: This source's declared edges, and the tags other sources' edges use.
+        self.edges: list[EdgeRecord] = []
+        self.tags_elsewhere: set[str] = set()
+        tag_names = {t.uuid: name for name, t in self.tags.items()}
+        for row in q(_EDGES, {"g": group_id, "t": list(DECLARED_RELATIONS)}):
+            uuid, name, rel, src, dst, fact, attributes, created = row
+            attrs = _attrs(attributes)
+            if attrs is None or attrs.get("origin") != DECLARED_ORIGIN:
+                continue
+            if attrs.get("source") != self.label:
+                if rel == "TAGGED" and str(dst) in tag_names:
+                    self.tags_elsewhere.add(tag_names[str(dst)])
+                continue
+            self.edges.append(
+                EdgeRecord(
+                    uuid=str(uuid),
+                    name=str(name),
+                    source_uuid=str(src or ""),
+                    target_uuid=str(dst or ""),
+                    fact=str(fact or ""),
+                    relation_type=str(rel),
+                    attributes=attributes_text(attrs),
+                    created_at=_ts(created),
+                )
+            )
+        doc_uuids = [d.uuid for d in self.docs.values()]
+        #: Declared MENTIONS (episode, document) held, and those extraction also states.
+        self.mentions: set[tuple[str, str]] = set()
+        self.extracted: set[tuple[str, str]] = set()
+        if doc_uuids:
+            for ep, en, entity_edges in q(_MENTIONS, {"g": group_id, "d": doc_uuids}):
+                key = (str(ep), str(en))
+                if str(en) in (entity_edges or []):
+                    self.extracted.add(key)
+                else:
+                    self.mentions.add(key)
+        self.episodes: dict[str, list[str]] = {}
+        if chunk_ids:
+            for name, uuid in q(_EPISODES, {"g": group_id, "n": chunk_ids}):
+                self.episodes.setdefault(str(name), []).append(str(uuid))
+
+
+def _doc_attributes(label: str, doc: DeclaredDocument, superseded_by: str | None) -> dict[str, Any]:
+    attrs: dict[str, Any] = {}
+    for key, value in doc.fields.items():
+        attrs[f"fm:{key}" if key in _RESERVED else key] = value
+    attrs.update(origin=DECLARED_ORIGIN, source=label, path=doc.path, aliases=list(doc.aliases))
+    if doc.doc_id is not None:
+        attrs["id"] = doc.doc_id
+    if superseded_by is not None:
+        attrs["superseded_by"] = superseded_by
+    return attrs
+
+
+def _entity(
+    held: _Held | None, uuid: str, name: str, labels: list[str], attrs: dict[str, Any]
+) -> EntityRecord | None:
+    """The record to upsert, or ``None`` when ``held`` already states it."""
+    if (
+        held is not None
+        and held.name == name
+        and held.labels == labels
+        and held.summary == ""
+        and held.attributes == attrs
+    ):
+        return None
+    return EntityRecord(
+        uuid=uuid,
+        name=name,
+        labels=labels,
+        attributes=attributes_text(attrs),
+        created_at=held.created_at if held is not None else timestamps.now(),
+    )
+
+
+def _plan(group_id: str, root: str, s: DeclaredStructure, held: _Reading) -> StructureDeclared:
+    label = held.label
+    paths = [d.path for d in s.documents]
+    if len(set(paths)) != len(paths):
+        raise InvalidParamsError("structure: a document path is listed twice")
+    # A document keeps its uuid where it stays, or where the sync saw it move from.
+    doc_uuid: dict[str, str] = {}
+    claimed = set(paths)
+    for d in s.documents:
+        if d.path in held.docs:
+            doc_uuid[d.path] = held.docs[d.path].uuid
+        elif d.moved_from in held.docs and d.moved_from not in claimed:
+            doc_uuid[d.path] = held.docs[d.moved_from].uuid
+            claimed.add(d.moved_from)
+        else:
+            doc_uuid[d.path] = new_uuid()
+    held_by_uuid = {h.uuid: h for h in held.docs.values()}
+    successor: dict[str, str] = {}
+    for e in s.edges:
+        if e.relation_type == "SUPERSEDES":
+            successor[e.target] = min(e.source, successor.get(e.target, e.source))
+    upserts: list[EntityRecord] = []
+    for d in s.documents:
+        u = doc_uuid[d.path]
+        rec = _entity(
+            held_by_uuid.get(u),
+            u,
+            d.name,
+            ["Entity", "Document"],
+            _doc_attributes(label, d, successor.get(d.path)),
+        )
+        if rec is not None:
+            upserts.append(rec)
+    tags_used = set(s.tags) | {e.target for e in s.edges if e.relation_type == "TAGGED"}
+    tag_uuid = {t: held.tags[t].uuid if t in held.tags else new_uuid() for t in sorted(tags_used)}
+    for t, u in tag_uuid.items():
+        rec = _entity(held.tags.get(t), u, t, ["Entity", "Tag"], {"origin": DECLARED_ORIGIN})
+        if rec is not None:
+            upserts.append(rec)
+    live = set(doc_uuid.values())
+    removed = [h.uuid for h in held.docs.values() if h.uuid not in live]
+    removed += [
+        h.uuid for t, h in held.tags.items() if t not in tags_used and t not in held.tags_elsewhere
+    ]
+    # Edges, keyed by relation type and endpoints.
+    want: dict[tuple[str, str, str], str] = {}
+    for e in s.edges:
+        src = doc_uuid.get(e.source)
+        dst = tag_uuid.get(e.target) if e.relation_type == "TAGGED" else doc_uuid.get(e.target)
+        if src is None or dst is None:
+            raise InvalidParamsError(
+                f"structure: {e.relation_type} edge {e.source!r} -> {e.target!r} names no "
+                "document or tag of the structure"
+            )
+        want.setdefault((e.relation_type, src, dst), e.fact)
+    edge_attrs = attributes_text({"origin": DECLARED_ORIGIN, "source": label})
+    have: dict[tuple[str, str, str], EdgeRecord] = {}
+    edges_removed: list[str] = []
+    for edge in held.edges:
+        key = (edge.relation_type or edge.name, edge.source_uuid, edge.target_uuid)
+        if key in want and key not in have:
+            have[key] = edge
+        else:
+            edges_removed.append(edge.uuid)
+    now = timestamps.now()
+    edges_upserted: list[EdgeRecord] = []
+    for (rel, src, dst), fact in want.items():
+        old = have.get((rel, src, dst))
+        if (
+            old is not None
+            and old.fact == fact
+            and old.name == rel
+            and old.attributes == edge_attrs
+        ):
+            continue
+        edges_upserted.append(
+            EdgeRecord(
+                uuid=old.uuid if old is not None else new_uuid(),
+                name=rel,
+                source_uuid=src,
+                target_uuid=dst,
+                fact=fact,
+                relation_type=rel,
+                attributes=edge_attrs,
+                created_at=old.created_at if old is not None else now,
+            )
+        )
+    # Mentions: chunk → its episodes, target → the document (by path, else by front-matter id).
+    by_id = {d.doc_id: doc_uuid[d.path] for d in s.documents if d.doc_id}
+    mentions: set[tuple[str, str]] = set()
+    for m in s.mentions:
+        doc = doc_uuid.get(m.target) or by_id.get(m.target)
+        if doc is not None:
+            for ep in held.episodes.get(m.chunk_id, []):
+                mentions.add((ep, doc))
+    gone = set(removed)
+    return StructureDeclared(
+        group_id=group_id,
+        root=root,
+        label=label,
+        entities_upserted=upserts,
+        entities_removed=removed,
+        edges_upserted=edges_upserted,
+        edges_removed=edges_removed,
+        mentions_added=[
+            MentionRecord(episode_uuid=ep, entity_uuid=en)
+            for ep, en in sorted(mentions - held.mentions - held.extracted)
+        ],
+        mentions_removed=[
+            MentionRecord(episode_uuid=ep, entity_uuid=en)
+            for ep, en in sorted(held.mentions - mentions)
+            if en not in gone
+        ],
+    )
+
+
+def _changes(event: StructureDeclared) -> DeclareResult:
+    return DeclareResult(
+        entities_upserted=len(event.entities_upserted),
+        entities_removed=len(event.entities_removed),
+        edges_upserted=len(event.edges_upserted),
+        edges_removed=len(event.edges_removed),
+        mentions_added=len(event.mentions_added),
+        mentions_removed=len(event.mentions_removed),
+    )
+
+
+def declare_structure(
+    ws: Workspace, group_id: str, root: str, structure: DeclaredStructure
+) -> DeclareResult:
+    """Make the group's declared structure of the source at ``root`` match ``structure``:
+    one ``StructureDeclared`` event with the difference, none when there is none.
+
+    ``InvalidParamsError`` when ``root`` is no source of the group, or the structure names
+    an edge endpoint it does not list.
+    """
+    chunk_ids = sorted({m.chunk_id for m in structure.mentions})
+    with ws.group_lock(group_id):
+        with ws.reading():
+            held = _Reading(ws, group_id, root, chunk_ids)
+        event = _plan(group_id, root, structure, held)
+        result = _changes(event)
+        result.mentions_unheld = sum(
+            1 for m in structure.mentions if m.chunk_id not in held.episodes
+        )
+        if not (
+            event.entities_upserted
+            or event.entities_removed
+            or event.edges_upserted
+            or event.edges_removed
+            or event.mentions_added
+            or event.mentions_removed
+        ):
+            return result
+        backlog = ws.vectors.backlog
+        defer = backlog.drained_in_background
+        with ws.text_embedder.deferring() if defer else nullcontext():
+            ws.commit(group_id, [event])
+        if defer and group_id in ws.projector.embedder_failures:
+            backlog.add(group_id, len(event.entities_upserted) + len(event.edges_upserted))
+    result.appended = True
+    return result
+
+
+def declared_mentions(ws: Workspace, group_id: str) -> list[StructureDeclared]:
+    """The group's declared mentions (``MENTIONS`` to a declared document that extraction
+    did not state), one ``StructureDeclared`` per source: what a dump writes after the
+    episodes so its replay holds them too. The caller holds ``ws.reading()``."""
+    roots = {str(label): str(root) for root, label in ws.graph.query(
+        "MATCH (s:Source) WHERE s.group_id = $g RETURN s.root, s.label", {"g": group_id}
+    )}  # fmt: skip
+    by_label: dict[str, list[MentionRecord]] = {}
+    for ep, en, entity_edges, attributes in ws.graph.query(_ALL_MENTIONS, {"g": group_id}):
+        attrs = _attrs(attributes)
+        if attrs is None or attrs.get("origin") != DECLARED_ORIGIN or en in (entity_edges or []):
+            continue
+        by_label.setdefault(str(attrs.get("source", "")), []).append(
+            MentionRecord(episode_uuid=str(ep), entity_uuid=str(en))
+        )
+    return [
+        StructureDeclared(
+            group_id=group_id, root=roots.get(label, ""), label=label, mentions_added=mentions
+        )
+        for label, mentions in sorted(by_label.items())
+    ]
