@@ -19,6 +19,8 @@ from lcg.cli._service import ProgressBar
 from lcg.config import Config
 from lcg.ingest import (
     ChunkIn,
+    DeclaredStructure,
+    DeclareResult,
     RemovalIn,
     RemovedSource,
     ResolvedSource,
@@ -87,6 +89,27 @@ class ServiceBackend:
             "knowledge_source_remove", {"group_id": group_id, "prefix": prefix}
         )
         return msgspec.convert(result, RemovedSource)
+
+    def declare(self, group_id: str, root: str, structure: DeclaredStructure) -> DeclareResult:
+        """Make the source's declared structure match ``structure`` (ADR 0203). The unresolved
+        links stay here (the service needs none), and empty fields are left out: a tree's
+        structure is one request."""
+        sent = msgspec.structs.replace(structure, unresolved=[])
+        result = self.client.call(
+            "knowledge_declare_structure",
+            {"group_id": group_id, "root": root, "structure": _compact(_to_builtins(sent))},
+        )
+        return msgspec.convert(result, DeclareResult)
+
+
+def _compact(value: object) -> object:
+    """``value`` without the keys whose value is empty (``None``, ``[]``, ``{}``): the
+    service's decoder gives each its default again."""
+    if isinstance(value, dict):
+        return {k: _compact(v) for k, v in value.items() if v is not None and v != [] and v != {}}
+    if isinstance(value, list):
+        return [_compact(v) for v in value]
+    return value
 
 
 @contextmanager
@@ -165,6 +188,12 @@ def summary_line(r: SyncReport) -> str:
         mode = (
             f"; commits {r.commits_read} read, {r.commits_added} added, "
             f"{r.commits_removed} removed{mode}"
+        )
+    if r.declared is not None and r.declared.documents:
+        d = r.declared
+        mode += (
+            f"; declared: {d.documents} documents, {d.links} links, {d.tags} tags, "
+            f"{d.imports} imports, {d.mentions} mentions, {d.unresolved} unresolved"
         )
     return (
         f"{r.source} -> group {r.group_id!r}: files {r.files_new} new, {r.files_changed} "

@@ -10,6 +10,7 @@ from lcg.ingest._common import parse_timestamp
 from lcg.ingest.assertion import assert_entity, assert_relationship
 from lcg.ingest.cross_group import add_cross_group_edge, rebind_after_reset, rebind_pointers
 from lcg.ingest.curation import CurationFrame
+from lcg.ingest.declared import DeclaredStructure, DeclareResult, declare_structure
 from lcg.ingest.deletion import (
     clear_all,
     delete_by_group,
@@ -68,6 +69,8 @@ __all__ = [
     "ChunkIn",
     "CommitWindow",
     "CurationFrame",
+    "DeclareResult",
+    "DeclaredStructure",
     "DirectBackend",
     "DumpResult",
     "ExtractionService",
@@ -94,6 +97,7 @@ __all__ = [
     "clear_all",
     "cross_group",
     "curation",
+    "declare_structure",
     "delete_by_group",
     "delete_by_source",
     "delete_chunk_episode",

@@ -1,7 +1,8 @@
 """Source sync methods (lcg's own, for ``lcg ingest``, ``lcg watch`` and ``lcg sources``):
 what a group holds of a source tree, one batch of a sync (chunks to add, episodes to
-remove), which source a path belongs to (registering a new one), the sources of the groups,
-and removing one (ADR 0200)."""
+remove), what the tree's files declare (documents, tags, typed edges: ADR 0203), which
+source a path belongs to (registering a new one), the sources of the groups, and removing one
+(ADR 0200)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from msgspec import Meta
 from lcg.errors import InvalidParamsError
 from lcg.ingest import (
     ChunkIn,
+    DeclaredStructure,
+    DeclareResult,
     RemovalIn,
     RemovedSource,
     SourceKind,
@@ -20,6 +23,7 @@ from lcg.ingest import (
     StoredChunk,
     SyncChunksResult,
     TreeScope,
+    declare_structure,
     extract_added,
     forget_source,
     list_sources,
@@ -108,6 +112,44 @@ async def sync_chunks(app: ServiceHost, ctx: CallContext, p: SyncChunksParams) -
         await app.run_write(part.record, app.ws, group_id, result)
     await app.run_write(extract_added, app.ws, result, extraction_service(app))
     return result
+
+
+class DeclareStructureParams(Params):
+    """``knowledge_declare_structure``."""
+
+    root: Annotated[
+        str,
+        Meta(min_length=1, pattern="^/", description="the source's root (its resolved path)"),
+    ]
+    structure: Annotated[
+        DeclaredStructure,
+        Meta(
+            description="what the tree's files declare: documents (by path), tags, typed "
+            "edges, chunk mentions, unresolved links"
+        ),
+    ]
+    group_id: GroupId = None
+    examples: ClassVar[dict[str, Any]] = {
+        "root": "/home/ada/notes",
+        "structure": {
+            "documents": [{"path": "moon.md", "name": "Moon"}, {"path": "a11.md", "name": "A11"}],
+            "edges": [
+                {
+                    "relation_type": "LINKS_TO",
+                    "source": "moon.md",
+                    "target": "a11.md",
+                    "fact": "Moon links to A11.",
+                }
+            ],
+        },
+    }
+
+
+async def declare(app: ServiceHost, ctx: CallContext, p: DeclareStructureParams) -> DeclareResult:
+    """``knowledge_declare_structure``: one ``StructureDeclared`` with the difference
+    between what the group holds of the source's declared structure and ``structure``."""
+    group_id = write_group(p.group_id)
+    return await app.run_write(declare_structure, app.ws, group_id, p.root, p.structure)
 
 
 class SourceResolveParams(Params):
@@ -243,6 +285,16 @@ SOURCE_METHODS: tuple[MethodDef, ...] = (
         "Remove a source from a group: every episode of its files (and what was derived "
         "from them), then its registration.",
         SourceRemoveParams,
+        writes=True,
+    ),
+    MethodDef(
+        "knowledge_declare_structure",
+        "write",
+        declare,
+        "Make a source's declared structure (documents, tags, LINKS_TO/PART_OF/SUPERSEDES/"
+        "TAGGED/IMPORTS edges, mentions) match what its files declare now: one event with "
+        "the difference, none when nothing differs.",
+        DeclareStructureParams,
         writes=True,
     ),
 )

@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING, Protocol
 import msgspec
 
 from lcg.errors import ConfigError
+from lcg.ingest.declared import DeclaredStructure, DeclareResult, declare_structure
 from lcg.ingest.sources.chunking import DEFAULT_MAX_CHARS
 from lcg.ingest.sources.commits import DEFAULT_WINDOW, CommitWindow, commit_source, tree_commits
+from lcg.ingest.sources.declaring import DeclaredCounts, declared_counts, tree_structure
 from lcg.ingest.sources.discover import DEFAULT_MAX_FILE_BYTES, Skipped
 from lcg.ingest.sources.registry import (
     RemovedSource,
@@ -102,6 +104,10 @@ class SyncBackend(Protocol):
         """Remove the source served under ``prefix``: its episodes, then its registration."""
         ...
 
+    def declare(self, group_id: str, root: str, structure: DeclaredStructure) -> DeclareResult:
+        """Make the source's declared structure match ``structure`` (ADR 0203)."""
+        ...
+
 
 class DirectBackend:
     """A sync into a workspace opened in this process."""
@@ -133,6 +139,10 @@ class DirectBackend:
     def remove(self, group_id: str, prefix: str) -> RemovedSource:
         """Remove the source served under ``prefix``: its episodes, then its registration."""
         return remove_source(self.ws, group_id, prefix)
+
+    def declare(self, group_id: str, root: str, structure: DeclaredStructure) -> DeclareResult:
+        """Make the source's declared structure match ``structure`` (ADR 0203)."""
+        return declare_structure(self.ws, group_id, root, structure)
 
 
 class SyncProgress(msgspec.Struct, kw_only=True):
@@ -180,6 +190,9 @@ class SyncReport(msgspec.Struct, kw_only=True):
     commits_read: int = 0
     commits_added: int = 0
     commits_removed: int = 0
+    #: What the tree's files declare (ADR 0203); ``None``: the sync covered a part of the
+    #: tree, or held its files back, and did not run the declared pass.
+    declared: DeclaredCounts | None = None
 
 
 def _batches(adds: list[ChunkIn]) -> list[list[ChunkIn]]:
@@ -308,6 +321,11 @@ def sync_tree(
     removals = [RemovalIn(source_file=s, episode_uuids=u) for s, u in plan.removals.items()]
     for group in _removal_batches(removals):
         _count(report, backend.sync(group_id, [], group))
+    if not found.within and not report.held_because:
+        # The declared pass: only a scan of the whole tree says what the whole tree declares.
+        structure = tree_structure(scan, stored, list(plan.removals))
+        declared = backend.declare(group_id, source.root, structure)
+        report.declared = declared_counts(structure, declared)
     if (report.chunks_added or report.chunks_removed) and not found.created:
         backend.resolve(group_id, source.root, source.kind, create=False, touch=True)
     report.seconds = round(time.monotonic() - started, 3)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import msgspec
 
+from lcg.ingest.declared import FileDeclarations, declare_file
 from lcg.ingest.sources.chunking import DEFAULT_MAX_CHARS, chunk_document
 from lcg.ingest.sources.discover import (
     DEFAULT_MAX_FILE_BYTES,
@@ -86,6 +87,9 @@ class LocalFile(msgspec.Struct, frozen=True, kw_only=True):
     size: int
     mtime_ns: int
     chunks: list[LocalChunk]
+    #: What the file declares (``declare_file``, ADR 0203): read with its text, so a scan
+    #: cache keeps it with the chunks.
+    declarations: FileDeclarations | None = None
 
 
 class Scan(msgspec.Struct, kw_only=True):
@@ -295,6 +299,7 @@ def _read(
         size=f.size,
         mtime_ns=f.mtime_ns,
         chunks=_chunks_of(source_file, pieces),
+        declarations=declare_file(f.rel, doc.text),
     )
     if cache is not None:
         cache[f.path] = local
