@@ -153,13 +153,11 @@ class GoldCommit(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class GoldWindow(msgspec.Struct, frozen=True, kw_only=True):
-    """A "what changed between these times" question: the commits in it (by index) and the
-    files those commits touched that the final tree still holds."""
+    """A "what changed between these times" question: the commits in it (by index)."""
 
     start: str
     end: str
     commits: list[int]
-    files: list[str]
 
 
 class DeclaredGold(msgspec.Struct, frozen=True, kw_only=True):
@@ -197,6 +195,14 @@ class DeclaredGold(msgspec.Struct, frozen=True, kw_only=True):
         if not withdrawn:
             return list(self.edges)
         return [e for e in self.edges if self.withdrawn not in (e.source, e.target)]
+
+    def changed_in(self, window: GoldWindow, *, withdrawn: bool) -> tuple[list[int], list[str]]:
+        """A window's answer before or after the withdrawal: the commits made by then, and
+        the files they touched that the tree holds then."""
+        commits = [i for i in window.commits if withdrawn or not self.commits[i].removes]
+        held = set(self.paths(withdrawn=withdrawn))
+        files = {f for i in commits for f in self.commits[i].files if f in held}
+        return commits, sorted(files)
 
     def children_at(self, *, withdrawn: bool) -> dict[str, list[str]]:
         """Parent path → children, before or after the withdrawal."""
@@ -446,7 +452,7 @@ def generate_declared(seed: int) -> DeclaredCorpus:
             removes=True,
         )
     )
-    windows = _windows(rng, commits, withdrawn.path)
+    windows = _windows(rng, commits)
     return DeclaredCorpus(
         seed=seed,
         version=DECLARED_GENERATOR_VERSION,
@@ -483,7 +489,7 @@ def _day(text: str) -> datetime:
     return datetime.strptime(text[:10], "%Y-%m-%d").replace(tzinfo=UTC)
 
 
-def _windows(rng: random.Random, commits: list[GoldCommit], withdrawn: str) -> list[GoldWindow]:
+def _windows(rng: random.Random, commits: list[GoldCommit]) -> list[GoldWindow]:
     """Three windows on whole days: an early stretch, a seeded middle one, and the last week
     (which holds the withdrawal: a commit whose file the tree no longer holds)."""
     days = [_day(c.date) for c in commits]
@@ -497,8 +503,7 @@ def _windows(rng: random.Random, commits: list[GoldCommit], withdrawn: str) -> l
     for lo, hi in spans:
         end = hi - timedelta(seconds=1)
         inside = [i for i, d in enumerate(commits) if lo <= _parse(d.date) <= end]
-        touched = sorted({f for i in inside for f in commits[i].files if f != withdrawn})
-        out.append(GoldWindow(start=_iso(lo), end=_iso(end), commits=inside, files=touched))
+        out.append(GoldWindow(start=_iso(lo), end=_iso(end), commits=inside))
     return out
 
 

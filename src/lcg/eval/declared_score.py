@@ -139,6 +139,13 @@ class DeclaredReport(msgspec.Struct, frozen=True, kw_only=True):
     scratch: str | None = None
 
 
+def _order(edge: GoldEdge) -> tuple[str, tuple[str, ...], str]:
+    """Edges in a reader's order: by relation, then source with numbers as numbers
+    (``commit:2`` before ``commit:10``), then target."""
+    parts = tuple(p.zfill(9) if p.isdigit() else p for p in re.split(r"(\d+)", edge.source))
+    return (edge.relation, parts, edge.target)
+
+
 def _ratio(hit: int, total: int) -> float:
     return round(hit / total, 4) if total else 1.0
 
@@ -195,7 +202,8 @@ def score_pass(name: str, gold: DeclaredGold, seen: Observed, *, withdrawn: bool
     for i, window in enumerate(gold.windows):
         said = seen.windows[i] if i < len(seen.windows) else WindowAnswer()
         ask = f"{window.start} .. {window.end}"
-        want_w = {f"commit:{c}" for c in window.commits} | set(window.files)
+        commits, files = gold.changed_in(window, withdrawn=withdrawn)
+        want_w = {f"commit:{c}" for c in commits} | set(files)
         got_w = {f"commit:{c}" for c in said.commits} | set(said.files)
         slots.append(_slot("window", ask, want_w, got_w))
     if withdrawn:
@@ -207,8 +215,8 @@ def score_pass(name: str, gold: DeclaredGold, seen: Observed, *, withdrawn: bool
         link_recall=_ratio(len(want & got), len(want)),
         link_precision=_ratio(len(want & got), len(got)),
         recall_by_relation=by_relation,
-        missing_edges=sorted(want - got),
-        extra_edges=sorted(got - want),
+        missing_edges=sorted(want - got, key=_order),
+        extra_edges=sorted(got - want, key=_order),
         phantoms=phantoms,
         decoys_served=served_decoys,
         slots=slots,
@@ -220,14 +228,14 @@ def render_declared(report: DeclaredReport) -> str:
     lines = [
         f"declared structure, seed {report.seed} (gold {report.gold_digest[:12]}): "
         f"{report.files} files, {report.commits} commits",
-        f"{'PASS':<11} {'RECALL':>7} {'PRECISION':>9} {'EDGES':>9} {'PHANTOMS':>8} "
+        f"{'PASS':<11} {'RECALL':>7} {'PRECISION':>9} {'GOLD/SERVED':>11} {'PHANTOMS':>8} "
         f"{'DECOYS':>6} {'SLOTS':>9}",
     ]
     for p in report.passes:
         exact = sum(1 for s in p.slots if s.exact)
         lines.append(
             f"{p.name:<11} {p.link_recall:>7.4f} {p.link_precision:>9.4f} "
-            f"{p.gold_edges:>4}/{p.served_edges:<4} {len(p.phantoms):>8} "
+            f"{p.gold_edges:>5}/{p.served_edges:<5} {len(p.phantoms):>8} "
             f"{len(p.decoys_served):>6} {exact:>4}/{len(p.slots):<4}"
         )
     for p in report.passes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from lcg.eval.declared_corpus import DeclaredGold, GoldEdge, generate_declared
+from lcg.eval.declared_corpus import DeclaredGold, GoldEdge, GoldWindow, generate_declared
 from lcg.eval.declared_score import (
     CurrentAnswer,
     DeclaredReport,
@@ -38,8 +38,23 @@ def _perfect(gold: DeclaredGold, *, withdrawn: bool) -> Observed:
             for new, old in gold.supersessions
         },
         by_source=by_source,
-        windows=[WindowAnswer(commits=w.commits, files=w.files) for w in gold.windows],
+        windows=[_said(gold, w, withdrawn=withdrawn) for w in gold.windows],
     )
+
+
+def _said(gold: DeclaredGold, window: GoldWindow, *, withdrawn: bool) -> WindowAnswer:
+    commits, files = gold.changed_in(window, withdrawn=withdrawn)
+    return WindowAnswer(commits=commits, files=files)
+
+
+def test_a_window_before_the_withdrawal_holds_no_withdrawal() -> None:
+    gold = generate_declared(7).gold
+    last = gold.windows[-1]
+    before, after = gold.changed_in(last, withdrawn=False), gold.changed_in(last, withdrawn=True)
+    assert len(gold.commits) - 1 not in before[0] and len(gold.commits) - 1 in after[0]
+    # The perfect answer of one pass is a miss in the other.
+    seen = _perfect(gold, withdrawn=False)
+    assert not score_pass("p", gold, seen, withdrawn=True).slots_exact
 
 
 def test_a_perfect_answer_scores_perfect_on_both_passes() -> None:
