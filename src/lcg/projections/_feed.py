@@ -34,7 +34,7 @@ from lcg.projections._replay_report import (
     record_failure,
 )
 from lcg.projections.base import Batch, ForeignRowError, Projection, Projections
-from lcg.projections.embedding import TextEmbedder
+from lcg.projections.embedding import TextEmbedder, deferring_now
 from lcg.projections.ops import Op, derive_ops, texts_to_embed
 
 __all__ = ["Feeder"]
@@ -82,21 +82,40 @@ class Feeder:
     # ---- one batch -----------------------------------------------------------------------
 
     def apply(
-        self, group_id: str, generation: str, batch: list[Event], result: ReplayResult
+        self,
+        group_id: str,
+        generation: str,
+        batch: list[Event],
+        result: ReplayResult,
+        projections: Sequence[Projection] | None = None,
     ) -> None:
-        """Apply ``batch`` to every projection, in order, each past its own position.
+        """Apply ``batch`` to every projection (or to ``projections`` of them), in order,
+        each past its own position.
 
         Raises ``ForeignRowError`` (kept in ``refusals``) once what came before the event
         that reaches another group's rows is applied.
         """
         self.refusals.pop(group_id, None)
-        applied, stop = self._feed(self.projections, group_id, generation, batch, result)
+        fed = self.projections if projections is None else projections
+        applied, stop = self._feed(fed, group_id, generation, batch, result)
         if applied:
             result.mutations_replayed += len(applied)
             result.last_committed_seq = applied[-1].seq
         if stop is not None:
             self.refusals[group_id] = stop
             raise stop
+
+    def vectors_follow(self, group_id: str, generation: str, lagging: list[Projection]) -> bool:
+        """True when only embedding projections (``lagging``) lag, for a reason already
+        known, and this thread's write defers its vectors (ADR 0201): the drainer catches
+        them up from the stream, so a live write applies to the others at once rather than
+        replaying the group's backlog first — at every part of a sync (ADR 0206)."""
+        return (
+            group_id in self.embedder_failures
+            and deferring_now()
+            and all(p.capabilities.embeds for p in lagging)
+            and all(p.position(group_id).stale_generation(generation) is None for p in lagging)
+        )
 
     def _own(
         self, group_id: str, batch: list[Event], result: ReplayResult

@@ -27,7 +27,14 @@ from lcg.errors import EmbedderError
 from lcg.extract import Embedder
 from lcg.projections.cache import EmbeddingCache
 
-__all__ = ["DEFERRED", "CachedTextEmbedder", "EmbeddingStats", "TextEmbedder", "VectorBacklog"]
+__all__ = [
+    "DEFERRED",
+    "CachedTextEmbedder",
+    "EmbeddingStats",
+    "TextEmbedder",
+    "VectorBacklog",
+    "deferring_now",
+]
 
 #: Why a group's vectors lag while the background drainer computes them.
 DEFERRED: Final = (
@@ -38,6 +45,12 @@ DEFERRED: Final = (
 RATE_WINDOW_S: Final = 60.0
 
 _deferral = threading.local()
+
+
+def deferring_now() -> bool:
+    """True inside ``CachedTextEmbedder.deferring()`` in this thread: vectors not cached are
+    left to the background drainer."""
+    return getattr(_deferral, "known", None) is not None
 
 
 class EmbeddingStats(msgspec.Struct, kw_only=True):

@@ -398,13 +398,19 @@ class Projector:
             return
         first, generation = events[0].seq, events[0].gen
         self._feeder.refusals.pop(group_id, None)
-        if not all(p.position(group_id).continues(first, generation) for p in self.projections):
+        lagging = [
+            p for p in self.projections if not p.position(group_id).continues(first, generation)
+        ]
+        # Vectors left to the drainer (ADR 0206): the others apply at once, no replay.
+        if lagging and not self._feeder.vectors_follow(group_id, generation, lagging):
             self.catch_up(group_id)
         else:
             result = ReplayResult(group_id=group_id, generation=generation)
-            self._feeder.blocked.discard(group_id)
+            fed = [p for p in self.projections if p not in lagging] if lagging else None
+            if not lagging:
+                self._feeder.blocked.discard(group_id)
             try:
-                self._feeder.apply(group_id, generation, events, result)
+                self._feeder.apply(group_id, generation, events, result, fed)
             except ForeignRowError:
                 pass  # kept in ``refusals``: judged, then raised once the rest is saved
             self._refused(group_id, None, to_end=True)

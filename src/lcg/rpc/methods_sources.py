@@ -27,6 +27,7 @@ from lcg.ingest import (
     extract_added,
     forget_source,
     list_sources,
+    part_chunks,
     removal_of,
     resolve_source,
     source_manifest,
@@ -106,7 +107,7 @@ async def sync_chunks(app: ServiceHost, ctx: CallContext, p: SyncChunksParams) -
     a 60,000-chunk batch is recorded; the answer is the sum of the parts'."""
     group_id = write_group(p.group_id)
     # Every chunk is checked before anything is written (off the event loop: 60,000 times).
-    parts = await app.run(sync_parts, p.add, p.remove)
+    parts = await app.run(sync_parts, p.add, p.remove, chunks_per_part=part_chunks(app.ws))
     result = SyncChunksResult()
     for part in parts:
         await app.run_write(part.record, app.ws, group_id, result)

@@ -25,7 +25,9 @@ Text first, vectors follow (ADR 0201): where a background drainer serves the wor
 service), a part is committed with its vectors deferred — its chunks are in the graph and BM25
 when the part returns, the vector projection waits, and the drainer makes the vectors after
 (``vectors_deferred`` counts the chunks left to it). Without one (a workspace opened by the
-command itself) the vectors are made with the part, as before.
+command itself) the vectors are made with the part, as before. A part whose vectors are
+deferred holds the lock only for its append, graph and BM25, so it may be larger
+(``DEFERRED_PART_CHUNKS``, ``part_chunks``; still at most ``PART_BYTES``, ADR 0206).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
     from lcg.ingest.extraction import ExtractionService
 
 __all__ = [
+    "DEFERRED_PART_CHUNKS",
     "PART_BYTES",
     "PART_CHUNKS",
     "PART_REMOVALS",
@@ -56,6 +59,7 @@ __all__ = [
     "SyncChunksResult",
     "SyncPart",
     "extract_added",
+    "part_chunks",
     "source_manifest",
     "sync_chunks",
     "sync_parts",
@@ -64,6 +68,9 @@ __all__ = [
 #: Chunks recorded per part of a batch: one commit, one embedder call (as ``lcg ingest``
 #: sends them, and the replay batch size's default).
 PART_CHUNKS = 64
+#: Chunks per part when the part's vectors are left to the background drainer (ADR 0206): the
+#: part's lock time is its append, graph and BM25 (about 0.1 ms a chunk), not the model's.
+DEFERRED_PART_CHUNKS = 1024
 #: Bytes of chunk text per part (a larger chunk is a part of its own).
 PART_BYTES = 1024 * 1024
 #: Episodes removed per part.
@@ -146,7 +153,7 @@ def sync_chunks(
     still held; then extract the added chunks when an extractor is configured (else they
     stay pending)."""
     result = SyncChunksResult()
-    for part in sync_parts(adds, removals):
+    for part in sync_parts(adds, removals, chunks_per_part=part_chunks(ws)):
         part.record(ws, group_id, result)
     extract_added(ws, result, extraction)
     return result
@@ -169,11 +176,20 @@ class SyncPart:
             _record_removals(ws, group_id, self.removals, result)
 
 
-def sync_parts(adds: list[ChunkIn], removals: list[RemovalIn]) -> list[SyncPart]:
-    """The parts of a batch, adds first; ``InvalidParamsError`` for a bad chunk (before any
-    part is recorded)."""
+def part_chunks(ws: Workspace) -> int:
+    """Chunks per part of a batch recorded into ``ws``: ``DEFERRED_PART_CHUNKS`` where a
+    background drainer makes the vectors, else ``PART_CHUNKS`` (one embedder call each)."""
+    return DEFERRED_PART_CHUNKS if ws.vectors.backlog.drained_in_background else PART_CHUNKS
+
+
+def sync_parts(
+    adds: list[ChunkIn], removals: list[RemovalIn], *, chunks_per_part: int = PART_CHUNKS
+) -> list[SyncPart]:
+    """The parts of a batch, adds first (at most ``chunks_per_part`` chunks and
+    ``PART_BYTES`` bytes each); ``InvalidParamsError`` for a bad chunk (before any part is
+    recorded)."""
     times = [_check(c) for c in adds]
-    parts = [SyncPart(adds[a:b], times[a:b], []) for a, b in _add_parts(adds)]
+    parts = [SyncPart(adds[a:b], times[a:b], []) for a, b in _add_parts(adds, chunks_per_part)]
     parts.extend(SyncPart([], [], r) for r in _removal_parts(removals))
     return parts
 
@@ -196,13 +212,13 @@ def extract_added(
             result.pending += 1
 
 
-def _add_parts(adds: list[ChunkIn]) -> Iterator[tuple[int, int]]:
-    """``(start, end)`` of each part of ``adds``: at most ``PART_CHUNKS`` chunks and
+def _add_parts(adds: list[ChunkIn], chunks: int) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of each part of ``adds``: at most ``chunks`` chunks and
     ``PART_BYTES`` bytes of text (a larger chunk alone)."""
     start, size = 0, 0
     for i, chunk in enumerate(adds):
         n = len(chunk.chunk_text.encode("utf-8", "surrogatepass"))
-        if i > start and (i - start >= PART_CHUNKS or size + n > PART_BYTES):
+        if i > start and (i - start >= chunks or size + n > PART_BYTES):
             yield start, i
             start, size = i, 0
         size += n

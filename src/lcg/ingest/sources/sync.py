@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ADD_BATCH_BYTES",
     "ADD_BATCH_CHUNKS",
+    "DEFERRED_BATCH_CHUNKS",
     "DirectBackend",
     "SyncBackend",
     "SyncProgress",
@@ -71,6 +72,9 @@ __all__ = [
 
 #: Chunks per batch: one commit, one embedder call (the replay batch size's default).
 ADD_BATCH_CHUNKS = 64
+#: Chunks per batch once the backend answered that it leaves the vectors to the background
+#: (ADR 0206): a request is then an append, the graph and BM25, about 0.1 ms a chunk.
+DEFERRED_BATCH_CHUNKS = 1024
 #: Bytes of text per batch, far under the service's 8 MiB request limit.
 ADD_BATCH_BYTES = 1024 * 1024
 #: Episode uuids per removal call.
@@ -195,20 +199,30 @@ class SyncReport(msgspec.Struct, kw_only=True):
     declared: DeclaredCounts | None = None
 
 
-def _batches(adds: list[ChunkIn]) -> list[list[ChunkIn]]:
-    out: list[list[ChunkIn]] = []
-    current: list[ChunkIn] = []
-    size = 0
-    for chunk in adds:
-        n = len(chunk.chunk_text.encode("utf-8"))
-        if current and (len(current) >= ADD_BATCH_CHUNKS or size + n > ADD_BATCH_BYTES):
-            out.append(current)
-            current, size = [], 0
-        current.append(chunk)
-        size += n
-    if current:
-        out.append(current)
-    return out
+class _Batches:
+    """``adds`` in batches of at most ``chunks`` chunks (``ADD_BATCH_CHUNKS``, raised to
+    ``DEFERRED_BATCH_CHUNKS`` by ``deferred()``) and ``ADD_BATCH_BYTES`` bytes."""
+
+    def __init__(self, adds: list[ChunkIn]) -> None:
+        self.adds = adds
+        self.chunks = ADD_BATCH_CHUNKS
+
+    def deferred(self) -> None:
+        """The backend leaves the vectors to the background: larger batches from now on."""
+        self.chunks = DEFERRED_BATCH_CHUNKS
+
+    def __iter__(self) -> Iterator[list[ChunkIn]]:
+        current: list[ChunkIn] = []
+        size = 0
+        for chunk in self.adds:
+            n = len(chunk.chunk_text.encode("utf-8"))
+            if current and (len(current) >= self.chunks or size + n > ADD_BATCH_BYTES):
+                yield current
+                current, size = [], 0
+            current.append(chunk)
+            size += n
+        if current:
+            yield current
 
 
 def sync_tree(
@@ -304,8 +318,12 @@ def sync_tree(
     files_total = len(touched) + plan.files_removed + bool(history.adds)
     done_files: set[str] = set()
     sent = 0
-    for batch in _batches(adds):
-        _count(report, backend.sync(group_id, batch, []))
+    batches = _Batches(adds)
+    for batch in batches:
+        answer = backend.sync(group_id, batch, [])
+        _count(report, answer)
+        if answer.vectors_deferred:
+            batches.deferred()
         sent += len(batch)
         done_files.update(c.source_file for c in batch)
         if progress is not None:
