@@ -31,6 +31,7 @@ from rapidfuzz import fuzz
 
 from lcg.events import fold, lookup_key
 from lcg.ingest._common import normalize_name
+from lcg.ingest.declared import is_declared
 from lcg.projections import MERGED_LABEL, graph_reads
 from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace
@@ -271,6 +272,8 @@ class ActiveEdge(msgspec.Struct, frozen=True, kw_only=True):
     relation_type: str | None
     fact: str
     created_at: str = ""
+    #: Written by the declared pass (ADR 0203): restated, never ended, by extraction.
+    declared: bool = False
 
 
 _GENERIC_TYPES: Final = frozenset({"", "UNCLASSIFIED", "RELATES_TO", "RELATED_TO"})
@@ -418,7 +421,8 @@ class GroupLookup:
         rows = self._ws.graph.query(
             "MATCH (s:Entity)-[:RELATES_TO]->(r:RelatesToNode_) WHERE s.uuid IN $srcs AND "
             "r.target_node_uuid IN $tgts AND r.group_id = $g AND r.invalid_at IS NULL "
-            "RETURN s.uuid, r.target_node_uuid, r.uuid, r.relation_type, r.fact, r.created_at "
+            "RETURN s.uuid, r.target_node_uuid, r.uuid, r.relation_type, r.fact, r.created_at, "
+            "r.attributes "
             "ORDER BY r.created_at, r.uuid",
             {
                 "srcs": sorted({p[0] for p in wanted}),
@@ -431,7 +435,11 @@ class GroupLookup:
             if key in out:
                 out[key].append(
                     ActiveEdge(
-                        uuid=r[2], relation_type=r[3] or None, fact=r[4] or "", created_at=str(r[5])
+                        uuid=r[2],
+                        relation_type=r[3] or None,
+                        fact=r[4] or "",
+                        created_at=str(r[5]),
+                        declared=is_declared(str(r[6] or "")),
                     )
                 )
         return out

@@ -16,7 +16,13 @@ import pytest
 from lcg.events.model import EpisodeExtracted
 from lcg.extract.extractor import ExtractedEdge, ExtractedEntity, ExtractionOutput
 from lcg.extract.scripted import ScriptedExtractor
-from lcg.ingest import assertion, episodes, parse_timestamp
+from lcg.ingest import assertion, episodes, parse_timestamp, resolve_source
+from lcg.ingest.declared import (
+    DeclaredDocument,
+    DeclaredEdge,
+    DeclaredStructure,
+    declare_structure,
+)
 from lcg.ingest.extraction import EpisodeExtraction, ExtractionService
 from lcg.ingest.resolution import SUMMARY_CAP
 from lcg.projections.graph import records as gr
@@ -392,6 +398,45 @@ def test_a_restatement_that_states_an_end_closes_the_current_edge(h: Harness) ->
     (closed,) = r.event.edges_invalidated
     assert (closed.uuid, closed.reason) == (known, "ended")
     assert closed.invalid_at == parse_timestamp("1971-08-01T00:00:00Z", field="x")
+
+
+def test_a_restatement_that_states_an_end_leaves_a_declared_edge_current(
+    h: Harness, tmp_path: Path
+) -> None:
+    # A link a file declares (ADR 0203) is current while the file declares it: a model's
+    # answer that it ended restates it (the episode is added) but never closes it.
+    root = tmp_path / "notes"
+    root.mkdir()
+    resolve_source(h.ws, h.group, str(root), "folder", create=True)
+    structure = DeclaredStructure(
+        documents=[
+            DeclaredDocument(path="a.md", name="Neil Armstrong"),
+            DeclaredDocument(path="b.md", name="NASA"),
+        ],
+        edges=[
+            DeclaredEdge(
+                relation_type="LINKS_TO",
+                source="a.md",
+                target="b.md",
+                fact="Neil Armstrong links to NASA.",
+            )
+        ],
+    )
+    declare_structure(h.ws, h.group, str(root), structure)
+    r = h.run(
+        [ent("Neil Armstrong"), ent("NASA")],
+        [
+            edge(
+                "Neil Armstrong",
+                "NASA",
+                "Neil Armstrong links to NASA until 1971.",
+                "LINKS_TO",
+                invalid_at="1971-08-01T00:00:00Z",
+            )
+        ],
+    )
+    assert len(r.event.edges_restated) == 1 and r.event.edges_created == []
+    assert r.event.edges_invalidated == []
 
 
 def test_a_generic_type_restates_only_a_near_identical_fact(h: Harness) -> None:

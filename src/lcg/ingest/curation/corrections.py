@@ -21,6 +21,7 @@ from lcg.events import (
     atomic_write,
     lookup_key,
 )
+from lcg.ingest.declared import is_declared
 from lcg.ingest.merge import plan_merge
 from lcg.projections import MERGED_LABEL, graph_reads
 from lcg.projections import graph_records as gr
@@ -313,6 +314,9 @@ def _retract(ws: Workspace, cid: str, raw: dict[str, Any], dry_run: bool) -> str
         rows = graph_reads.edges_by_uuids(ws.graph, [edge_uuid])
     if not rows:
         return f"edge '{edge_uuid}' not found"
+    if is_declared(rows[0].attributes):
+        # Current while its file declares it (ADR 0203): the file is where it is retracted.
+        return f"edge '{edge_uuid}' is declared by a file of its source: edit the file instead"
     if dry_run:
         return None
     group = rows[0].group_id

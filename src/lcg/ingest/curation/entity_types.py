@@ -21,6 +21,7 @@ from lcg.ingest.curation._common import (
     emit,
     soft,
 )
+from lcg.ingest.declared import is_declared
 from lcg.projections import MERGED_LABEL
 from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace
@@ -97,7 +98,7 @@ def reprocess_entity_types(
         return soft(group_id, NO_EXTRACTOR)
     declared = set(ontology.entity_type_names) if ontology is not None else set()
     with ws.reading():
-        entities = [e for e in gr.all_entities(ws.graph, group_id) if MERGED_LABEL not in e.labels]
+        entities = _typable(gr.all_entities(ws.graph, group_id))
     todo = _in_scope(entities, scope, declared)
     allowed = sorted(declared) if has_types else None
     try:
@@ -126,6 +127,12 @@ def reprocess_entity_types(
         "restamped_count": restamped,
         "group_id": group_id,
     }
+
+
+def _typable(entities: list[EntityRecord]) -> list[EntityRecord]:
+    """The entities a typing pass may relabel: not merged ones, nor the declared documents
+    and tags, whose labels say what their files are (ADR 0203)."""
+    return [e for e in entities if MERGED_LABEL not in e.labels and not is_declared(e.attributes)]
 
 
 def _in_scope(entities: list[EntityRecord], scope: str, declared: set[str]) -> list[EntityRecord]:
@@ -183,7 +190,7 @@ def _restamp(
     """Give every entity of a declared type the ontology's full label chain (parents)."""
     emit(progress, CurationFrame(phase="restamping"))
     with ws.reading():
-        current = [e for e in gr.all_entities(ws.graph, group_id) if MERGED_LABEL not in e.labels]
+        current = _typable(gr.all_entities(ws.graph, group_id))
     restamp: dict[str, list[str]] = {}
     for e in current:
         leaf = _leaf(e.labels)

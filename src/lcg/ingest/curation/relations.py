@@ -22,6 +22,7 @@ from lcg.ingest.curation._common import (
     emit,
     soft,
 )
+from lcg.ingest.declared import is_declared
 from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace
 
@@ -93,7 +94,7 @@ def canonicalize_relations(
     """Map every edge of the group onto the ontology's relation types (§3.8)."""
     onto = _require_relation_ontology(ontology, group_id)
     with ws.reading():
-        edges = gr.all_edges(ws.graph, group_id)
+        edges = _curated(gr.all_edges(ws.graph, group_id))
     declared = set(onto.relation_type_names)
     mapped: dict[str, str] = {}
     noise: list[EdgeRecord] = []
@@ -188,6 +189,12 @@ def _embedding_fallback(
     return promoted, None
 
 
+def _curated(edges: list[EdgeRecord]) -> list[EdgeRecord]:
+    """The edges a curation pass may retype: not the declared ones, whose type is what
+    their files declare (ADR 0203)."""
+    return [e for e in edges if not is_declared(e.attributes)]
+
+
 def backfill_type(edge: EdgeRecord) -> str:
     """The relation type backfill gives an untyped edge: its arrow-free name, else the first
     four words of its fact (SCREAMING_SNAKE), else ``UNCLASSIFIED``."""
@@ -203,7 +210,7 @@ def backfill_relation_types(
 ) -> dict[str, Any]:
     """Give every untyped edge of the group a type derived from its name or fact (§3.8)."""
     with ws.reading():
-        edges = gr.all_edges(ws.graph, group_id)
+        edges = _curated(gr.all_edges(ws.graph, group_id))
     changes: dict[str, str] = {}
     for i, e in enumerate(edges):
         counted(progress, "backfill", i, len(edges))
@@ -241,7 +248,7 @@ def reprocess_relation_types(
         return soft(group_id, NO_EXTRACTOR)
     declared = set(ontology.relation_type_names)
     with ws.reading():
-        edges = gr.all_edges(ws.graph, group_id)
+        edges = _curated(gr.all_edges(ws.graph, group_id))
     if scope == "untyped":
         todo = [e for e in edges if not e.relation_type]
     elif scope == "off_ontology":

@@ -241,9 +241,14 @@ def classify_edges(
 def _restate(out: ResolvedEdges, be: BatchEdge, prior: ActiveEdge, episode_uuid: str) -> None:
     if all(r.uuid != prior.uuid for r in out.restated):
         out.restated.append(EdgeRestated(uuid=prior.uuid, episode_uuid=episode_uuid))
-    # A restatement that states the fact's end closes the current edge.
+    # A restatement that states the fact's end closes the current edge; a declared edge is
+    # current while its file declares it, whatever a model says (ADR 0203).
     ended = _valid_time(be.edge.invalid_at)
-    if ended is not None and all(i.uuid != prior.uuid for i in out.invalidated):
+    if (
+        ended is not None
+        and not prior.declared
+        and all(i.uuid != prior.uuid for i in out.invalidated)
+    ):
         out.invalidated.append(EdgeInvalidation(uuid=prior.uuid, invalid_at=ended, reason="ended"))
 
 
