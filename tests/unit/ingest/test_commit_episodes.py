@@ -9,6 +9,7 @@ embedder is a TEST DOUBLE.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -297,3 +298,32 @@ def test_mentions_point_from_each_commit_to_the_files_the_tree_holds(tmp_path: P
         "Side note": ["docs/side.md"],
         "Start the project": ["README.md"],  # old.md is withdrawn, export.md renamed
     }
+
+
+def test_a_commits_episode_mentions_the_documents_of_the_files_it_touched(
+    shared_ws: Workspace, group: str, tmp_path: Path
+) -> None:
+    repo = _history(tmp_path)
+    backend = DirectBackend(shared_ws)
+    sync_tree(backend, repo, group)
+    split = f"repo/.git/commits#{_git(repo, 'rev-parse', 'HEAD~1')[:12]}"
+    merge = f"repo/.git/commits#{_git(repo, 'rev-parse', 'HEAD~2')[:12]}"
+    assert _mentioned(shared_ws, group, split) == {"docs/exports.md"}
+    assert _mentioned(shared_ws, group, merge) == {"docs/side.md"}
+    # side.md moves: the merge touched a path the tree no longer holds, so it mentions nothing.
+    _git(repo, "mv", "docs/side.md", "docs/aside.md")
+    sync_tree(backend, repo, group)
+    assert _mentioned(shared_ws, group, merge) == set()
+    assert _mentioned(shared_ws, group, split) == {"docs/exports.md"}
+    sync_tree(backend, repo, group, commits=CommitWindow(limit=1))
+    assert _mentioned(shared_ws, group, split) == set(), "its episode left the window"
+
+
+def _mentioned(ws: Workspace, group: str, chunk_id: str) -> set[str]:
+    with ws.reading():
+        rows = ws.graph.query(
+            "MATCH (p:Episodic)-[:MENTIONS]->(n:Entity) WHERE p.group_id = $g AND p.name = $c "
+            "RETURN n.attributes",
+            {"g": group, "c": chunk_id},
+        )
+    return {str(json.loads(str(a))["path"]) for (a,) in rows}

@@ -26,7 +26,13 @@ import msgspec
 from lcg.errors import ConfigError
 from lcg.ingest.declared import DeclaredStructure, DeclareResult, declare_structure
 from lcg.ingest.sources.chunking import DEFAULT_MAX_CHARS
-from lcg.ingest.sources.commits import DEFAULT_WINDOW, CommitWindow, commit_source, tree_commits
+from lcg.ingest.sources.commits import (
+    DEFAULT_WINDOW,
+    CommitWindow,
+    commit_mentions,
+    commit_source,
+    tree_commits,
+)
 from lcg.ingest.sources.declaring import DeclaredCounts, declared_counts, tree_structure
 from lcg.ingest.sources.discover import DEFAULT_MAX_FILE_BYTES, Skipped
 from lcg.ingest.sources.registry import (
@@ -342,6 +348,8 @@ def sync_tree(
     if not found.within and not report.held_because:
         # The declared pass: only a scan of the whole tree says what the whole tree declares.
         structure = tree_structure(scan, stored, list(plan.removals))
+        # Each commit's episode MENTIONS the documents of the files it touched (ADR 0205).
+        structure.mentions += commit_mentions(history, [d.path for d in structure.documents])
         declared = backend.declare(group_id, source.root, structure)
         report.declared = declared_counts(structure, declared)
     if (report.chunks_added or report.chunks_removed) and not found.created:
