@@ -143,6 +143,8 @@ _JSON_NAMES: dict[type[mi.Type], str] = {
     mi.BoolType: "boolean",
     mi.ListType: "array",
     mi.DictType: "object",
+    # A parameter that is a record of its own (``knowledge_declare_structure``'s structure).
+    mi.StructType: "object",
     mi.NoneType: "null",
 }
 
