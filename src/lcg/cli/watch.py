@@ -328,15 +328,17 @@ class Watcher:
             self._drop_client()
 
     def watched_folders(self) -> list[Path]:
-        """The folders to watch: each tree's, and the git directory of each work tree whose
-        commits a tree holds (``histories``), when the tree does not hold it already."""
+        """The folders to watch: each tree's, and where a commit writes (``refs/``, ``logs/``;
+        never ``objects/``) in the git directory of each work tree whose commits a tree holds
+        (``histories``) when the tree does not hold it already: real folders, no link."""
         folders = {r if r.is_dir() else r.parent for r in self.roots}
         self.histories = {}
         for root in self.roots if self.commits is not None else ():
             gitdir = history_dir(root) if root.is_dir() else None
             if gitdir is not None:
                 self.histories.setdefault(gitdir, []).append(root)
-        folders |= {g for g in self.histories if not any(f in g.parents for f in folders)}
+        for g in [g for g in self.histories if not any(f in g.parents for f in folders)]:
+            folders |= {d for d in (g / "refs", g / "logs") if d.is_dir() and not d.is_symlink()}
         return sorted(folders)
 
     def _watch(self) -> None:

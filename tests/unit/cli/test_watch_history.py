@@ -1,5 +1,6 @@
 """``lcg watch`` sees a new commit (issue 29 item 2, ADR 0205): the git directory of a watched
-tree's work tree is watched too (beside a tree inside the work tree), and a change of its
+tree's work tree is watched too (where a commit writes, its ``refs/`` and ``logs/``, beside a
+tree inside the work tree), and a change of its
 ``HEAD``, ``refs``, ``packed-refs`` or ``logs`` syncs the trees whose commits it holds, while
 the rest of ``.git`` (objects, the index) and every other hidden entry never count. A real
 repository made with real ``git``; no service is reached (the watcher connects lazily)."""
@@ -24,8 +25,17 @@ def _repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     (repo / "docs").mkdir(parents=True)
     (repo / "docs" / "a.md").write_text("a")
-    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
-    subprocess.run(["git", "init", "-q"], cwd=repo, env=env, check=True, capture_output=True)
+    env = {
+        **os.environ,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_AUTHOR_NAME": "A",
+        "GIT_AUTHOR_EMAIL": "a@example.com",
+        "GIT_COMMITTER_NAME": "A",
+        "GIT_COMMITTER_EMAIL": "a@example.com",
+    }
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "a"]):
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
     return repo.resolve()
 
 
@@ -45,8 +55,9 @@ def test_a_commit_syncs_the_trees_of_its_work_tree(tmp_path: Path) -> None:
     docs, other = repo / "docs", (tmp_path / "other").resolve()
     other.mkdir()
     watcher = _watcher(tmp_path, docs, other)
-    assert watcher.watched_folders() == sorted([docs, other, repo / ".git"])
     git = repo / ".git"
+    # Where a commit writes, beside the tree: never objects/ (nor the rest of .git).
+    assert watcher.watched_folders() == sorted([docs, other, git / "refs", git / "logs"])
     for changed in ("HEAD", "refs/heads/main", "refs/heads/main.lock", "logs/HEAD", "packed-refs"):
         assert watcher._affected({str(git / changed)}) == [docs], changed
     for quiet in ("index", "objects/ab/cdef", "config", "hooks/post-commit"):
