@@ -202,7 +202,7 @@ def test_a_save_between_the_first_sync_and_the_first_event_is_synced(
         (notes / "gap.md").write_text("# Gap\n\nthe galago\n")
         saved.set()
         _until(lambda: _found(c, "galago"), lines)
-        assert any("watching 1 tree" in line for line in lines)
+        _until(lambda: any("watching 1 tree" in line for line in lines), lines)
 
 
 def test_a_change_whose_event_is_lost_is_found_by_the_sweep(
