@@ -117,6 +117,14 @@ class Feeder:
             and all(p.position(group_id).stale_generation(generation) is None for p in lagging)
         )
 
+    def _rest_is_vectors(self, group_id: str, end: int | None) -> bool:
+        """True when every projection that does not embed holds ``group_id`` through
+        ``end`` (the stream's last seq when the replay began, under the group's lock)."""
+        if end is None:
+            return False
+        seqs = [p.position(group_id).seq for p in self.projections if not p.capabilities.embeds]
+        return all(seq is not None and seq >= end for seq in seqs)
+
     def _own(
         self, group_id: str, batch: list[Event], result: ReplayResult
     ) -> tuple[list[Event], ForeignRowError | None]:
@@ -364,6 +372,10 @@ class Feeder:
             except ForeignRowError:
                 break  # stopped before it: nothing past it is read (``refusals``)
             note(batch)
+            if group_id in self.blocked and self._rest_is_vectors(group_id, bounds_max):
+                # Only the vectors that could not be made lag past here: reading on would
+                # feed nothing (a drain step read the whole backlog each time, ADR 0206).
+                break
         self.fold(result, report)
         stats = self.embedder.stats
         result.embeddings_recomputed = (

@@ -78,9 +78,14 @@ def next_lagging(ws: DrainHost, after: str | None) -> str | None:
     return later[0] if later else lagging[0]
 
 
-def _missing_texts(ws: DrainHost, group_id: str) -> tuple[list[str], int]:
+def _missing_texts(ws: DrainHost, group_id: str, known: int | None) -> tuple[list[str], int]:
     """The texts of the next ``DRAIN_BATCHES`` replay batches past the vector projection's
-    position, and how many texts wait in all (read from the stream, no lock held)."""
+    position, and how many texts wait in all (read from the stream, no lock held).
+
+    ``known``: the backlog's count of the group, trusted when it exceeds the head, so that a
+    step reads only the head (counting the whole backlog at every step read it again and
+    again, ADR 0206); else, or when the head is all that is left, the stream is counted.
+    """
     generation = ws.store.generation(group_id)
     try:
         start = ws.vectors.position(group_id).next_seq(generation)
@@ -95,14 +100,16 @@ def _missing_texts(ws: DrainHost, group_id: str) -> tuple[list[str], int]:
         total += len(texts)
         if i < DRAIN_BATCHES:
             head.extend(texts)
+        elif known is not None and known > total:
+            return list(dict.fromkeys(head)), known
     return list(dict.fromkeys(head)), total
 
 
 def drain_step(ws: DrainHost, group_id: str) -> bool:
     """Make and apply one batch of ``group_id``'s missing vectors; True while it still
     lags after. Raises ``EmbedderError`` when the embedder fails (the group keeps lagging)."""
-    texts, waiting = _missing_texts(ws, group_id)
     backlog = ws.vectors.backlog
+    texts, waiting = _missing_texts(ws, group_id, backlog.pending().get(group_id))
     backlog.set_pending(group_id, waiting)
     before = ws.text_embedder.stats.embeddings_recomputed
     # The model runs here, with no lock held (the vectors land in the cache too).
