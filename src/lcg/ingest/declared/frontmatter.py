@@ -1,7 +1,9 @@
 """YAML front matter, read bounded and never trusted (issue 29, ADR 0204).
 
 ``read_front_matter`` parses the block between the opening ``---`` and the closing
-``---``/``...`` with PyYAML's safe loader, bounded at the mechanism: a block over
+``---``/``...`` with PyYAML's safe loader (its events from libyaml's parser when PyYAML has
+it: the pure-Python scanner was most of the declared pass's cost; composing, where the
+bounds are, stays PyYAML's), bounded at the mechanism: a block over
 ``MAX_FRONT_MATTER_CHARS`` is not parsed, an alias (``*name``) refuses the block (so a
 "billion laughs" expansion can never be built or walked), and composing stops past
 ``MAX_NODES`` nodes or ``MAX_DEPTH`` levels of nesting. Whatever refuses the block, or a block
@@ -21,6 +23,9 @@ from typing import Any
 
 import msgspec
 import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.resolver import Resolver
 
 from lcg.ingest.declared.model import Scalar
 
@@ -68,7 +73,25 @@ class _Refused(yaml.YAMLError):
     """A front matter beyond the bounds (an alias, too many nodes, too deep)."""
 
 
-class _BoundedLoader(yaml.SafeLoader):
+if yaml.__with_libyaml__:
+    from yaml._yaml import CParser
+
+    class _Loader(Composer, CParser, SafeConstructor, Resolver):
+        """The safe loader on libyaml's events: scanned and parsed in C, composed here."""
+
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            Composer.__init__(self)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
+
+else:  # pragma: no cover - PyYAML built without libyaml
+
+    class _Loader(yaml.SafeLoader):  # type: ignore[no-redef]
+        """The safe loader, all in Python."""
+
+
+class _BoundedLoader(_Loader):
     """The safe loader, refusing aliases and bounding the nodes it composes."""
 
     def __init__(self, stream: str) -> None:
