@@ -62,6 +62,7 @@ def test_demo_limit_5() -> None:
             assert done.returncode == 0, out + done.stderr
             assert f"corpus {sf.REPO / 'examples' / 'apollo'}" in out
             assert "from 5 articles" in out
+            assert "declared: 5 documents, 0 links" in out
             assert "extraction pending" in out
             assert "asserted 5 entities and 4 relationships" in out
             assert 'find_entities "first man on the moon"' in out
@@ -89,7 +90,8 @@ def test_demo_limit_5() -> None:
             assert "apollo" in ran.stdout and "[service]" in ran.stdout
             with Client(sock, timeout=60) as c:
                 status = c.status()
-                assert status["entity_count"] == 5 and status["relationship_count"] == 4
+                # The five articles' documents (none links another) and the five asserted.
+                assert status["entity_count"] == 10 and status["relationship_count"] == 4
                 assert status["wal_groups"]["apollo"]["hydration_status"] == "hydrated"
             before = _max_seq(sock)
 

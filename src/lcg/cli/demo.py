@@ -1,9 +1,12 @@
 """``make demo`` / ``lcg demo``: a service on the embedded defaults, fed with the Apollo corpus.
 
-Starts ``lcg serve`` in a demo workspace (unless one already answers there), ingests the
-Apollo articles of the repository's ``examples/apollo/`` as chunks (lite mode unless an extraction
-provider is configured), asserts a few entities and relationships, prints some searches and
-the status, and leaves the service running.
+Starts ``lcg serve`` in a demo workspace (unless one already answers there), writes the Apollo
+articles of the repository's ``examples/apollo/`` as a folder of linked Markdown files in the
+workspace (``_demo_corpus``: the article links restored as ``[[Title]]``, ADR 0209) and syncs it
+into group ``apollo`` as ``lcg ingest`` does (lite mode unless an extraction provider is
+configured), so the declared pass makes a document per article and a ``LINKS_TO`` edge per
+link. It asserts a few entities and relationships, prints a document's neighbourhood, some
+searches and the status, and leaves the service running.
 """
 
 from __future__ import annotations
@@ -19,17 +22,26 @@ import time
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
+from lcg.cli._demo_corpus import CORPUS_FILE, read_articles, write_corpus
 from lcg.cli._service import ProgressBar, live_client
+from lcg.cli._sync import ServiceBackend, SyncBar, summary_line
 from lcg.cli._terminal import safe
+from lcg.cli.search import entity_line, fact_line
 from lcg.config import Config
 from lcg.errors import LcgError
+from lcg.ingest import sync_tree
 from lcg.rpc import Client, TransportError
 
 __all__ = ["main", "register"]
 
 _HELP = """Start a demo service on the embedded defaults and fill it with the Apollo corpus.
+
+The articles are written as Markdown files in WORKSPACE/apollo/ (front matter: title, and the
+revision id as id) and synced into group 'apollo' as `lcg ingest` does, so each article is a
+Document and each link between articles a LINKS_TO edge, with no LLM. The captured prose lost
+Wikipedia's link markup: the demo restores a link as [[Title]] at the first whole-word mention
+of another article's exact title (longest titles first), where Wikipedia links a first
+mention. That is a reconstruction: see examples/apollo/README.md and ADR 0209.
 
 Example:
   lcg demo                          # workspace ./demo-workspace, data from examples/apollo
@@ -37,54 +49,33 @@ Example:
 """
 
 
-class _Article(msgspec.Struct):
-    title: str
-    prose: str
-
-
 #: The corpus shipped in the repository (``examples/apollo/``, CC BY-SA 4.0; see its README).
 EXAMPLE_CORPUS = Path(__file__).resolve().parents[3] / "examples" / "apollo"
+#: The group the demo fills, and the folder of the workspace its Markdown files are written to.
+GROUP = "apollo"
+CORPUS_FOLDER = "apollo"
+#: The document whose neighbourhood the demo prints (when its article is ingested).
+CENTRE = "Apollo 11"
+#: The most neighbours printed on each side of it.
+_SHOWN = 12
+#: How long the vectors may make no progress before the demo stops waiting for them.
+_STALL_S = 120.0
 
 
 def _find_corpus(explicit: str | None) -> Path:
     """The folder holding ``corpus_prose.jsonl``: ``--data DIR``, else the repository's copy."""
     where = Path(explicit) if explicit else EXAMPLE_CORPUS
-    if (where / "corpus_prose.jsonl").is_file():
+    if (where / CORPUS_FILE).is_file():
         return where.resolve()
     if explicit:
         raise SystemExit(
-            f"Error: {where} holds no corpus_prose.jsonl; pass --data DIR (a folder holding one)"
+            f"Error: {where} holds no {CORPUS_FILE}; pass --data DIR (a folder holding one)"
         )
     raise SystemExit(
         f"Error: the Apollo corpus is not at {where} (it ships in the repository's "
         "examples/apollo/; an installed package has no copy): pass --data DIR, the folder "
-        "holding corpus_prose.jsonl"
+        f"holding {CORPUS_FILE}"
     )
-
-
-def _articles(corpus: Path, limit: int | None) -> list[_Article]:
-    out: list[_Article] = []
-    with open(corpus / "corpus_prose.jsonl", "rb") as fh:
-        for line in fh:
-            raw = msgspec.json.decode(line)
-            if isinstance(raw, dict) and "_header" in raw:
-                continue
-            out.append(msgspec.convert(raw, _Article))
-    return out[:limit] if limit else out
-
-
-def _chunks(text: str, size: int = 4000) -> list[str]:
-    paragraphs = [p.strip() for p in text.split("\n") if p.strip()]
-    chunks: list[str] = []
-    current = ""
-    for para in paragraphs:
-        if current and len(current) + len(para) + 1 > size:
-            chunks.append(current)
-            current = ""
-        current = f"{current}\n{para}" if current else para
-    if current:
-        chunks.append(current)
-    return chunks or [text]
 
 
 def _start_service(workspace: Path) -> subprocess.Popen[bytes]:
@@ -152,17 +143,17 @@ def lcg_command() -> str:
         return str(script)
 
 
-def _show(title: str, rows: list[dict[str, Any]], fields: tuple[str, ...]) -> None:
+def _show(title: str, lines: list[str], width: int = 100) -> None:
     print(f"\n{title}")
-    if not rows:
+    if not lines:
         print("  (no results)")
-    for row in rows:
-        parts = []
-        for f in fields:
-            value = row.get(f, "")
-            text = f"{value:.3f}" if isinstance(value, float) else " ".join(str(value).split())
-            parts.append(text[:80] + ("..." if len(text) > 80 else ""))
-        print(f"  - {safe(' | '.join(parts))}")
+    for line in lines:
+        print(f"  - {line[:width]}{'...' if len(line) > width else ''}")
+
+
+def _passage(row: dict[str, Any]) -> str:
+    content = " ".join(str(row.get("content", "")).split())
+    return safe(f"{row.get('name', '')} | {float(row.get('score', 0.0)):.3f} | {content[:80]}")
 
 
 _ENTITIES = [
@@ -197,26 +188,96 @@ def _print_status(workspace: Path, lcg: str) -> None:
 def _assert_missing(client: Client) -> tuple[int, int]:
     """Assert the demo's entities and relationships that the group does not hold yet.
 
-    A rerun finds them all and appends nothing (asserting again would append an event
-    each, even with nothing changed). Returns how many of each were asserted.
+    An entity is asserted only when no entity of the group has its name: the document of an
+    article of that name is that entity already, and asserting over it would replace the
+    declared record (its path, its origin) with the asserted one. The relationships then
+    join whichever entities hold the names. A rerun finds them all and appends nothing
+    (asserting again would append an event each, even with nothing changed). Returns how
+    many of each were asserted.
     """
-    nodes = client.call("knowledge_get_nodes_by_group", {"group_ids": ["apollo"]})["nodes"]
-    have = {(n.get("name"), n.get("summary")) for n in nodes}
+    nodes = client.call("knowledge_get_nodes_by_group", {"group_ids": [GROUP]})["nodes"]
+    have = {str(n.get("name", "")).casefold() for n in nodes}
     entities = 0
     for name, label, summary in _ENTITIES:
-        if (name, summary) not in have:
-            client.assert_entity(name=name, labels=[label], summary=summary, group_id="apollo")
+        if name.casefold() not in have:
+            client.assert_entity(name=name, labels=[label], summary=summary, group_id=GROUP)
             entities += 1
-    edges = client.call("knowledge_get_edges_by_group", {"group_ids": ["apollo"]})["edges"]
+    edges = client.call("knowledge_get_edges_by_group", {"group_ids": [GROUP]})["edges"]
     facts = {e.get("fact") for e in edges}
     relationships = 0
     for src, pred, dst, fact in _RELATIONSHIPS:
         if fact not in facts:
             client.assert_relationship(
-                source_name=src, target_name=dst, predicate=pred, fact=fact, group_id="apollo"
+                source_name=src, target_name=dst, predicate=pred, fact=fact, group_id=GROUP
             )
             relationships += 1
     return entities, relationships
+
+
+def _show_neighbourhood(client: Client, title: str) -> None:
+    """Print the edges around the document ``title`` (``knowledge_get_entity_neighbors``):
+    what it links to, then what links to it, at most ``_SHOWN`` of each."""
+    nodes = client.call("knowledge_get_nodes_by_group", {"group_ids": [GROUP]})["nodes"]
+    doc = next(
+        (n for n in nodes if n.get("name") == title and "Document" in (n.get("labels") or [])),
+        None,
+    )
+    if doc is None:
+        print(f'\nneighbours of the document "{safe(title)}": no such document')
+        return
+    found = client.call(
+        "knowledge_get_entity_neighbors",
+        {"entity_uuid": doc["uuid"], "num_results": 1000, "group_ids": [GROUP]},
+    )
+    names = {n["uuid"]: str(n.get("name", "?")) for n in found["nodes"]}
+    out: list[tuple[str, str]] = []
+    into: list[tuple[str, str]] = []
+    for e in found["edges"]:
+        relation = str(e.get("relation_type") or e.get("name") or "?")
+        if e.get("source_node_uuid") == doc["uuid"]:
+            out.append((relation, names.get(e.get("target_node_uuid", ""), "?")))
+        else:
+            into.append((relation, names.get(e.get("source_node_uuid", ""), "?")))
+    print(
+        f"\nknowledge_get_entity_neighbors: {len(out)} edges out of and {len(into)} into "
+        f"{entity_line(doc)}"
+    )
+    for arrow, rows in (("->", sorted(out)), ("<-", sorted(into))):
+        for relation, name in rows[:_SHOWN]:
+            print(f"  {arrow} {relation:<11} {safe(name)}")
+        if len(rows) > _SHOWN:
+            print(f"  {arrow} ... and {len(rows) - _SHOWN} more")
+    if not out and not into:
+        print("  (no neighbours)")
+
+
+def _wait_for_vectors(client: Client, silent: bool) -> None:
+    """Wait until the group's vectors are made: a sync leaves them to the service's background
+    drainer (ADR 0201), and the searches below should be the whole hybrid search. Stop
+    waiting, and say so, when they make no progress for ``_STALL_S`` (an embedder that is
+    away): the searches then answer by their words and name the missing leg."""
+    bar = ProgressBar("making vectors", silent=silent)
+    started = moved = time.monotonic()
+    last = -1
+    try:
+        while True:
+            group = client.status()["wal_groups"].get(GROUP, {})
+            at = int(group.get("projections", {}).get("vectors", 0))
+            end = int(group.get("max_seq", 0))
+            if at >= end:
+                break
+            now = time.monotonic()
+            if at != last:
+                last, moved = at, now
+            elif now - moved > _STALL_S:
+                bar.done()
+                print(f"the vectors made no progress for {_STALL_S:.0f} s: not waiting for them")
+                return
+            bar.update(at, end, "events")
+            time.sleep(0.25)  # the drainer's progress is only seen by asking again
+    finally:
+        bar.done()
+    print(f"vectors made in {time.monotonic() - started:.1f} s (in the background, ADR 0201)")
 
 
 def run(workspace: Path, data: str | None, limit: int | None, silent: bool) -> int:
@@ -238,60 +299,50 @@ def run(workspace: Path, data: str | None, limit: int | None, silent: bool) -> i
     else:
         pid = service_pid(config.socket_path)
         print(f"using the service already running in this workspace (pid {pid or 'unknown'})")
-    articles = _articles(corpus, limit)
-    work = [(a, i, c) for a in articles for i, c in enumerate(_chunks(a.prose))]
-    print(f"ingesting {len(work)} chunks from {len(articles)} articles into group 'apollo' ...")
-    bar = ProgressBar("ingesting", silent=silent)
-    new = duplicate = 0
-    status: str | None = None
-    started = time.monotonic()
-    for n, (article, index, chunk) in enumerate(work, start=1):
-        result = client.process_chunk(
-            chunk_text=chunk,
-            chunk_id=f"{article.title}#{index}",
-            source_file=f"{article.title}.txt",
-            group_id="apollo",
-        )
-        status = result.get("extraction", {}).get("status")
-        if status == "duplicate":
-            duplicate += 1
-        else:
-            new += 1
-        bar.update(n, len(work), article.title[:30])
-        if not bar.enabled and not silent and (n % 50 == 0 or n == len(work)):
-            print(f"  {n}/{len(work)} chunks")
-    bar.done()
-    took = time.monotonic() - started
-    rate = len(work) / took if took > 0 else 0.0
-    if status == "extracted":
-        mode = "extracted"
-    elif new == 0:
-        mode = "nothing new to store"
-    else:
-        mode = "lite mode: stored and passage-searchable, extraction pending (no LLM configured)"
+    articles = read_articles(corpus, limit)
+    folder = workspace / CORPUS_FOLDER
+    written = write_corpus(articles, folder)
     print(
-        f"ingested {len(work)} chunks in {took:.1f} s ({rate:.1f} chunks/s): {new} new, "
-        f"{duplicate} already there; {mode}"
+        f"wrote {folder}: {len(written.links)} Markdown files from {len(articles)} articles, "
+        f"{sum(written.links.values())} links restored as [[Title]] ({written.written} "
+        f"written, {written.unchanged} unchanged, {written.removed} removed)"
     )
+    print(f"$ {lcg} -C {workspace} ingest {folder} --group {GROUP} --no-commits")
+    bar = SyncBar(f"ingesting {CORPUS_FOLDER}", silent=silent)
+    try:
+        # The code `lcg ingest` runs: chunks, then the declared pass (documents, links).
+        report = sync_tree(ServiceBackend(client), folder, GROUP, progress=bar, commits=None)
+    finally:
+        bar.done()
+    print(safe(summary_line(report)))
+    if report.vectors_deferred:
+        _wait_for_vectors(client, silent)
     entities, relationships = _assert_missing(client)
     kept = (len(_ENTITIES) - entities, len(_RELATIONSHIPS) - relationships)
     print(
         f"asserted {entities} entities and {relationships} relationships"
         + (f" ({kept[0]} and {kept[1]} were already there)" if any(kept) else "")
     )
-    ents = client.find_entities(query="first man on the moon", group_ids=["apollo"], num_results=3)
-    _show('find_entities "first man on the moon"', ents["nodes"], ("name", "summary"))
+    if CENTRE in written.links:
+        centre = CENTRE
+    else:  # --limit left it out: the article with the most links
+        centre = max(written.links, key=lambda t: written.links[t], default="")
+    if centre:
+        _show_neighbourhood(client, centre)
+    ents = client.find_entities(query="first man on the moon", group_ids=[GROUP], num_results=3)
+    _show('find_entities "first man on the moon"', [entity_line(n) for n in ents["nodes"]])
     facts_found = client.find_relationships(
-        query="who commanded Apollo 11", group_ids=["apollo"], num_results=3
+        query="who commanded Apollo 11", group_ids=[GROUP], num_results=3
     )
-    _show('find_relationships "who commanded Apollo 11"', facts_found["facts"], ("fact",))
+    _show(
+        'find_relationships "who commanded Apollo 11"', [fact_line(f) for f in facts_found["facts"]]
+    )
     passages = client.search_passages(
-        query="first crewed landing on the Moon", group_ids=["apollo"], num_results=3
+        query="first crewed landing on the Moon", group_ids=[GROUP], num_results=3
     )
     _show(
         'search_passages "first crewed landing on the Moon"',
-        passages["passages"],
-        ("name", "score", "content"),
+        [_passage(r) for r in passages["passages"]],
     )
     client.close()
     _print_status(workspace, lcg)

@@ -20,7 +20,7 @@ from lcg.cli._holder import service
 from lcg.cli._terminal import safe
 from lcg.ingest import heading_of
 
-__all__ = ["Hit", "hit_of", "register", "snippet"]
+__all__ = ["Hit", "entity_line", "fact_line", "hit_of", "register", "snippet"]
 
 _SUMMARY = "Search the workspace: passages by default, or entities or facts."
 _DETAILS = """
@@ -29,7 +29,9 @@ its defaults, so an agent asking over MCP or the socket gets the same hits: a si
 calibrated for the embedder (--min-score overrides it; a hint says when it left passages out),
 and a bonus for recent passages that chunks of files do not get (a file's age says nothing of
 its relevance). Each hit names its file and heading path. --entities and --facts ask the
-graph, which holds what extraction (an LLM) or assertions put there.
+graph: what the files of an ingested folder declare, with no LLM (a document per file named
+by its title; links, parents, supersessions, tags and imports between them, each marked
+declared), and what extraction (an LLM) or assertions add.
 """
 _EXAMPLE = """
 lcg search "when did Apollo 11 land"
@@ -70,6 +72,59 @@ def hit_of(row: dict[str, Any]) -> Hit:
         episode_uuid=str(row.get("uuid", "")),
         reference_time=row.get("valid_at") or row.get("created_at"),
     )
+
+
+#: What ``--entities`` / ``--facts`` say when nothing matches: where the graph's rows come from.
+_NONE = {
+    "entities": "no entities match (the graph holds a document per file of an ingested folder "
+    "and the tags they declare, `lcg ingest` writes them with no LLM, and what extraction or "
+    "assertions add)",
+    "facts": "no facts match (the graph holds the links, parents, supersessions, tags and "
+    "imports the files of an ingested folder declare, `lcg ingest` writes them with no LLM, "
+    "and what extraction or assertions add)",
+}
+
+
+def _attributes(row: dict[str, Any]) -> dict[str, Any]:
+    """A row's attributes as a mapping (a read may give them as JSON text)."""
+    raw = row.get("attributes")
+    if isinstance(raw, str):
+        try:
+            raw = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            return {}
+    return raw if isinstance(raw, dict) else {}
+
+
+def _declared(row: dict[str, Any]) -> dict[str, Any] | None:
+    """The attributes of a declared row (ADR 0203), else ``None``."""
+    attrs = _attributes(row)
+    return attrs if attrs.get("origin") == "declared" else None
+
+
+def entity_line(row: dict[str, Any]) -> str:
+    """An entity on one line: its name, its labels, its summary, and for a declared document
+    the file that declares it (``source/path``); control characters escaped."""
+    parts = [" ".join(str(row.get("name", "")).split())]
+    labels = [str(x) for x in row.get("labels") or [] if x != "Entity"]
+    if labels:
+        parts.append(f"[{', '.join(labels)}]")
+    summary = " ".join(str(row.get("summary") or "").split())
+    if summary:
+        parts.append(summary)
+    declared = _declared(row)
+    if declared is not None and declared.get("path"):
+        parts.append(f"declared in {declared.get('source', '')}/{declared['path']}")
+    return safe("  ".join(parts))
+
+
+def fact_line(row: dict[str, Any]) -> str:
+    """A fact on one line: its sentence, then its relation type, marked ``declared`` when the
+    files declare it; control characters escaped."""
+    fact = " ".join(str(row.get("fact", "")).split())
+    relation = str(row.get("relation_type") or row.get("name") or "")
+    mark = ", ".join(x for x in (relation, "declared" if _declared(row) else "") if x)
+    return safe(f"{fact}  [{mark}]" if mark else fact)
 
 
 _STOP = frozenset(
@@ -136,13 +191,10 @@ def _run(args: argparse.Namespace) -> int:
             emit_json(rows)
             return 0
         if not rows:
-            print(f"no {kind} match (they come from extraction or assertions)")
+            print(_NONE[kind])
+        line = entity_line if kind == "entities" else fact_line
         for i, row in enumerate(rows, 1):
-            if kind == "entities":
-                name, summary = row.get("name"), " ".join(str(row.get("summary", "")).split())
-                print(f"{i}. {safe(name)}  {safe(summary)}")
-            else:
-                print(f"{i}. {safe(' '.join(str(row.get('fact', '')).split()))}")
+            print(f"{i}. {line(row)}")
         return 0
     hits = [hit_of(r) for r in rows]
     if args.json:
