@@ -34,6 +34,8 @@ unit = {
     "fence_lines": "```\\n",
     "title_quotes": '[a](b "',
     "wiki_pipes": "[[a|",
+    "py_parens": "import (\\n",
+    "py_quotes": chr(34) + chr(39) + chr(92),  # " ' and a backslash
 }[name]
 if unit is None:
     # Backtick runs of every length 1, 2, 3, ...: each opener unmatched.
@@ -47,10 +49,12 @@ else:
 text = "x " + text  # inline: a line of backticks alone would open a fence
 decl = declare_file("notes/hostile.md", "# T\\n" + text + " [[Real]] #real STORY-1\\n")
 other = declare_file("story.md", "---\\nid: STORY-1\\n---\\n")
+py = declare_file("hostile.py", text + "\\nimport real\\n")
 tree = resolve_tree([decl, other], [("c1", "notes/hostile.md", text + " STORY-1")])
 peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({
     "links": [r.target for r in decl.links],
+    "imports": [c[0] for c in py.imports],
     "tags": decl.tags,
     "mentions": [m.target for m in tree.mentions],
     "peak_mb": peak_mb,
@@ -68,6 +72,8 @@ CASES = [
     ("fence_lines", 1_000_000),
     ("title_quotes", 2_000_000),
     ("wiki_pipes", 2_000_000),
+    ("py_parens", 2_000_000),
+    ("py_quotes", 2_000_000),
 ]
 
 
@@ -86,6 +92,10 @@ def test_a_hostile_file_is_read_in_bounded_time_and_memory(name: str, size: int)
     assert report["peak_mb"] < 400 + 12 * size / 1_000_000, report["peak_mb"]
     if name not in ("comment_opens", "fence_lines"):  # those leave the rest code or comment
         assert "Real" in report["links"]
+    if name == "py_parens":  # past the statements read from one file (MAX_STATEMENTS)
+        assert report["imports"] == []
+    elif name != "py_quotes":  # that leaves the rest inside a string
+        assert "real.py" in report["imports"]
 
 
 def test_a_front_matter_of_aliases_is_refused_without_expanding_them() -> None:

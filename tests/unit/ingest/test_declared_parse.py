@@ -329,11 +329,26 @@ def test_python_imports_give_candidate_paths_most_likely_first() -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "def broken(:\n    import a\n",
         "from .... import too_far\n",
-        "import os\x00",
+        "import os\x00\n",
+        "from (broken import\n",
+        '"""A docstring.\n\nimport in_docstring\n"""\n',
+        "# import in_comment\nx = 'import in_string'\n",
+        's = """never closed\nimport after_it\n',
         "(" * 1000 + ")" * 1000,
     ],
 )
-def test_python_that_does_not_parse_or_climbs_out_imports_nothing(text: str) -> None:
+def test_what_is_no_import(text: str) -> None:
     assert declare_file("a/b.py", text).imports == []
+
+
+def test_each_import_statement_is_read_on_its_own() -> None:
+    text = (
+        "def broken(:\n"
+        "    import after_a_syntax_error\n"
+        "from a.b import (c,\n    d)\n"
+        "from e import \\\n    f\n"
+        "if True:\n    import g; import h\n"
+    )
+    firsts = [candidates[0] for candidates in declare_file("x.py", text).imports]
+    assert firsts == ["after_a_syntax_error.py", "a/b/c.py", "a/b/d.py", "e/f.py", "g.py", "h.py"]
