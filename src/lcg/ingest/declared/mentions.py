@@ -6,7 +6,8 @@ and it is not inside code, an HTML comment or front matter (a Markdown file's ch
 masked as ``prose.mask`` does, each carrying what the chunk before it of the same file left
 open). Ids are matched as written (case counts). The text is read once: each token is looked
 up in a table of the ids' first tokens, and an id longer than one token is checked in place,
-so the cost is linear in the text however many ids the tree declares.
+so the cost is linear in the text however many ids the tree declares (the tokens are met
+with the table as sets, so Python touches only the few that start an id).
 """
 
 from __future__ import annotations
@@ -41,10 +42,19 @@ class _Ids:
 
     def found(self, text: str) -> set[str]:
         out: set[str] = set()
-        for m in _TOKEN.finditer(text):
-            for doc_id in self.by_first.get(m.group(), ()):
-                if len(doc_id) == len(m.group()) or _stands(text, m.start(), doc_id):
+        # The text's tokens as one set (in C), met with the table's: only the few tokens that
+        # start an id are looked at again. A token is whole by construction, so an id that is
+        # one token is there; a longer id is found where it stands (its first token whole).
+        for token in self.by_first.keys() & set(_TOKEN.findall(text)):
+            for doc_id in self.by_first[token]:
+                if len(doc_id) == len(token):
                     out.add(doc_id)
+                    continue
+                at = text.find(doc_id)
+                while at >= 0 and doc_id not in out:
+                    if _stands(text, at, doc_id):
+                        out.add(doc_id)
+                    at = text.find(doc_id, at + 1)
         if self.others is not None:
             for m in self.others.finditer(text):
                 if _stands(text, m.start(), m.group()):
