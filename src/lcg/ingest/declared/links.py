@@ -29,7 +29,7 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _DEFINITION = re.compile(
     r"^ {0,3}\[((?:[^\[\]\\\n]|\\.){1,999})\]:[ \t]*(?:\n[ \t]*)?(<[^<>\n]*>|\S+)", re.MULTILINE
 )
-_TAG = re.compile(r"(?<!\S)#([\w/-]+)")
+_TAG = re.compile(r"#([\w/-]+)")
 _TAG_BODY = re.compile(r"[\w/-]+")
 #: ``](`` then a destination (``<any>``, or bare with one level of balanced parentheses),
 #: an optional title, ``)``. Each part starts with a character the one before cannot hold,
@@ -128,6 +128,9 @@ def tags_in(prose: str) -> list[str]:
     (never ``C#``, a URL's ``#fragment`` or ``&#39;``), never a heading's ``#``."""
     out: list[str] = []
     for m in _TAG.finditer(prose):
+        at = m.start()
+        if at and not prose[at - 1].isspace():
+            continue
         tag = normal_tag(m.group(1))
         if tag is not None:
             out.append(tag)

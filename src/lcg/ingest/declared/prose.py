@@ -29,6 +29,10 @@ _BLANK = re.compile(r"[ \t]*")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*(?:\n|\Z)")
 _INLINE = re.compile(r"<!--|`+")
 _BACKTICKS = re.compile(r"`+")
+#: A line that may open a block: a fence (at any indentation), or an indented line.
+_BLOCK_START = re.compile(r"^[ \t]*(?:`{3,}|~{3,})[^\n]*|^(?:    |\t)[^\n]*", re.MULTILINE)
+#: Indented or blank lines, one after another.
+_INDENTED_RUN = re.compile(r"(?:(?:    |\t)[^\n]*(?:\n|\Z)|[ \t]*\n)*")
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 #: How far a chunk's heading line (``# A › B`` then a blank line) may reach.
 _HEADING_PREFIX = re.compile(r"# [^\n]*\n\n")
@@ -78,6 +82,8 @@ def _close_front_matter(text: str, start: int) -> int:
 
 def _blank(text: str) -> str:
     """``text`` with every character but newlines made a space."""
+    if "\n" not in text:
+        return " " * len(text)
     return _NOT_NEWLINE.sub(" ", text)
 
 
@@ -130,79 +136,96 @@ def mask(text: str, carry: Carry = START, *, whole_file: bool = True) -> tuple[s
 
 
 def _blocks(text: str, pos: int) -> tuple[str, Carry]:
-    """Mask code blocks line by line from ``pos``; prose runs go through ``_inline``."""
+    """Mask code blocks from ``pos``; the prose between them goes through ``_inline``.
+
+    Only the lines that may start a block are looked at (found by one regular expression):
+    a fence, or an indented line.
+    """
     out: list[str] = []
     prose_start = pos
-    previous = ""  # the last non-blank prose line, for the indented-code rule
-    after_blank = True
     n = len(text)
     while pos < n:
-        end = text.find("\n", pos)
-        end = n if end < 0 else end
-        line = text[pos:end]
-        opener = _FENCE_OPEN.fullmatch(line)
-        if opener and not (opener.group(1)[0] == "`" and "`" in opener.group(2)):
-            out.append(_inline(text[prose_start:pos]))
-            close = _fence_close(text, min(end + 1, n), opener.group(1))
+        m = _BLOCK_START.search(text, pos)
+        if m is None:
+            break
+        line_end = m.end()
+        opener = _FENCE_OPEN.fullmatch(m.group())
+        if opener:
+            if opener.group(1)[0] == "`" and "`" in opener.group(2):
+                pos = line_end + 1  # backticks in the info string: no fence (CommonMark)
+                continue
+            out.append(_inline(text[prose_start : m.start()]))
+            close = _fence_close(text, min(line_end + 1, n), opener.group(1))
             if close < 0:
-                out.append(_blank(text[pos:]))
+                out.append(_blank(text[m.start() :]))
                 return "".join(out), Carry(inside="fence", fence=opener.group(1))
-            out.append(_blank(text[pos:close]))
+            out.append(_blank(text[m.start() : close]))
             prose_start = pos = close
-            previous, after_blank = "", True
             continue
-        if _BLANK.fullmatch(line):
-            after_blank = True
-        elif (
-            after_blank
-            and (line.startswith(("    ", "\t")))
-            and not (previous[:1] in (" ", "\t") or _LIST_ITEM.match(previous))
-        ):
+        if _starts_indented_code(text, m.start(), prose_start):
             # An indented code block: after a blank line, not under a list item or an
             # indented line (there an indent continues the list), up to the next line that
             # is neither blank nor indented.
-            out.append(_inline(text[prose_start:pos]))
-            stop = _indented_end(text, pos)
-            out.append(_blank(text[pos:stop]))
+            out.append(_inline(text[prose_start : m.start()]))
+            stop = _indented_end(text, m.start())
+            out.append(_blank(text[m.start() : stop]))
             prose_start = pos = stop
-            previous, after_blank = "", False
             continue
-        else:
-            previous, after_blank = line, False
-        pos = end + 1
+        pos = line_end + 1
     body, carry = _inline_carry(text[prose_start:])
     out.append(body)
     return "".join(out), carry
 
 
+def _starts_indented_code(text: str, at: int, stretch: int) -> bool:
+    """Whether the indented line at ``at`` opens a code block: it follows a blank line (or
+    opens the stretch of prose) and the last non-blank line before is no list item and not
+    indented itself."""
+    if at <= stretch:
+        return True
+    prev_end = at - 1  # the newline ending the line before
+    prev_start = text.rfind("\n", stretch, prev_end) + 1 if prev_end > stretch else stretch
+    if text[prev_start:prev_end].strip(" \t"):
+        return False  # no blank line before: a paragraph's lazy continuation
+    while prev_start > stretch:
+        prev_end = prev_start - 1
+        prev_start = max(text.rfind("\n", stretch, prev_end) + 1, stretch)
+        line = text[prev_start:prev_end]
+        if line.strip(" \t"):
+            return not (line[:1] in (" ", "\t") or _LIST_ITEM.match(line))
+    return True
+
+
 def _fence_close(text: str, pos: int, fence: str) -> int:
     """The offset past the line closing ``fence`` at or after ``pos``, or -1."""
-    n = len(text)
-    char = fence[0]
-    while pos < n:
-        end = text.find("\n", pos)
-        end = n if end < 0 else end
-        stripped = text[pos:end].strip(" \t")
-        if len(stripped) >= len(fence) and stripped.strip(char) == "":
-            return min(end + 1, n)
-        pos = end + 1
-    return -1
+    closer = _closer(fence[0], len(fence)).search(text, pos)
+    if closer is None:
+        return -1
+    return min(closer.end() + 1, len(text))
+
+
+def _closer(char: str, length: int) -> re.Pattern[str]:
+    """A line of at least ``length`` ``char`` and nothing else (around white space)."""
+    key = (char, length)
+    found = _CLOSERS.get(key)
+    if found is None:
+        found = re.compile(rf"^[ \t]*{re.escape(char)}{{{length},}}[ \t]*$", re.MULTILINE)
+        if len(_CLOSERS) < 256:
+            _CLOSERS[key] = found
+    return found
+
+
+_CLOSERS: dict[tuple[str, int], re.Pattern[str]] = {}
 
 
 def _indented_end(text: str, pos: int) -> int:
     """Where the indented code block starting at ``pos`` ends (its trailing blanks kept out)."""
-    n = len(text)
-    last = pos
-    while pos < n:
-        end = text.find("\n", pos)
-        end = n if end < 0 else end
-        line = text[pos:end]
-        if line.startswith(("    ", "\t")):
-            last = min(end + 1, n)
-        elif not _BLANK.fullmatch(line):
-            break
-        pos = end + 1
-    return last
+    run = _INDENTED_RUN.match(text, pos)
+    end = run.end() if run else pos
+    body = text[pos:end].rstrip(" \t\n")
+    last = pos + len(body)
+    newline = text.find("\n", last)
+    return len(text) if newline < 0 else newline + 1
 
 
 def _inline(text: str) -> str:
