@@ -20,6 +20,7 @@ import ast
 import posixpath
 import re
 import warnings
+from collections import deque
 
 __all__ = ["MAX_STATEMENTS", "PYTHON_SUFFIXES", "python_imports"]
 
@@ -38,6 +39,7 @@ _TRIPLE_DOUBLE = r'"""(?:[^"\\]|\\.|"(?!""))*(?:"""|\\?\Z)'
 _TRIPLE_SINGLE = r"'''(?:[^'\\]|\\.|'(?!''))*(?:'''|\\?\Z)"
 _DOUBLE = r'"(?:[^"\\\n]|\\.)*(?:"|\\?$)'
 _SINGLE = r"'(?:[^'\\\n]|\\.)*(?:'|\\?$)"
+_STATEMENT_LINE = re.compile(r"^[ \t]*(?:import|from)[ \t\\]", re.MULTILINE)
 _SCAN = re.compile(
     "(?:" + "|".join((_TRIPLE_DOUBLE, _TRIPLE_SINGLE, _DOUBLE, _SINGLE)) + r"|#[^\n]*)"
     # A statement: to the end of its logical line, through ``\\`` and parentheses (which
@@ -57,7 +59,16 @@ def python_imports(path: str, text: str) -> list[list[str]]:
     """
     folder = posixpath.dirname(path)
     out: list[list[str]] = []
-    statements = [s for s in _SCAN.findall(text) if s]  # '' is a string or a comment
+    # Strings and comments matter only up to the last line that may start an import: the
+    # scan stops there (a string open at that point runs to it, hiding the line).
+    lines = deque(_STATEMENT_LINE.finditer(text), maxlen=1)
+    if not lines:
+        return []
+    last = lines[0]
+    end = text.find("\n", last.end())
+    end = len(text) if end < 0 else end
+    scanned = _SCAN.findall(text, 0, _statement_end(text, last.start(), end))
+    statements = [s for s in scanned if s]  # '' is a string or a comment
     for statement in statements[:MAX_STATEMENTS]:
         for node in _parse(statement):
             if isinstance(node, ast.Import):
@@ -95,6 +106,21 @@ def _module_files(base: str, dotted: str, name: str | None) -> list[str]:
     return out
 
 
+def _statement_end(text: str, start: int, line_end: int) -> int:
+    """Where the statement starting at ``start`` may end: past its line, or through the
+    parentheses it opens or the ``\\`` it ends with."""
+    line = text[start:line_end]
+    if "(" in line and ")" not in line[line.index("(") :]:
+        close = text.find(")", line_end)
+        if close >= 0:
+            nl = text.find("\n", close)
+            return len(text) if nl < 0 else nl
+        return len(text)
+    if line.rstrip().endswith("\\"):
+        return len(text)
+    return line_end
+
+
 def _roots(dotted: str, folder: str) -> list[str]:
     """Where an absolute import of ``dotted`` may be rooted, most likely first."""
     top = dotted.split(".", 1)[0]
@@ -105,22 +131,14 @@ def _roots(dotted: str, folder: str) -> list[str]:
             roots.append("/".join(parts[: i - 1]))
             break
     roots.extend(["", "src", folder])
-    unique: list[str] = []
-    for root in roots:
-        if root not in unique:
-            unique.append(root)
-    return unique
+    return list(dict.fromkeys(roots))
 
 
 def _absolute(dotted: str, folder: str, name: str | None) -> list[str]:
     if not dotted:
         return []
-    out: list[str] = []
-    for root in _roots(dotted, folder):
-        for candidate in _module_files(root, dotted, name):
-            if candidate not in out:
-                out.append(candidate)
-    return out
+    found = (c for root in _roots(dotted, folder) for c in _module_files(root, dotted, name))
+    return list(dict.fromkeys(found))
 
 
 def _relative(module: str | None, level: int, folder: str, name: str | None) -> list[str]:
