@@ -238,7 +238,7 @@ def _inline_carry(text: str) -> tuple[str, Carry]:
     pos = 0
     n = len(text)
     para_end = -1
-    last_run: dict[int, int] = {}
+    last_run: dict[int, int] | None = None
     while pos < n:
         m = _INLINE.search(text, pos)
         if m is None:
@@ -254,19 +254,26 @@ def _inline_carry(text: str) -> tuple[str, Carry]:
             pos = close + 3
             continue
         if start >= para_end:
-            # A new paragraph: note where each length of backtick run last occurs in it.
             brk = _PARAGRAPH_BREAK.search(text, start)
             para_end = n if brk is None else brk.start()
-            last_run = {}
-            for run in _BACKTICKS.finditer(text, start, para_end):
-                last_run[len(run.group())] = run.start()
+            last_run = None
         length = len(m.group())
         closer = -1
-        if last_run.get(length, -1) > start:
-            for run in _BACKTICKS.finditer(text, m.end(), para_end):
-                if len(run.group()) == length:
-                    closer = run.end()
-                    break
+        following = _BACKTICKS.search(text, m.end(), para_end)
+        if following is not None and len(following.group()) == length:
+            closer = following.end()  # the usual case: the next run closes it
+        elif following is not None:
+            if last_run is None:
+                # Note once per paragraph where each length of run last occurs, so a run
+                # with no closer never looks for one.
+                last_run = {}
+                for run in _BACKTICKS.finditer(text, start, para_end):
+                    last_run[len(run.group())] = run.start()
+            if last_run.get(length, -1) > start:
+                for run in _BACKTICKS.finditer(text, following.end(), para_end):
+                    if len(run.group()) == length:
+                        closer = run.end()
+                        break
         if closer < 0:
             out.append(text[pos : m.end()])  # literal backticks
             pos = m.end()
