@@ -5,8 +5,12 @@ front-matter string of another key; ``C#``, ``#123``, URL fragments)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lcg.ingest.declared import FileDeclarations, LinkRef, declare_file
+from lcg.ingest.declared.links import normal_tag
+from lcg.ingest.declared.prose import mask
 
 
 def _links(decl: FileDeclarations) -> list[tuple[str, str]]:
@@ -352,3 +356,66 @@ def test_each_import_statement_is_read_on_its_own() -> None:
     )
     firsts = [candidates[0] for candidates in declare_file("x.py", text).imports]
     assert firsts == ["after_a_syntax_error.py", "a/b/c.py", "a/b/d.py", "e/f.py", "g.py", "h.py"]
+
+
+# ---- any text -------------------------------------------------------------------------------
+
+_PIECES = st.sampled_from(
+    [
+        "[",
+        "]",
+        "(",
+        ")",
+        "[[",
+        "]]",
+        "|",
+        "#",
+        "`",
+        "```",
+        "~~~",
+        "<!--",
+        "-->",
+        "---\n",
+        "...\n",
+        "\n",
+        "\n\n",
+        "    ",
+        "\t",
+        "- ",
+        "a",
+        "x.md",
+        "../",
+        "/",
+        "%20",
+        "\\",
+        '"',
+        "'",
+        ": ",
+        "*a",
+        "&a ",
+        "import ",
+        "from ",
+        " . ",
+        "é",
+        "\x00",
+        "STORY-1",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=60).map("".join), st.sampled_from(["n/a.md", "p/m.py"]))
+def test_any_text_is_read_without_an_exception_and_stays_in_the_tree(text: str, path: str) -> None:
+    decl = declare_file(path, text)
+    assert decl.title
+    for ref in [*decl.links, *decl.parents, *decl.supersedes]:
+        assert ref.target
+        if ref.kind == "markdown":
+            assert not ref.target.startswith(("../", "/")) and ref.target != ".."
+    assert all(t.startswith("#") and t == normal_tag(t) for t in decl.tags)
+    assert declare_file(path, text) == decl
+    masked, _ = mask(text)
+    assert len(masked) == len(text)
+    assert [i for i, c in enumerate(masked) if c == "\n"] == [
+        i for i, c in enumerate(text) if c == "\n"
+    ]
