@@ -21,6 +21,8 @@ from pathlib import Path
 
 import msgspec
 
+from lcg.errors import ConfigError
+
 __all__ = ["CORPUS_FILE", "Article", "WrittenCorpus", "link_prose", "read_articles", "write_corpus"]
 
 #: The corpus file inside the corpus folder.
@@ -30,6 +32,8 @@ _SUFFIX = ".md"
 #: Characters that end or split a wiki link (``[[Target|label]]``, ``[[Target#Heading]]``):
 #: a title holding one cannot be written as a link target, so it is never linked.
 _WIKI_SYNTAX = re.compile(r"[\[\]|#\n]")
+#: The file that marks a folder as the demo's own (hidden: the scan passes over it).
+_MARKER = ".lcg-demo-corpus"
 #: The longest file name written, in bytes before the suffix (file systems allow 255).
 _MAX_NAME_BYTES = 200
 
@@ -124,8 +128,19 @@ def _markdown(article: Article, body: str) -> str:
 def write_corpus(articles: Sequence[Article], folder: Path) -> WrittenCorpus:
     """Make ``folder`` hold exactly one linked Markdown file per article: a file whose text
     is already right is left as it is (so an unchanged corpus syncs as unchanged), other
-    ``.md`` files directly in ``folder`` are removed (the folder is the demo's own)."""
+    ``.md`` files directly in ``folder`` are removed (the folder is the demo's own).
+
+    A folder that holds anything and was not made here (no marker file) is refused with a
+    ``ConfigError``: the demo never rewrites or removes files it did not write."""
+    if folder.is_dir() and any(folder.iterdir()) and not (folder / _MARKER).is_file():
+        raise ConfigError(
+            f"{folder} already holds files that lcg demo did not write: give the demo a "
+            "workspace of its own (--workspace DIR)"
+        )
     folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / _MARKER
+    if not marker.is_file():
+        marker.write_text("written by lcg demo: its files are rewritten on each run\n")
     files = _file_names(articles)
     patterns = _title_patterns([a.title for a in articles])
     done = WrittenCorpus(files=files, links={})

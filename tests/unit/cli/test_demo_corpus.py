@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from lcg.cli._demo_corpus import (
     Article,
     _title_patterns,
@@ -14,6 +16,7 @@ from lcg.cli._demo_corpus import (
     write_corpus,
 )
 from lcg.cli.demo import EXAMPLE_CORPUS
+from lcg.errors import ConfigError
 from lcg.ingest.declared import declare_file, resolve_tree
 
 
@@ -71,7 +74,7 @@ def test_the_files_read_back_as_the_articles_and_their_links(tmp_path: Path) -> 
     assert written.files[".hidden/odd"] == "hidden_odd.md"  # never a dot file, never a folder
     files = [
         declare_file(p.name, p.read_text(encoding="utf-8"))
-        for p in sorted((tmp_path / "apollo").iterdir())
+        for p in sorted((tmp_path / "apollo").glob("*.md"))
     ]
     assert {(f.title, f.doc_id) for f in files} == {
         ("Apollo 11", "10814753"),
@@ -99,7 +102,7 @@ def test_a_rewrite_changes_nothing_and_a_smaller_corpus_removes_the_rest(tmp_pat
     fewer = write_corpus(articles[:4], folder)
     assert fewer.removed == 6  # the demo's files only: other files of the folder stay
     assert sorted(p.name for p in folder.iterdir()) == sorted(
-        [*(first.files[a.title] for a in articles[:4]), "notes.txt"]
+        [*(first.files[a.title] for a in articles[:4]), "notes.txt", ".lcg-demo-corpus"]
     )
 
 
@@ -110,3 +113,12 @@ def test_the_shipped_corpus_links_apollo_11_to_neil_armstrong() -> None:
     assert "[[Neil Armstrong]]" in body and "[[Apollo 11]]" not in body
     # Only brackets are added: the words of the prose are unchanged.
     assert body.replace("[[", "").replace("]]", "") == articles["Apollo 11"].prose
+
+
+def test_a_folder_the_demo_did_not_write_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "apollo"
+    folder.mkdir()
+    (folder / "mine.md").write_text("my own note")
+    with pytest.raises(ConfigError, match="lcg demo did not write"):
+        write_corpus(read_articles(EXAMPLE_CORPUS, 2), folder)
+    assert [p.name for p in folder.iterdir()] == ["mine.md"]
