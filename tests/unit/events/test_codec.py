@@ -22,10 +22,10 @@ GOLDEN_V1 = (
 )
 
 
-def test_catalogue_has_fourteen_types_each_with_a_version(events: list[Event]) -> None:
+def test_catalogue_has_fifteen_types_each_with_a_version(events: list[Event]) -> None:
     tags = [type(e).__struct_config__.tag for e in events]
     assert sorted(tags) == sorted(CURRENT_VERSIONS)
-    assert len(tags) == 14
+    assert len(tags) == 15
     for event in events:
         assert event.v == CURRENT_VERSIONS[type(event).__struct_config__.tag]  # type: ignore[index]
 
