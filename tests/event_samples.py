@@ -62,7 +62,7 @@ def _edge(uuid: str = "r1") -> EdgeRecord:
 
 
 def sample_events(group_id: str = "g") -> list[Event]:
-    """One event of each of the fourteen types, every nested record used at least once."""
+    """One event of each of the fifteen types, every nested record used at least once."""
     merge = MergeOutcome(
         canonical_uuid="e1",
         canonical_created_at=TS,
