@@ -31,6 +31,7 @@ _INLINE = re.compile(r"<!--|`+")
 _BACKTICKS = re.compile(r"`+")
 #: A line that may open a block: a fence (at any indentation), or an indented line.
 _BLOCK_START = re.compile(r"^[ \t]*(?:`{3,}|~{3,})[^\n]*|^(?:    |\t)[^\n]*", re.MULTILINE)
+_INDENTED_LINE = re.compile(r"^(?:    |\t)", re.MULTILINE)
 #: Indented or blank lines, one after another.
 _INDENTED_RUN = re.compile(r"(?:(?:    |\t)[^\n]*(?:\n|\Z)|[ \t]*\n)*")
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
@@ -97,6 +98,8 @@ def mask(text: str, carry: Carry = START, *, whole_file: bool = True) -> tuple[s
     Otherwise it is a chunk of one, ``carry`` what the chunk before it left open (``START``
     for the first), and the heading line the chunker put first is prose even inside code.
     """
+    if carry.inside in ("start", "prose") and _plain(text, carry):
+        return text, PROSE  # nothing in it can be code, a comment or front matter
     out: list[str] = []
     pos = 0
     if not whole_file and carry.inside not in ("start", "prose"):
@@ -133,6 +136,17 @@ def mask(text: str, carry: Carry = START, *, whole_file: bool = True) -> tuple[s
     body, end_carry = _blocks(text, pos)
     out.append(body)
     return "".join(out), end_carry
+
+
+def _plain(text: str, carry: Carry) -> bool:
+    """Whether ``text`` holds none of the marks any non-prose construct starts with."""
+    return (
+        "`" not in text
+        and "~~~" not in text
+        and "<!--" not in text
+        and not (carry.inside == "start" and text.startswith("---"))
+        and _INDENTED_LINE.search(text) is None
+    )
 
 
 def _blocks(text: str, pos: int) -> tuple[str, Carry]:

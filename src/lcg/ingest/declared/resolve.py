@@ -56,6 +56,8 @@ def _without_suffix(path: str) -> str | None:
 
 def _nearest(paths: list[str], source: str) -> str:
     """The path sharing the most folders with ``source``; the first by path on a tie."""
+    if len(paths) == 1:
+        return paths[0]
     folders = source.split("/")[:-1]
 
     def shared(path: str) -> int:
