@@ -186,6 +186,8 @@ class Workspace:
             self._lock.release()
             self._drop_scratch()
             raise
+        # A backlog is counted only while its group lags (a write's catch-up may end it).
+        self.vectors.backlog.track(self.projector.embedder_failures)
         self.rw = _WorkspaceLock()
         self._group_locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
