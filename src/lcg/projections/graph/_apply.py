@@ -209,9 +209,7 @@ class _Segment:
             self.eps[ep.uuid] = ep
             self.ep_db.add(ep.uuid)
         # An episode extracted before, or given declared mentions, may already hold MENTIONS.
-        again = [
-            u for u in keys.extracted_eps if u in self.ep_db and u not in self.mentions_loaded
-        ]
+        again = [u for u in keys.extracted_eps if u in self.ep_db and u not in self.mentions_loaded]
         if again:
             self.mentions_loaded.update(again)
             for ep_uuid, en_uuid in _each(

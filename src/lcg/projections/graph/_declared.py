@@ -18,13 +18,14 @@ import kuzu
 from lcg.events import EdgeRecord, EntityRecord, StructureDeclared
 from lcg.projections.graph._conn import each as _each
 from lcg.projections.graph._conn import run as _run
-from lcg.projections.graph._index import IndexDelta
+from lcg.projections.graph._index import EdgeLoc, IndexDelta
 from lcg.projections.graph._statements import (
     DELETE_ENTITIES,
     DELETE_ENTITY_ONE,
     DELETE_MENTIONS,
     LOAD_MENTIONS,
     LOAD_MENTIONS_ONE,
+    UNHOP_EDGES,
 )
 from lcg.projections.graph._states import EdgeState, EntityState, EpisodeState, norm_edge
 from lcg.projections.graph._touched import Keys
@@ -35,12 +36,14 @@ __all__ = ["Removals", "plan_declared", "write_removals"]
 class Removals:
     """What a segment's events removed: entities, and mentions held in the database."""
 
-    __slots__ = ("entities", "mentions")
+    __slots__ = ("entities", "foreign", "mentions")
 
     def __init__(self) -> None:
         """Nothing removed yet."""
         self.entities: set[str] = set()
         self.mentions: dict[tuple[str, str], None] = {}
+        #: Other groups' bound edges naming a removed entity: unbound when it goes.
+        self.foreign: dict[str, EdgeLoc] = {}
 
 
 class _Segment(Protocol):
@@ -65,13 +68,13 @@ class _Segment(Protocol):
     def _put_edge(self, group_id: str, rec: EdgeRecord) -> None: ...
 
 
-def _bound_edges_of(index: IndexDelta, entities: set[str]) -> list[str]:
+def _bound_edges_of(index: IndexDelta, entities: set[str]) -> dict[str, EdgeLoc]:
     """The bound edges with an endpoint among ``entities`` (one pass over the locator)."""
-    found: list[str] = []
+    found: dict[str, EdgeLoc] = {}
     for u in [*index.base.rels, *index.rels]:
         loc = index.rel(u)
         if loc is not None and (loc[0] in entities or loc[1] in entities):
-            found.append(u)
+            found[u] = loc
     return found
 
 
@@ -86,9 +89,14 @@ def plan_declared(seg: _Segment, event: StructureDeclared, keys: Keys) -> Callab
     for u in event.edges_removed:
         keys.edges[u] = None
     if event.entities_removed:
-        # Taken out with the rest, so each is written back unbound (or removed below).
-        for u in _bound_edges_of(seg.index, set(event.entities_removed)):
-            keys.edges[u] = None
+        # The group's own are taken out with the rest, so each is written back unbound (or
+        # removed below); another group's lose their hops when the entity goes, as a purge
+        # leaves them (``write_removals``).
+        for u, loc in _bound_edges_of(seg.index, set(event.entities_removed)).items():
+            if loc[2] == event.group_id:
+                keys.edges[u] = None
+            else:
+                seg.removals.foreign[u] = loc
     for m in [*event.mentions_added, *event.mentions_removed]:
         keys.eps[m.episode_uuid] = None
     return lambda: _apply(seg, event)
@@ -148,6 +156,15 @@ def write_removals(seg: _Segment) -> None:
     the entities as gone in the locator, so edges naming them are written unbound."""
     index = seg.index
     gone = sorted(u for u in seg.removals.entities if u not in seg.ents and index.has_entity(u))
+    gone_set = set(gone)
+    unhop = sorted(
+        u for u, loc in seg.removals.foreign.items() if loc[0] in gone_set or loc[1] in gone_set
+    )
+    if unhop:
+        _run(seg.conn, UNHOP_EDGES, {"keys": unhop})
+        for u in unhop:
+            index.put_rel(u, None)
+            index.put_unbound(u, seg.removals.foreign[u])
     _each(seg.conn, DELETE_ENTITIES, DELETE_ENTITY_ONE, gone, len(index.base.entities), keys=True)
     for u in gone:
         index.put_entity(u, None)

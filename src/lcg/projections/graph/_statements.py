@@ -39,6 +39,7 @@ __all__ = [
     "TAKE_COLUMNS",
     "TAKE_EDGES",
     "TAKE_EDGE_ONE",
+    "UNHOP_EDGES",
     "UPDATE_ENTITIES",
     "UPDATE_ENTITY_ONE",
     "UPDATE_EPISODES",
@@ -134,6 +135,11 @@ CREATE_MENTION_ONE: Final = (
 # the one relationship between an episode and an entity.
 DELETE_ENTITIES: Final = "UNWIND $keys AS k MATCH (e:Entity {uuid: k}) DETACH DELETE e"
 DELETE_ENTITY_ONE: Final = "MATCH (e:Entity {uuid: $k}) DETACH DELETE e"
+# Both hops of an edge (another group's) whose endpoint is removed: it stays, unbound.
+UNHOP_EDGES: Final = (
+    "UNWIND $keys AS k MATCH (:Entity)-[h1:RELATES_TO]->(e:RelatesToNode_)-[h2:RELATES_TO]->"
+    "(:Entity) WHERE e.uuid = k DELETE h1, h2"
+)
 DELETE_MENTIONS: Final = (
     "UNWIND $rows AS r WITH r.ep AS ep, r MATCH (p:Episodic {uuid: ep})-[m:MENTIONS]->"
     "(n:Entity) WHERE n.uuid = r.en DELETE m"
