@@ -19,7 +19,7 @@ import pytest
 TIMEOUT_S = 120
 
 CHILD = """
-import json, resource, sys
+import json, re, sys
 from lcg.ingest.declared import declare_file, resolve_tree
 
 name, size = sys.argv[1], int(sys.argv[2])
@@ -51,7 +51,10 @@ decl = declare_file("notes/hostile.md", "# T\\n" + text + " [[Real]] #real STORY
 other = declare_file("story.md", "---\\nid: STORY-1\\n---\\n")
 py = declare_file("hostile.py", text + "\\nimport real\\n")
 tree = resolve_tree([decl, other], [("c1", "notes/hostile.md", text + " STORY-1")])
-peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# This process's own peak (VmHWM: per address space, so new at exec), never ru_maxrss, which
+# Linux carries over from the parent that forked it (pytest, hundreds of MB late in a run).
+with open("/proc/self/status") as fh:
+    peak_mb = int(re.search(r"VmHWM:\\s+(\\d+) kB", fh.read()).group(1)) / 1024
 print(json.dumps({
     "links": [r.target for r in decl.links],
     "imports": [c[0] for c in py.imports],
