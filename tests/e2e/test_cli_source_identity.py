@@ -251,7 +251,17 @@ def test_lcg_sources_lists_and_removes(tmp_path: Path, lcg: Lcg) -> None:
     status, out, err = lcg(ws, "sources")
     assert status == 0, err
     header, *lines = out.splitlines()
-    assert header.split() == ["GROUP", "SOURCE", "FILES", "CHUNKS", "LAST", "SYNC", "PATH"]
+    assert header.split() == [
+        "GROUP",
+        "SOURCE",
+        "FILES",
+        "CHUNKS",
+        "LAST",
+        "SYNC",
+        "WATCHED",
+        "PATH",
+    ]
+    assert all(" no " in line for line in lines)  # no lcg watch runs
     assert [line.split()[:4] for line in lines] == [
         ["liminis", "notes/", "2", "2"],
         ["liminis", "notes~2/", "1", "1"],
