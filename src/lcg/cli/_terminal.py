@@ -24,10 +24,12 @@ terminal shown the JSON sees only ASCII escapes where the controls were.
 from __future__ import annotations
 
 import re
+import sys
+import time
 import unicodedata
 from typing import Final
 
-__all__ = ["json_safe", "safe"]
+__all__ = ["json_safe", "safe", "stamped"]
 
 #: The categories a terminal may act on or that change how text around them reads.
 _UNSAFE: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
@@ -100,3 +102,9 @@ def json_safe(encoded: str) -> str:
     if encoded.isascii() and "\x7f" not in encoded:
         return encoded
     return _NON_ASCII.sub(_json_run, encoded)
+
+
+def stamped(line: str, *, err: bool = False) -> None:
+    """Print ``line`` made safe (``safe``, lines kept) after the time of day, at once."""
+    out = sys.stderr if err else sys.stdout
+    print(f"{time.strftime('%H:%M:%S')} {safe(line, lines=True)}", file=out, flush=True)

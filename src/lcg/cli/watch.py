@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import signal
-import sys
 import threading
 import time
 import traceback
@@ -27,7 +27,7 @@ from lcg.cli._common import add_command, config_from
 from lcg.cli._holder import claim, take_for_process
 from lcg.cli._service import wait_serving
 from lcg.cli._sync import ServiceBackend, summary_line
-from lcg.cli._terminal import safe
+from lcg.cli._terminal import stamped
 from lcg.cli.ingest import add_commit_options, check_roots, commit_window, held_line
 from lcg.config import Config
 from lcg.errors import LcgError, StreamLockedError
@@ -35,6 +35,7 @@ from lcg.events import DEFAULT_GROUP, LCG_DIR
 from lcg.ingest import (
     DEFAULT_WINDOW,
     CommitWindow,
+    DeclareResult,
     ScanCache,
     SyncReport,
     history_dir,
@@ -136,6 +137,7 @@ class Watcher:
         #: Given what is wrong now whenever that changes (``None`` once all works).
         self.report = report
         self.caches: dict[Path, ScanCache] = {r: {} for r in self.roots}
+        self.declared: dict[str, tuple[bytes, DeclareResult]] = {}  # what each root last declared
         self._client: Client | None = None
         #: Until the first connection a slow start (the catch-up on open) is no news.
         self._connected_once = False
@@ -193,6 +195,7 @@ class Watcher:
                     prune=self.prune,
                     cache=self.caches[root],
                     commits=self.commits,
+                    declared_memo=self.declared,
                 )
             except TransportError as exc:
                 self._drop_client()
@@ -422,12 +425,8 @@ def _changed(r: SyncReport) -> bool:
     return bool(r.chunks_added or r.chunks_removed or r.files_removed)
 
 
-def _say(line: str) -> None:
-    print(f"{time.strftime('%H:%M:%S')} {safe(line, lines=True)}", flush=True)
-
-
-def _warn(line: str) -> None:
-    print(f"{time.strftime('%H:%M:%S')} {safe(line, lines=True)}", file=sys.stderr, flush=True)
+_say: Callable[[str], None] = stamped
+_warn: Callable[[str], None] = functools.partial(stamped, err=True)
 
 
 def _watch_through(

@@ -15,6 +15,7 @@ opened in this process (``DirectBackend``); both record the same events.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -242,13 +243,16 @@ def sync_tree(
     cache: ScanCache | None = None,
     progress: Callable[[SyncProgress], None] | None = None,
     commits: CommitWindow | None = DEFAULT_WINDOW,
+    declared_memo: dict[str, tuple[bytes, DeclareResult]] | None = None,
 ) -> SyncReport:
     """Make ``group_id`` hold exactly the chunks of the tree at ``root`` (or, for a path
     inside an indexed tree, of that part of it); what changed.
 
     A path that is not there is synced only if it is a registered source (its files are then
     held back unless ``prune``); else ``ConfigError``. A folder's git commits of ``commits``
-    (``None``: none) are episodes of it too (ADR 0205).
+    (``None``: none) are episodes of it too (ADR 0205). ``declared_memo`` (kept by a caller
+    that syncs the same trees again, as ``lcg watch``) lets a sync that changed no chunk skip
+    sending a declared structure equal to the one it last sent.
     """
     started = time.monotonic()
     path = Path(os.path.abspath(root.expanduser())).resolve()
@@ -350,7 +354,16 @@ def sync_tree(
         structure = tree_structure(scan, stored, list(plan.removals))
         # Each commit's episode MENTIONS the documents of the files it touched (ADR 0205).
         structure.mentions += commit_mentions(history, [d.path for d in structure.documents])
-        declared = backend.declare(group_id, source.root, structure)
+        digest = hashlib.sha256(msgspec.json.encode(structure)).digest()
+        last = None if declared_memo is None else declared_memo.get(source.root)
+        changed = report.chunks_added or report.chunks_removed or plan.files_removed
+        if last is not None and last[0] == digest and not changed:
+            # As sent last time, and no chunk changed: the group holds it already.
+            declared = DeclareResult(mentions_unheld=last[1].mentions_unheld)
+        else:
+            declared = backend.declare(group_id, source.root, structure)
+            if declared_memo is not None:
+                declared_memo[source.root] = (digest, declared)
         report.declared = declared_counts(structure, declared)
     if (report.chunks_added or report.chunks_removed) and not found.created:
         backend.resolve(group_id, source.root, source.kind, create=False, touch=True)
