@@ -103,8 +103,9 @@ def _declared(row: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def entity_line(row: dict[str, Any]) -> str:
-    """An entity on one line: its name, its labels, its summary, and for a declared document
-    the file that declares it (``source/path``); control characters escaped."""
+    """An entity on one line: its name, its labels, its summary, for a declared document
+    the file that declares it (``source/path``), and what supersedes it (ADR 0211); control
+    characters escaped."""
     parts = [" ".join(str(row.get("name", "")).split())]
     labels = [str(x) for x in row.get("labels") or [] if x != "Entity"]
     if labels:
@@ -115,6 +116,9 @@ def entity_line(row: dict[str, Any]) -> str:
     declared = _declared(row)
     if declared is not None and declared.get("path"):
         parts.append(f"declared in {declared.get('source', '')}/{declared['path']}")
+    successor = _attributes(row).get("superseded_by")
+    if successor:
+        parts.append(f"superseded by {successor}")
     return safe("  ".join(parts))
 
 

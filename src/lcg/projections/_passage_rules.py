@@ -105,9 +105,10 @@ class Bounds:
         return not (self.before is not None and t > self.before)
 
 
-class PassageRow(msgspec.Struct, kw_only=True):
+class PassageRow(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A passage hit: an episode with the cosine similarity of its content to the query
-    (``score``) and the fused value the hits are ordered by (``fused_score``, descending)."""
+    (``score``) and the fused value the hits are ordered by (``fused_score``, descending,
+    but for a superseded document's chunks, served after their successor's: ADR 0211)."""
 
     uuid: str
     name: str
@@ -119,7 +120,10 @@ class PassageRow(msgspec.Struct, kw_only=True):
     score: float
     #: The fusion's value (weighted sum, or reciprocal-rank sum under ``rrf``); hits come in
     #: its descending order. An addition: ``score`` stays the reference's cosine (ADR 0173).
-    fused_score: float = 0.0
+    fused_score: float
+    #: Present only on a chunk of a document another supersedes: the successor's file
+    #: (``<source>/<path>``), whose chunks in the same answer come first (ADR 0211).
+    superseded_by: str | None = None
 
 
 def passage_of(row: EpisodeRow, score: float, fused: float) -> PassageRow:

@@ -56,6 +56,12 @@ from lcg.projections._passage_rules import (
     over_floor,
     passage_of,
 )
+from lcg.projections._succession import (
+    Succession,
+    entities_first,
+    facts_first,
+    passages_after,
+)
 from lcg.projections._when import (
     Window,
     parse_time,
@@ -259,7 +265,8 @@ class Searcher:
         rows = _rows(f, fused, group_of, lambda us: entities_by_uuids(self.graph, us))
         if f:
             f.raise_if_all(self._asked(group_ids))
-        return rows
+        read = partial(entities_by_uuids, self.graph)
+        return entities_first(rows, self._succession(rows), read, num_results)
 
     def find_relationships(
         self,
@@ -284,7 +291,9 @@ class Searcher:
             rows = [r for r in rows if r.invalid_at is None]
         if f:
             f.raise_if_all(self._asked(group_ids))
-        return rows[:num_results]
+        rows = rows[:num_results]
+        read = partial(edges_by_uuids, self.graph)
+        return facts_first(rows, self._succession(rows), read, num_results)
 
     def search_passages(
         self,
@@ -334,7 +343,11 @@ class Searcher:
             )
         if f:
             f.raise_if_all(self._asked(group_ids))
-        return rows
+        return passages_after(rows, self._succession(rows))
+
+    def _succession(self, rows: Sequence[EntityRow | EdgeRow | PassageRow]) -> Succession:
+        """The supersessions of the page's groups (ADR 0211): one graph lookup per read."""
+        return Succession.read(self.graph, sorted({r.group_id for r in rows}))
 
     def _passages_rrf(
         self,
