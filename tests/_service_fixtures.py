@@ -166,6 +166,23 @@ def spawn_serve(
         log.close()
 
 
+def spawn_lcg(
+    workspace: Path, *args: str, log_name: str = "watch.log", env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], Path]:
+    """Start a long-running ``lcg -C WS ARGS`` (``watch``, ``follow``) with its stdout and
+    stderr appended to ``WS/<log_name>``; the process and the log's path."""
+    log = workspace / log_name
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            [str(LCG), "-C", str(workspace), *args],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            env=serve_env(env),
+        )
+    return proc, log
+
+
 #: How long a test polls for something that is going to happen before it calls the run a
 #: hang. Not a timing claim: far past what any load makes a correct run take, so only a run
 #: where the thing never happens reaches it (the process under test ending fails at once).

@@ -360,15 +360,7 @@ def _wait_for(proc: subprocess.Popen[bytes], log: Path, text: str) -> None:
 def test_a_watched_tree_emptied_keeps_its_files_unless_pruned(tmp_path: Path) -> None:
     ws = sf.short_tmp()
     notes = _write(tmp_path / "notes", {"a.md": "the walrus sleeps\n"})
-    log = ws / "watch.log"
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            [str(sf.LCG), "-C", str(ws), "watch", str(notes)],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=out,
-            env=sf.serve_env(),
-        )
+    proc, log = sf.spawn_lcg(ws, "watch", str(notes))
     try:
         _wait_for(proc, log, "watching 1 tree")
         (notes / "a.md").unlink()

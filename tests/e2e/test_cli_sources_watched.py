@@ -19,16 +19,7 @@ def _watched(ws: Path) -> dict[str, bool]:
 
 
 def _spawn_watch(ws: Path, tree: Path) -> tuple[subprocess.Popen[bytes], Path]:
-    log = ws / f"watch-{tree.name}.log"
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            [str(sf.LCG), "-C", str(ws), "watch", str(tree)],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=out,
-            env=sf.serve_env(),
-        )
-    return proc, log
+    return sf.spawn_lcg(ws, "watch", str(tree), log_name=f"watch-{tree.name}.log")
 
 
 def _trees(tmp_path: Path) -> tuple[Path, Path]:

@@ -23,16 +23,7 @@ from lcg.rpc.client import Client
 
 
 def _spawn_watch(ws: Path, *paths: Path) -> tuple[subprocess.Popen[bytes], Path]:
-    log = ws / "watch.log"
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            [str(sf.LCG), "-C", str(ws), "watch", *map(str, paths)],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=out,
-            env=sf.serve_env(),
-        )
-    return proc, log
+    return sf.spawn_lcg(ws, "watch", *map(str, paths))
 
 
 def _wait_for_line(proc: subprocess.Popen[bytes], log: Path, text: str, after: int = 0) -> None:

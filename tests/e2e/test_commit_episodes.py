@@ -150,15 +150,7 @@ def test_a_commit_made_while_watching_becomes_an_episode(tmp_path: Path) -> None
     repo = _repo(tmp_path)
     docs = repo / "docs"  # a folder inside the work tree: .git is watched beside it
     ws = sf.short_tmp()
-    log = ws / "watch.log"
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            [str(sf.LCG), "-C", str(ws), "watch", str(docs)],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=out,
-            env=sf.serve_env(),
-        )
+    proc, log = sf.spawn_lcg(ws, "watch", str(docs))
     try:
         sf.eventually(lambda: "watching 1 tree" in log.read_text(), log.read_text, proc=proc)
         assert "commits 2 read, 2 added" in log.read_text()  # docs/notes.md's two commits

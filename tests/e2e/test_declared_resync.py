@@ -265,15 +265,7 @@ def test_watch_ends_a_removed_link_and_draws_one_a_new_file_resolves(
     ws: Path, tmp_path: Path
 ) -> None:
     vault = _vault(tmp_path / "vault")
-    log = ws / "watch.log"
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            [str(sf.LCG), "-C", str(ws), "watch", str(vault), "--group", G],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=out,
-            env=sf.serve_env(),
-        )
+    proc, log = sf.spawn_lcg(ws, "watch", str(vault), "--group", G)
     try:
         sf.eventually(lambda: "watching 1 tree" in log.read_text(), log.read_text, proc=proc)
         with Client(ws / ".lcg" / "service.sock", timeout=120) as c:
