@@ -77,8 +77,7 @@ def _passage_files(client: Client) -> list[tuple[str, Any]]:
         "knowledge_search_passages", {"query": PASSAGES, "num_results": 10, "min_score": 0.0}
     )
     return [
-        (p["source_description"].split(":", 1)[0], p.get("superseded_by"))
-        for p in got["passages"]
+        (p["source_description"].split(":", 1)[0], p.get("superseded_by")) for p in got["passages"]
     ]
 
 

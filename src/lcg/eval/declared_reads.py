@@ -5,9 +5,10 @@ check``), never from the workspace's files: the graph through ``knowledge_get_no
 and ``knowledge_get_edges_by_group``, every ``MENTIONS`` through the episodes
 ``knowledge_list_entities`` names for each entity, the children of a parent through
 ``knowledge_get_entity_neighbors``, current truth through ``knowledge_find_entities`` (the
-old document's ``superseded_by``) and ``knowledge_find_relationships`` (the ``SUPERSEDES``
-fact served first for it), each file's ``knowledge_get_entities_by_source``, and each
-window through ``knowledge_search_passages`` bounded by ``valid_after``/``valid_before``.
+old document's ``superseded_by``, its successor served before it) and
+``knowledge_find_relationships`` (the ``SUPERSEDES`` fact served first for it), each file's
+``knowledge_get_entities_by_source``, and each window through ``knowledge_search_passages``
+bounded by ``valid_after``/``valid_before``.
 """
 
 from __future__ import annotations
@@ -141,13 +142,22 @@ class _Reader:
             )
 
     def current(self, seen: Observed, gold: DeclaredGold) -> None:
-        for _new, old in gold.supersessions:
+        for new, old in gold.supersessions:
             title = gold.titles[old]
             found = self.call(
                 "knowledge_find_entities",
                 {"query": title, "group_ids": [self.group], "num_results": 50},
             )["nodes"]
             row = next((r for r in found if _attrs(r.get("attributes")).get("path") == old), None)
+            # Current truth serves the successor before the old document (ADR 0211).
+            first = next(
+                (
+                    path
+                    for r in found
+                    if (path := _attrs(r.get("attributes")).get("path")) in (old, new)
+                ),
+                None,
+            )
             superseded_by = _attrs(row.get("attributes")).get("superseded_by") if row else None
             facts = self.call(
                 "knowledge_find_relationships",
@@ -159,7 +169,7 @@ class _Reader:
                 },
             )["facts"]
             old_uuid = self.docs[old].uuid if old in self.docs else None
-            first = next(
+            fact = next(
                 (
                     f
                     for f in facts
@@ -170,7 +180,8 @@ class _Reader:
             )
             seen.current[old] = CurrentAnswer(
                 superseded_by=str(superseded_by) if superseded_by is not None else None,
-                successor_served=self.end(str(first["source_node_uuid"])) if first else None,
+                successor_served=self.end(str(fact["source_node_uuid"])) if fact else None,
+                first_served=str(first) if first is not None else None,
             )
 
     def by_source(self, seen: Observed, paths: list[str]) -> None:

@@ -49,11 +49,15 @@ class ObservedDocument(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CurrentAnswer(msgspec.Struct, frozen=True, kw_only=True):
-    """Current truth about a superseded document: the ``superseded_by`` its row carries, and
-    the successor the ``SUPERSEDES`` fact served first for it names (paths; ``None``: none)."""
+    """Current truth about a superseded document: the ``superseded_by`` its row carries, the
+    successor the ``SUPERSEDES`` fact served first for it names, and which document an entity
+    search for it served first (paths; ``None``: none)."""
 
     superseded_by: str | None = None
     successor_served: str | None = None
+    #: Of the old document and its successor, the one ``knowledge_find_entities`` served
+    #: first for the old one's title (ADR 0211: the successor).
+    first_served: str | None = None
 
 
 class WindowAnswer(msgspec.Struct, frozen=True, kw_only=True):
@@ -191,8 +195,13 @@ def score_pass(name: str, gold: DeclaredGold, seen: Observed, *, withdrawn: bool
         slots.append(_slot("children", parent, set(kids), set(seen.children.get(parent, []))))
     for new, old in gold.supersessions:
         answer = seen.current.get(old, CurrentAnswer())
-        got_truth = {f"superseded_by {answer.superseded_by}", f"served {answer.successor_served}"}
-        slots.append(_slot("current", old, {f"superseded_by {new}", f"served {new}"}, got_truth))
+        got_truth = {
+            f"superseded_by {answer.superseded_by}",
+            f"served {answer.successor_served}",
+            f"first {answer.first_served}",
+        }
+        want_truth = {f"superseded_by {new}", f"served {new}", f"first {new}"}
+        slots.append(_slot("current", old, want_truth, got_truth))
     mentioned: dict[str, set[str]] = {p: set() for p in gold.paths(withdrawn=withdrawn)}
     for e in want:
         if e.relation == "MENTIONS" and e.source in mentioned:
