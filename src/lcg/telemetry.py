@@ -46,9 +46,9 @@ class WalRotated(Record, tag="wal_rotated"):
 
 
 class WalReplayComplete(Record, tag="wal_replay_complete"):
-    """A replay of one group's stream finished."""
+    """A replay of one group's stream finished. Like every record here it names no group:
+    the reference documents telemetry as scoped to the process (ADR 0213)."""
 
-    group_id: str
     mutations_replayed: int
     unrecognised_lines: int
     failed_lines: int

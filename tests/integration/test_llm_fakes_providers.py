@@ -716,7 +716,7 @@ def test_openai_malformed_answer_fails_and_lands_in_the_failure_sidecar(
     rec.close()
     (line,) = failures_path(tmp_path / "c.jsonl").read_text().splitlines()
     fail = json.loads(line)
-    assert fail["classification"] == "malformed" and fail["call_type"] == "extract_entities"
+    assert fail["classification"] == "malformed" and fail["call_type"] == "entities"
     assert "I cannot answer that" in fail["raw_body"] and fail["chunk_key"] == "chunk-1"
     assert fail["max_tokens"] == 4096 and fail["model"] == "local"
     assert not (tmp_path / "c.jsonl").exists()  # a failed call records nothing
@@ -881,3 +881,91 @@ def test_extractor_contract(any_extractor: Any) -> None:
     assert len(rels) == 1 and rels[0] in ("WORKS_WITH", "")
     assert any_extractor.classify_entities([], None) == []
     assert any_extractor.classify_relations([], []) == []
+
+
+# --- documented telemetry and sidecar values (issue 30 item 3, ADR 0213) -----------------
+# The reference lines below are copied by hand from the reference's telemetry documentation.
+
+DOC_PARSE = {
+    "type": "structured_output_parse", "ts_ms": 1716100000060, "model": "qwen3.6-27b",
+    "call_type": "edges", "outcome": "recovered",
+}  # fmt: skip
+DOC_MISSING = {
+    "type": "entities_missing_summary", "ts_ms": 1716100000058, "model": "qwen3.6-27b",
+    "chunk_key": "notes-0001", "entities_extracted": 6, "missing_summary": 1,
+}  # fmt: skip
+DOC_SIDECAR_FIELDS = {
+    "ts_ms", "model", "call_type", "chunk_key", "classification", "raw_body", "finish_reason",
+    "completion_tokens", "max_tokens",
+}  # fmt: skip
+
+
+def test_documented_call_type_values_in_parse_records(
+    openai_fake: FakeServer, events: Events
+) -> None:
+    ex = OpenAICompatExtractor(url=openai_fake.url, sleep=SleepLog())
+    ex.extract(req("Alan Turing met Grace Hopper."))
+    ex.close()
+    parses = events.of("structured_output_parse")
+    # The documented call types, entities call first, and the documented fields only.
+    assert [p["call_type"] for p in parses] == ["entities", "edges"]
+    assert all(set(p) == set(DOC_PARSE) for p in parses)
+
+
+def test_entities_missing_summary_counts_absent_null_and_empty(
+    openai_fake: FakeServer, events: Events
+) -> None:
+    answer = {
+        "entities": [
+            {"name": "Ada Lovelace", "entity_type": "Person", "summary": "A mathematician."},
+            {"name": "Alan Turing", "entity_type": "Person"},
+            {"name": "Grace Hopper", "entity_type": "Person", "summary": None},
+            {"name": "Analytical Engine", "entity_type": "Machine", "summary": ""},
+        ]
+    }
+    openai_fake.script.append(chat_completion(json.dumps(answer)))
+    ex = OpenAICompatExtractor(url=openai_fake.url, sleep=SleepLog())
+    ex.extract(req("Ada Lovelace, Alan Turing, Grace Hopper, Analytical Engine."))
+    ex.close()
+    (missing,) = events.of("entities_missing_summary")
+    assert set(missing) == set(DOC_MISSING)
+    assert missing["entities_extracted"] == 4 and missing["missing_summary"] == 3
+    assert missing["chunk_key"] == "chunk-1"
+
+
+def test_entities_missing_summary_is_emitted_on_every_parse_with_an_entity(
+    openai_fake: FakeServer, events: Events
+) -> None:
+    # Every entity has a summary: the record still comes, counting zero.
+    ex = OpenAICompatExtractor(url=openai_fake.url, sleep=SleepLog())
+    ex.extract(req("Alan Turing met Grace Hopper."))
+    # No entity at all: no record.
+    openai_fake.script.append(chat_completion('{"entities": []}'))
+    ex.extract(req("nothing to see here."))
+    ex.close()
+    (missing,) = events.of("entities_missing_summary")
+    assert missing["entities_extracted"] == 2 and missing["missing_summary"] == 0
+
+
+def test_failure_sidecar_and_telemetry_carry_documented_call_types(
+    openai_fake: FakeServer, events: Events, tmp_path: Path
+) -> None:
+    # The entities call answers; the edges call answers garbage: an "edges" failure that
+    # reports the entities already extracted.
+    one = {"entities": [{"name": "Alan Turing", "entity_type": "Person", "summary": ""}]}
+    openai_fake.script.append(chat_completion(json.dumps(one)))
+    openai_fake.script.append(chat_completion("no JSON here"))
+    # Then an entities call that answers garbage.
+    openai_fake.script.append(chat_completion("no JSON here either"))
+    ex = OpenAICompatExtractor(url=openai_fake.url, sleep=SleepLog())
+    rec = RecordingExtractor(ex, tmp_path / "c.jsonl")
+    with pytest.raises(ExtractionError):
+        rec.extract(req("Alan Turing."))
+    with pytest.raises(ExtractionError):
+        rec.extract(req("Alan Turing."))
+    rec.close()
+    lines = [json.loads(x) for x in failures_path(tmp_path / "c.jsonl").read_text().splitlines()]
+    assert [r["call_type"] for r in lines] == ["edges", "entities"]
+    assert all(DOC_SIDECAR_FIELDS <= set(r) for r in lines)
+    assert lines[0]["entities_extracted"] == 1 and lines[1]["entities_extracted"] is None
+    assert [f["call_type"] for f in events.of("extraction_failure")] == ["edges", "entities"]

@@ -388,7 +388,6 @@ class Feeder:
         result.duration_ms = int((time.monotonic() - started) * 1000)
         telemetry.emit(
             telemetry.WalReplayComplete(
-                group_id=group_id,
                 mutations_replayed=result.mutations_replayed,
                 unrecognised_lines=result.unrecognised_lines,
                 failed_lines=result.failed_lines,

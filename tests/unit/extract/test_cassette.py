@@ -181,7 +181,7 @@ def test_replayed_labels_are_fitted_to_the_input_length(tmp_path: Path) -> None:
 def test_failure_sidecar_rotates(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl"
     record = ExtractionFailure(
-        model="m", call_type="extract_entities", chunk_key="k", classification="malformed",
+        model="m", call_type="entities", chunk_key="k", classification="malformed",
         raw_body="x" * 200,
     )  # fmt: skip
     line_bytes = len(msgspec.json.encode(record)) + 1

@@ -34,6 +34,8 @@ __all__ = [
     "CallReply",
     "CallSpec",
     "CallType",
+    "ClassifyFailure",
+    "ClassifyOutputParse",
     "EntitiesMissingSummary",
     "ExtractionFailure",
     "ExtractionTruncated",
@@ -44,7 +46,12 @@ __all__ = [
     "StructuredOutputParse",
 ]
 
-CallType = Literal["extract_entities", "extract_edges", "classify_entities", "classify_relations"]
+#: The two extraction calls carry the reference's documented ``call_type`` values
+#: (``"entities"``, ``"edges"``) in telemetry and the failure sidecar; the classification
+#: calls, which those records do not document, are reported by lcg's own records (ADR 0213).
+ExtractCallType = Literal["entities", "edges"]
+ClassifyCallType = Literal["classify_entities", "classify_relations"]
+CallType = ExtractCallType | ClassifyCallType
 ParseOutcome = Literal["clean", "recovered", "malformed", "schema_invalid", "salvaged"]
 FailureClass = Literal["http_error", "truncation", "malformed", "schema_invalid"]
 
@@ -77,18 +84,27 @@ class ExtractionTruncated(telemetry.Record, tag="extraction_truncated"):
 
 
 class StructuredOutputParse(telemetry.Record, tag="structured_output_parse"):
-    """How a structured answer parsed: clean, recovered, malformed, schema_invalid, salvaged."""
+    """How an extraction answer parsed: clean, recovered, malformed, schema_invalid, salvaged."""
 
     model: str
-    call_type: str
+    call_type: ExtractCallType
+    outcome: str
+
+
+class ClassifyOutputParse(telemetry.Record, tag="classify_output_parse"):
+    """How a classification answer parsed (lcg's addition; the reference documents none)."""
+
+    model: str
+    call_type: ClassifyCallType
     outcome: str
 
 
 class ExtractionFailure(telemetry.Record, tag="extraction_failure"):
-    """A failed call, with the complete raw answer; also the failure-sidecar line format."""
+    """A failed extraction call, with the complete raw answer; also the failure-sidecar
+    line format."""
 
     model: str
-    call_type: str
+    call_type: ExtractCallType
     chunk_key: str
     classification: str
     raw_body: str
@@ -98,8 +114,23 @@ class ExtractionFailure(telemetry.Record, tag="extraction_failure"):
     entities_extracted: int | None = None
 
 
+class ClassifyFailure(telemetry.Record, tag="classify_failure"):
+    """A failed classification call, with the complete raw answer (lcg's addition: the
+    reference's ``extraction_failure`` and its sidecar document only the extraction calls)."""
+
+    model: str
+    call_type: ClassifyCallType
+    chunk_key: str
+    classification: str
+    raw_body: str
+    finish_reason: str | None = None
+    completion_tokens: int | None = None
+    max_tokens: int | None = None
+
+
 class EntitiesMissingSummary(telemetry.Record, tag="entities_missing_summary"):
-    """Some entities of a JSON-mode answer came without a summary (they get ``""``)."""
+    """A JSON-mode entities answer with at least one entity, and how many of them have an
+    empty summary (absent, ``null`` or ``""``); emitted on every such parse."""
 
     model: str
     chunk_key: str
@@ -231,10 +262,27 @@ class LlmExtractor(abc.ABC):
         completion_tokens: int | None = None,
         entities_extracted: int | None = None,
     ) -> ExtractionError:
+        ts_ms = int(time.time() * 1000)
+        call_type = spec.call_type
+        if call_type == "classify_entities" or call_type == "classify_relations":
+            telemetry.emit(
+                ClassifyFailure(
+                    ts_ms=ts_ms,
+                    model=model,
+                    call_type=call_type,
+                    chunk_key=chunk_key,
+                    classification=classification,
+                    raw_body=raw_body,
+                    finish_reason=finish_reason,
+                    completion_tokens=completion_tokens,
+                    max_tokens=spec.max_tokens,
+                )
+            )
+            return ExtractionError(message)
         record = ExtractionFailure(
-            ts_ms=int(time.time() * 1000),
+            ts_ms=ts_ms,
             model=model,
-            call_type=spec.call_type,
+            call_type=call_type,
             chunk_key=chunk_key,
             classification=classification,
             raw_body=raw_body,
@@ -251,7 +299,9 @@ class LlmExtractor(abc.ABC):
         return ExtractionError(message)
 
     def _describe(self, spec: CallSpec, chunk_key: str) -> str:
-        where = f"{self.provider} {spec.call_type} call"
+        # Named by the call's tool (``extract_entities``), as a person reading a log knows it.
+        what = spec.tool_name if spec.tool_name != "classify" else spec.call_type
+        where = f"{self.provider} {what} call"
         return f"{where} for chunk {chunk_key!r}" if chunk_key else where
 
     # -- one call, with usage accounting and the truncation retry --
@@ -372,8 +422,13 @@ class LlmExtractor(abc.ABC):
         )
 
     @staticmethod
-    def _parse_event(model: str, call_type: str, outcome: ParseOutcome) -> None:
-        telemetry.emit(StructuredOutputParse(model=model, call_type=call_type, outcome=outcome))
+    def _parse_event(model: str, call_type: CallType, outcome: ParseOutcome) -> None:
+        if call_type == "classify_entities" or call_type == "classify_relations":
+            telemetry.emit(ClassifyOutputParse(model=model, call_type=call_type, outcome=outcome))
+        else:
+            telemetry.emit(
+                StructuredOutputParse(model=model, call_type=call_type, outcome=outcome)
+            )
 
     # -- the protocol --
 
@@ -382,7 +437,7 @@ class LlmExtractor(abc.ABC):
         usage = _Usage()
         body_bytes = len(req.body.encode("utf-8"))
         ent_spec = CallSpec(
-            call_type="extract_entities",
+            call_type="entities",
             system=prompts.entity_system_prompt(
                 req.source_type, req.ontology, req.custom_instructions
             ),
@@ -397,9 +452,10 @@ class LlmExtractor(abc.ABC):
         items = self._items(ent_spec, reply, "entities", req.chunk_key, None)
         entities, ent_dropped, missing = salvage_entities(items)
         self._parse_event(
-            reply.model, "extract_entities", "salvaged" if ent_dropped else reply.outcome
+            reply.model, "entities", "salvaged" if ent_dropped else reply.outcome
         )
-        if missing and self.provider == "local":
+        # On every JSON-mode parse with an entity, a missing summary or none (reference).
+        if entities and self.provider == "local":
             telemetry.emit(
                 EntitiesMissingSummary(
                     model=reply.model,
@@ -413,7 +469,7 @@ class LlmExtractor(abc.ABC):
         names = prompts.sanitize_names(e.name for e in entities)
         if names:
             edge_spec = CallSpec(
-                call_type="extract_edges",
+                call_type="edges",
                 system=prompts.edge_system_prompt(req.ontology, req.custom_instructions),
                 user=prompts.edge_user_prompt(req.body, names, req.reference_time),
                 tool_name="extract_edges",
@@ -426,7 +482,7 @@ class LlmExtractor(abc.ABC):
             items = self._items(edge_spec, reply, "edges", req.chunk_key, len(entities))
             edges, edge_dropped = salvage_edges(items)
             self._parse_event(
-                reply.model, "extract_edges", "salvaged" if edge_dropped else reply.outcome
+                reply.model, "edges", "salvaged" if edge_dropped else reply.outcome
             )
         return ExtractionOutput(
             entities=entities,

@@ -62,7 +62,8 @@ def _blank(text: str) -> bool:
 
 def salvage_entities(items: Sequence[object]) -> tuple[list[ExtractedEntity], int, int]:
     """``(entities, dropped, missing_summary)``: items of the wrong shape or with a blank
-    name are dropped; a null or missing summary becomes ``""``."""
+    name are dropped; a null or missing summary becomes ``""``; ``missing_summary`` counts
+    the kept entities whose summary is empty (absent, ``null``, ``""`` or blank)."""
     out: list[ExtractedEntity] = []
     dropped = missing = 0
     for item in items:
@@ -74,13 +75,15 @@ def salvage_entities(items: Sequence[object]) -> tuple[list[ExtractedEntity], in
         if _blank(raw.name):
             dropped += 1
             continue
-        if raw.summary is None:
+        summary = (raw.summary or "").strip()
+        # Counted after parsing, as the reference: absent, null and "" are all empty here.
+        if not summary:
             missing += 1
         out.append(
             ExtractedEntity(
                 name=raw.name.strip(),
                 entity_type=(raw.entity_type or "").strip(),
-                summary=(raw.summary or "").strip(),
+                summary=summary,
             )
         )
     return out, dropped, missing
