@@ -19,7 +19,10 @@ _HELP = """Import the groups of a workspace built by the reference (liminis-cont
 its per-group streams of Cypher lines, every documented line family (the five-key lines, a
 dump's MERGE form, graphiti-era MERGE ... ON CREATE SET with timestamp(...), FalkorDB-era
 vecf32(...), a flat pre-multi-group WAL directory). PATH is the reference workspace, its WAL
-root, or one group's directory.
+root, one group's directory, or the target directory of a knowledge_dump_wal (with no group:
+one compacted stream of every group, the reference's restore point). A directory of streams
+given alone (a dump, a flat root, a group's directory) sends each row to the group its own
+group_id names: one import per group found.
 
 Each line is parsed against the reference's documented templates and applied, as values, to
 an in-memory copy of the reference's tables; no line is ever executed. Each group's rows are
@@ -37,6 +40,7 @@ it holds the workspace.
 Example:
   lcg import-reference ~/old-notes
   lcg import-reference ~/old-notes/.lcg/wal --group liminis --force
+  lcg import-reference ~/old-notes/.lcg/wal-compacted
   lcg -C ~/notes import-reference /backup/wal --accept-loss --json
 """
 
@@ -47,6 +51,14 @@ def _counts(values: dict[str, int]) -> str:
 
 def _show(result: ImportResult) -> None:
     verb = "imported" if result.written else "read"
+    if result.routed_by_row:
+        names = ", ".join(g.group_id for g in result.groups)
+        print(
+            safe(
+                f"one stream ({result.layout}) at {result.source}: rows go to the group "
+                f"each names: {len(result.groups)} group(s): {names}"
+            )
+        )
     for g in result.groups:
         line = (
             f"group {g.group_id}: {verb} {g.entities} entities, {g.edges} edges, "

@@ -5,6 +5,9 @@
 2. Read every chosen group's lines into one in-memory model of the reference's tables
    (``replay``; one model, so a cross-group hop finds its endpoint): each line is parsed
    against the documented templates and applied as parsed values, never executed (ADR 0194).
+   One stream given alone (a dump of every group, a flat root: ``by_row``) is read whole
+   first; its groups are those its rows name, each row going to its own (ADR 0212), and the
+   refusal of step 1 comes after that read. Its lines are counted once, with the first group.
 3. Look up, in the workspace, the uuids the import would write: a row whose uuid another group
    holds is refused (``foreign``). Then read each group's rows as our events (``rows``), as
    ``lcg dump`` would write them.
@@ -46,7 +49,13 @@ from lcg.ingest.reference import layout
 from lcg.ingest.reference.foreign import held_elsewhere
 from lcg.ingest.reference.model import ReferenceGraph
 from lcg.ingest.reference.replay import LineReport, replay
-from lcg.ingest.reference.rows import events_of_group, rows_of_groups, rows_of_no_group
+from lcg.ingest.reference.rows import (
+    events_of_group,
+    groups_of_rows,
+    rows_of_groups,
+    rows_of_no_group,
+    rows_of_other_groups,
+)
 from lcg.projections import ProgressFn
 from lcg.workspace import writing_offline
 
@@ -64,7 +73,8 @@ class Skipped(msgspec.Struct, kw_only=True):
 
 
 class GroupImport(msgspec.Struct, kw_only=True):
-    """What the import did with one reference group."""
+    """What the import did with one reference group. Of a stream routed by row (a dump of
+    every group), every group counts the stream's files, and the first its lines."""
 
     group_id: str
     files: int
@@ -91,7 +101,10 @@ class ImportResult(msgspec.Struct, kw_only=True):
     success: bool
     written: bool
     source: str
+    #: ``multi-group``, ``flat`` or ``stream`` (one directory given alone, e.g. a dump).
     layout: str
+    #: Whether each row went to the group its own ``group_id`` names (``flat``, ``stream``).
+    routed_by_row: bool = False
     groups: list[GroupImport]
     unmapped_total: int = 0
     loss_accepted: bool = False
@@ -102,15 +115,13 @@ class ImportResult(msgspec.Struct, kw_only=True):
 LinesFn = Callable[[int, int, str], None]
 
 
-def _chosen(streams: layout.ReferenceStreams, groups: list[str] | None) -> list[str]:
+def _chosen(found: list[str], groups: list[str] | None, root: Path) -> list[str]:
     if not groups:
-        return sorted(streams.groups)
-    missing = [g for g in groups if g not in streams.groups]
+        return sorted(found)
+    missing = [g for g in groups if g not in found]
     if missing:
-        found = ", ".join(sorted(streams.groups)) or "none"
-        raise LcgError(
-            f"no reference group {', '.join(missing)} under {streams.root} (found: {found})"
-        )
+        names = ", ".join(sorted(found)) or "none"
+        raise LcgError(f"no reference group {', '.join(missing)} under {root} (found: {names})")
     return list(dict.fromkeys(groups))
 
 
@@ -146,43 +157,60 @@ def _group_result(group_id: str, files: int, report: LineReport) -> GroupImport:
     )
 
 
-def _translate(
-    config: Config,
-    streams: layout.ReferenceStreams,
-    chosen: list[str],
-    on_lines: LinesFn | None,
-    progress: ProgressFn | None,
-) -> tuple[dict[str, list[Event]], list[GroupImport]]:
+def _read(
+    streams: layout.ReferenceStreams, names: list[str], on_lines: LinesFn | None
+) -> tuple[ReferenceGraph, dict[str, LineReport]]:
+    """The lines of the streams ``names`` replayed into one model; each stream's report."""
     graph = ReferenceGraph()
     reports: dict[str, LineReport] = {}
-    total = sum(layout.count_lines(streams.groups[g]) for g in chosen)
+    total = sum(layout.count_lines(streams.groups[g]) for g in names)
     done = 0
-    for group_id in chosen:
-        report = reports[group_id] = LineReport()
+    for name in names:
+        report = reports[name] = LineReport()
 
-        def tick(n: int, group_id: str = group_id) -> None:
+        def tick(n: int, name: str = name) -> None:
             nonlocal done
             done += n
             if on_lines is not None:
-                on_lines(done, total, group_id)
+                on_lines(done, total, name)
 
         # Streamed: a reference line carries its vectors, a few kB each.
-        replay(graph, layout.read_lines(streams.groups[group_id]), report, tick)
+        replay(graph, layout.read_lines(streams.groups[name]), report, tick)
+    return graph, reports
+
+
+def _translate(
+    config: Config,
+    streams: layout.ReferenceStreams,
+    read: tuple[ReferenceGraph, dict[str, LineReport]],
+    found: list[str],
+    chosen: list[str],
+    progress: ProgressFn | None,
+) -> tuple[dict[str, list[Event]], list[GroupImport]]:
+    graph, reports = read
     foreign = held_elsewhere(config, rows_of_groups(graph, chosen), chosen, progress)
     events: dict[str, list[Event]] = {}
     results: list[GroupImport] = []
     orphans = LineReport()
-    rows_of_no_group(graph, chosen, orphans)
+    rows_of_no_group(graph, found, orphans)
+    [stream] = streams.groups if streams.by_row else [None]
     for group_id in chosen:
-        report = reports[group_id]
-        if group_id == chosen[0]:  # rows no group owns are reported once, with the first
+        first = group_id == chosen[0]
+        if stream is None:
+            report, files = reports[group_id], streams.groups[group_id]
+        else:  # one stream of every group: its lines are counted once, with the first
+            report = reports[stream] if first else LineReport()
+            files = streams.groups[stream]
+            if first:
+                report.note("rows_of_groups_not_chosen", rows_of_other_groups(graph, found, chosen))
+        if first:  # rows no group owns are reported once, with the first
             for s in orphans.samples:
                 report.samples.append(s)
             for reason, n in orphans.unmapped.items():
                 report.unmapped[reason] = report.unmapped.get(reason, 0) + n
         group_events, counts = events_of_group(graph, group_id, report, foreign)
         events[group_id] = group_events
-        result = _group_result(group_id, len(streams.groups[group_id]), report)
+        result = _group_result(group_id, len(files), report)
         result.entities, result.edges = counts.entities, counts.edges
         result.episodes, result.mentions = counts.episodes, counts.mentions
         result.events_written = len(group_events)
@@ -264,16 +292,26 @@ def import_reference(
 
     started = time.monotonic()
     streams = layout.find_streams(source)
-    chosen = _chosen(streams, groups)
-    if not force:
-        _refuse_existing(config, chosen)
-    events, results = _translate(config, streams, chosen, on_lines, progress)
+    if streams.by_row:
+        # One stream of any number of groups: its groups are known once it is read.
+        read = _read(streams, list(streams.groups), on_lines)
+        found = groups_of_rows(read[0]) or list(streams.groups)
+        chosen = _chosen(found, groups, streams.root)
+        if not force:
+            _refuse_existing(config, chosen)
+    else:
+        chosen = found = _chosen(list(streams.groups), groups, streams.root)
+        if not force:
+            _refuse_existing(config, chosen)
+        read = _read(streams, chosen, on_lines)
+    events, results = _translate(config, streams, read, found, chosen, progress)
     lost = sum(sum(r.unmapped.values()) for r in results)
     result = ImportResult(
         success=lost == 0 or accept_loss,
         written=False,
         source=str(streams.root),
         layout=streams.layout,
+        routed_by_row=streams.by_row,
         groups=results,
         unmapped_total=lost,
         loss_accepted=bool(lost) and accept_loss,

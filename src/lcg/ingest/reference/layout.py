@@ -3,10 +3,13 @@
 The reference keeps one directory of ``*.jsonl`` files per group under its WAL root
 (``.lcg/wal/<encoded group>/``, lcg-api §5.5), named by the time a writer opened them, so
 names do not sort by seq: files are replayed in the order of their first parseable line's
-seq (ties by name), files with none last by name (§5.4). A root written before multi-group
-streams holds its files directly (a flat layout); the reference's startup migration moves them
-into ``liminis/``, so they are read as that group's. Each line is ``{seq, ts, db, cypher,
-params}``; one lacking a key, or not JSON, is reported, not replayed.
+seq (ties by name), files with none last by name (§5.4). Loose files beside group directories
+are ``liminis``'s (the reference's startup migration moves them there). One directory of
+segments given alone — a root written before multi-group streams (flat), the target of
+``knowledge_dump_wal`` (§5.6: with no group, one compacted stream of every group, the
+documented restore point), a group's directory copied out — is one stream whose rows are
+routed by their own ``group_id`` (``ReferenceStreams.by_row``, ADR 0212). Each line is ``{seq,
+ts, db, cypher, params}``; one lacking a key, or not JSON, is reported, not replayed.
 
 The files are untrusted: a segment is opened without following a symbolic link and read only
 if it is a regular file (a link, a FIFO or a device is reported, never read), a group
@@ -72,8 +75,17 @@ class ReferenceStreams:
     """The WAL root found under the path given, and each group's files."""
 
     root: Path
-    layout: str  # "multi-group" or "flat"
+    #: ``multi-group`` (a WAL root: each directory is its group's stream), ``flat`` (a root
+    #: written before multi-group streams) or ``stream`` (one directory of segments given
+    #: alone: a dump, or a group's directory copied out).
+    layout: str
     groups: dict[str, list[Path]] = field(default_factory=dict)
+
+    @property
+    def by_row(self) -> bool:
+        """Whether the rows go to the group each names (one stream of any number of groups:
+        a flat root, a dump) rather than to the group its directory names."""
+        return self.layout != "multi-group"
 
 
 def _jsonl(directory: Path) -> list[Path]:
@@ -112,13 +124,19 @@ def find_streams(path: Path) -> ReferenceStreams:
         if group_id is not None and files:
             streams.groups[group_id] = files
     loose = _jsonl(root)
-    if loose:
+    if loose and not streams.groups:
+        # One stream given alone: a dump's target directory (``knowledge_dump_wal`` of one
+        # group or of all, §5.6), a group's directory copied out, or a flat root. Its rows
+        # go to the group each names (``by_row``); the key is the group the directory names,
+        # used only if no row names one.
+        streams.layout = "flat" if root.name == "wal" else "stream"
         named = decode_group(root.name)
-        if not streams.groups and root.name != "wal" and named is not None:
-            streams.groups[named] = loose  # the directory of one group, given directly
-        else:
-            streams.layout = "flat" if not streams.groups else "multi-group"
-            streams.groups[DEFAULT_GROUP] = loose + streams.groups.get(DEFAULT_GROUP, [])
+        streams.groups[DEFAULT_GROUP if named is None or streams.layout == "flat" else named] = (
+            loose
+        )
+    elif loose:
+        # Loose files beside group directories: the migration moves them into ``liminis/``.
+        streams.groups[DEFAULT_GROUP] = loose + streams.groups.get(DEFAULT_GROUP, [])
     if not streams.groups:
         raise LcgError(
             f"no reference streams under {path} (looked for .lcg/wal/<group>/*.jsonl, "

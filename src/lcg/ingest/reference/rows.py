@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any, Final, Literal
 
 from lcg import timestamps
+from lcg.errors import GroupNameError
 from lcg.events import (
     CrossGroupEdgeAdded,
     EdgeRecord,
@@ -28,6 +29,7 @@ from lcg.events import (
     EpisodeExtracted,
     Event,
     RelationshipAsserted,
+    encode_group,
 )
 from lcg.ingest.episodes import content_hash
 from lcg.ingest.reference.model import ReferenceGraph
@@ -39,8 +41,10 @@ __all__ = [
     "Foreign",
     "GroupRows",
     "events_of_group",
+    "groups_of_rows",
     "rows_of_groups",
     "rows_of_no_group",
+    "rows_of_other_groups",
 ]
 
 _Source = Literal["text", "json", "message"]
@@ -324,3 +328,31 @@ def rows_of_no_group(g: ReferenceGraph, groups: list[str], report: LineReport) -
             gid = rows[uuid].get("group_id")
             if gid is None or gid not in groups:
                 report.skip("row_of_no_imported_group", f"{table} {uuid}", f"group_id {gid!r}")
+
+
+def _a_group(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        encode_group(value)
+    except GroupNameError:
+        return None
+    return value
+
+
+def groups_of_rows(g: ReferenceGraph) -> list[str]:
+    """Every group a row of ``g`` names in its ``group_id`` (any table), sorted; a value that
+    cannot name a group (absent, empty, not a string, too long) names none."""
+    named = {_a_group(row.get("group_id")) for rows in g.nodes.values() for row in rows.values()}
+    return sorted(gid for gid in named if gid is not None)
+
+
+def rows_of_other_groups(g: ReferenceGraph, found: list[str], chosen: list[str]) -> int:
+    """How many carried rows name a group of ``found`` that is not ``chosen``."""
+    others = set(found) - set(chosen)
+    return sum(
+        1
+        for table in CARRIED_TABLES
+        for row in g.nodes[table].values()
+        if row.get("group_id") in others
+    )
