@@ -58,6 +58,7 @@ from lcg.projections._passage_rules import (
 )
 from lcg.projections._succession import (
     Succession,
+    Successions,
     entities_first,
     facts_first,
     passages_after,
@@ -167,6 +168,8 @@ class Searcher:
         self.embedder = embedder
         # uuid -> whether the episode is a file chunk (``_file_chunks``).
         self._file_chunk_memo: dict[str, bool] = {}
+        # Each group's supersessions at its committed position (ADR 0211).
+        self._successions = Successions()
 
     def _asked(self, group_ids: list[str] | None) -> list[str]:
         """The groups a search spans (``None``: every group its text or vector leg holds,
@@ -346,8 +349,8 @@ class Searcher:
         return passages_after(rows, self._succession(rows))
 
     def _succession(self, rows: Sequence[EntityRow | EdgeRow | PassageRow]) -> Succession:
-        """The supersessions of the page's groups (ADR 0211): one graph lookup per read."""
-        return Succession.read(self.graph, sorted({r.group_id for r in rows}))
+        """The supersessions of the page's groups (ADR 0211): at most one graph lookup."""
+        return self._successions.of_groups(self.graph, [r.group_id for r in rows])
 
     def _passages_rrf(
         self,
