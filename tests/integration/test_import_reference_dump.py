@@ -84,23 +84,49 @@ def _dump_lines() -> list[tuple[str, dict[str, Any]]]:
         _entity("u-01", "Ada Lovelace", "alpha"),
         _entity("u-02", "Grace Hopper", "team b"),
         _entity("u-03", "Analytical Engine", "alpha"),
-        (EPISODE, {
-            "uuid": "u-04", "name": "notes", "group_id": "alpha", "created_at": T1,
-            "source": "text", "source_description": "notes.md",
-            "content": "Ada Lovelace wrote about the Analytical Engine.",
-            "content_embedding": VEC, "valid_at": None, "entity_edges": ["u-01", "u-03"],
-        }),  # fmt: skip
-        (EDGE, {
-            "uuid": "u-05", "name": "WROTE_ABOUT", "group_id": "alpha", "created_at": T1,
-            "fact": "Ada Lovelace wrote about the Analytical Engine.", "fact_embedding": VEC,
-            "episodes": ["u-04"], "expired_at": None, "valid_at": T1, "invalid_at": None,
-            "attributes": "{}", "relation_type": "WROTE_ABOUT",
-        }),  # fmt: skip
+        (
+            EPISODE,
+            {
+                "uuid": "u-04",
+                "name": "notes",
+                "group_id": "alpha",
+                "created_at": T1,
+                "source": "text",
+                "source_description": "notes.md",
+                "content": "Ada Lovelace wrote about the Analytical Engine.",
+                "content_embedding": VEC,
+                "valid_at": None,
+                "entity_edges": ["u-01", "u-03"],
+            },
+        ),  # fmt: skip
+        (
+            EDGE,
+            {
+                "uuid": "u-05",
+                "name": "WROTE_ABOUT",
+                "group_id": "alpha",
+                "created_at": T1,
+                "fact": "Ada Lovelace wrote about the Analytical Engine.",
+                "fact_embedding": VEC,
+                "episodes": ["u-04"],
+                "expired_at": None,
+                "valid_at": T1,
+                "invalid_at": None,
+                "attributes": "{}",
+                "relation_type": "WROTE_ABOUT",
+            },
+        ),  # fmt: skip
         (HOPS, {"src_uuid": "u-01", "rn_uuid": "u-05", "dst_uuid": "u-03"}),
-        (MENTIONS, {
-            "ep_uuid": "u-04", "en_uuid": "u-01", "uuid": "u-06", "group_id": "alpha",
-            "created_at": T1,
-        }),  # fmt: skip
+        (
+            MENTIONS,
+            {
+                "ep_uuid": "u-04",
+                "en_uuid": "u-01",
+                "uuid": "u-06",
+                "group_id": "alpha",
+                "created_at": T1,
+            },
+        ),  # fmt: skip
     ]
 
 
@@ -150,9 +176,7 @@ def _names(ws: Workspace, group_id: str) -> list[str]:
     return sorted(e.name for e in gr.all_entities(ws.graph, group_id))
 
 
-def test_an_all_groups_dump_imports_each_row_into_its_own_group(
-    lcg: Lcg, tmp_path: Path
-) -> None:
+def test_an_all_groups_dump_imports_each_row_into_its_own_group(lcg: Lcg, tmp_path: Path) -> None:
     dump = _write_dump(tmp_path / "old" / ".lcg" / "wal-compacted", _dump_lines())
     ws_dir = tmp_path / "ws"
     status, result = _import(lcg, ws_dir, dump)
