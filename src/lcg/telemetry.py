@@ -15,6 +15,7 @@ from typing import IO, Literal
 import msgspec
 
 __all__ = [
+    "AutoRecoveryPhase",
     "ChunkTextOversized",
     "IoFault",
     "IpcCall",
@@ -23,6 +24,7 @@ __all__ = [
     "ServiceState",
     "ServiceStateName",
     "TokenUsage",
+    "WalAutoRecovery",
     "WalReplayComplete",
     "WalRotated",
     "emit",
@@ -55,6 +57,31 @@ class WalReplayComplete(Record, tag="wal_replay_complete"):
     unparseable_lines: int
     legacy_skipped_lines: int
     duration_ms: int
+
+
+#: The phases the reference documents for ``wal_auto_recovery``, in the order they come.
+AutoRecoveryPhase = Literal[
+    "corruption_detected",
+    "checkpoint_drop_complete",
+    "cursor_derived",
+    "replay_complete",
+    "index_build_complete",
+    "recovery_complete",
+    "fallback_triggered",
+]
+
+
+class WalAutoRecovery(Record, tag="wal_auto_recovery", omit_defaults=True):
+    """A phase of self-healing; every field but ``phase`` is absent where the phase has
+    none. A run ends in ``recovery_complete`` (healed) or ``fallback_triggered`` (a person
+    must act, ``fallback_reason`` says why)."""
+
+    phase: AutoRecoveryPhase
+    from_seq: int | None = None
+    cursor_reason: str | None = None
+    mutations_replayed: int | None = None
+    elapsed_ms: int | None = None
+    fallback_reason: str | None = None
 
 
 class IpcCall(Record, tag="ipc_call"):

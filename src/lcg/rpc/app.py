@@ -32,6 +32,7 @@ from lcg.rpc.problems import ComponentProblems
 from lcg.rpc.registry import Registry
 from lcg.workspace import (
     OntologyStatus,
+    RecoveryTrace,
     Workspace,
     drain_step,
     next_lagging,
@@ -346,15 +347,27 @@ class ServiceApp:
                 "rebuild_from_workspace_wal, which rebuilds every projection from the streams"
             )
 
+        # Healing a service whose workspace did not open is the reference's full recovery
+        # sequence: its ``wal_auto_recovery`` phases are emitted (ADR 0213).
+        trace = (
+            RecoveryTrace()
+            if self._ws is None and strategy == "rebuild_from_workspace_wal"
+            else None
+        )
+
         def run() -> int:
             old = self._ws
             if old is not None:
                 old.close()
             self._ws = None
             self._searcher = None
+            if trace is not None:
+                trace.detected()
             if strategy == "rebuild_from_workspace_wal":
                 # Each in one step: a crash here leaves a projection whole or gone (ADR 0156).
                 remove_trees(projection_dirs(self.config))
+                if trace is not None:
+                    trace.dropped()
             embedder = self.embedder_factory() if self.embedder_factory else None
             ws = Workspace(self.config, embedder)
             try:
@@ -362,12 +375,20 @@ class ServiceApp:
             except BaseException:
                 ws.close()
                 raise
+            replayed = sum(r.mutations_replayed for r in results.values())
+            if trace is not None:
+                trace.replayed(replayed)
             self._attach(ws)
-            return sum(r.mutations_replayed for r in results.values())
+            if trace is not None:
+                trace.indexed()
+                trace.healed(replayed)
+            return replayed
 
         try:
             return await asyncio.to_thread(run)
         except LcgError as exc:
+            if trace is not None:
+                trace.gave_up(str(exc))
             self._degrade(f"recovery failed: {exc}")
             raise
 

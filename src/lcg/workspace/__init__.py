@@ -5,6 +5,7 @@ live."""
 
 from __future__ import annotations
 
+from lcg.workspace.auto_recovery import RecoveryTrace
 from lcg.workspace.cypher import open_cypher_sandbox
 from lcg.workspace.factory import embedder_from_config, make_extractor, projection_dirs
 from lcg.workspace.lock import hold_for_process, holder_pid, release_for_process, writing_offline
@@ -31,6 +32,7 @@ from lcg.workspace.workspace import Workspace
 __all__ = [
     "OntologyLoader",
     "OntologyStatus",
+    "RecoveryTrace",
     "StatusReport",
     "VerifyReport",
     "WatchClaim",

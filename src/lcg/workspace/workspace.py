@@ -56,6 +56,7 @@ from lcg.projections import (
 )
 from lcg.workspace import lock as workspace_lock
 from lcg.workspace._rwlock import RWLock
+from lcg.workspace.auto_recovery import StartupHealing
 from lcg.workspace.embedder_standby import recover, standby_for
 from lcg.workspace.factory import (
     OpenContext,
@@ -248,7 +249,20 @@ class Workspace:
         return ws
 
     def catch_up(self, progress: ProgressFn | None = None) -> dict[str, ReplayResult]:
-        """Apply whatever the streams hold past the projections' positions."""
+        """Apply whatever the streams hold past the projections' positions; a snapshot
+        found damaged on open is rebuilt here, in ``wal_auto_recovery`` phases."""
+        healing = StartupHealing.begin(self.projector)
+        try:
+            results = self._catch_up(progress)
+        except BaseException as exc:
+            if healing is not None:
+                healing.fail(exc)
+            raise
+        if healing is not None:
+            healing.end(self.projector, results)
+        return results
+
+    def _catch_up(self, progress: ProgressFn | None) -> dict[str, ReplayResult]:
         with self.rw.write():
             try:
                 results = self.projector.catch_up_all(progress)

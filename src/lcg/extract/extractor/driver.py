@@ -426,9 +426,7 @@ class LlmExtractor(abc.ABC):
         if call_type == "classify_entities" or call_type == "classify_relations":
             telemetry.emit(ClassifyOutputParse(model=model, call_type=call_type, outcome=outcome))
         else:
-            telemetry.emit(
-                StructuredOutputParse(model=model, call_type=call_type, outcome=outcome)
-            )
+            telemetry.emit(StructuredOutputParse(model=model, call_type=call_type, outcome=outcome))
 
     # -- the protocol --
 
@@ -451,9 +449,7 @@ class LlmExtractor(abc.ABC):
         reply = self._call(ent_spec, usage, req.chunk_key, body_bytes)
         items = self._items(ent_spec, reply, "entities", req.chunk_key, None)
         entities, ent_dropped, missing = salvage_entities(items)
-        self._parse_event(
-            reply.model, "entities", "salvaged" if ent_dropped else reply.outcome
-        )
+        self._parse_event(reply.model, "entities", "salvaged" if ent_dropped else reply.outcome)
         # On every JSON-mode parse with an entity, a missing summary or none (reference).
         if entities and self.provider == "local":
             telemetry.emit(
@@ -481,9 +477,7 @@ class LlmExtractor(abc.ABC):
             reply = self._call(edge_spec, usage, req.chunk_key, body_bytes)
             items = self._items(edge_spec, reply, "edges", req.chunk_key, len(entities))
             edges, edge_dropped = salvage_edges(items)
-            self._parse_event(
-                reply.model, "edges", "salvaged" if edge_dropped else reply.outcome
-            )
+            self._parse_event(reply.model, "edges", "salvaged" if edge_dropped else reply.outcome)
         return ExtractionOutput(
             entities=entities,
             edges=edges,
