@@ -6,12 +6,12 @@ the ``superseded_by`` attribute the declared pass also writes (ADR 0211): the ed
 graph's fact, which a replay, a client's assertion or a later sync changes in one place,
 while the attribute is a copy the declared pass alone keeps, naming a tree path.
 
-``Successions.of_groups`` gives a search the current supersessions between documents of its
-page's groups (a handful per group; none is the usual answer), with at most one graph lookup
-per read: an answer is kept while no group's committed position (``committed_positions``,
-held in memory, moved after every commit, replay and purge) moves, so a read between writes
-asks nothing (the lookup, a filtered scan of the groups' edges, cost 2-8 ms for 12,000
-edges on a loaded 2-core machine).
+``Successions.current`` shapes a search's page by the current supersessions between
+documents of its groups (a handful per group; none is the usual answer), with at most one
+graph lookup per read: an answer is kept while no group's committed position
+(``committed_positions``, held in memory, moved after every commit, replay and purge)
+moves, so a read between writes asks nothing (the lookup, a filtered scan of the groups'
+edges, cost 2-8 ms for 12,000 edges on a loaded 2-core machine).
 The three shapers then reorder the page without another query, except to fetch the rows of
 successors (or of ``SUPERSEDES`` facts) the page did not hold:
 
@@ -32,15 +32,23 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import msgspec
 
+from lcg.errors import ProjectionError
 from lcg.projections._passage_rules import PassageRow
+from lcg.projections.fanout import GroupFailures
 from lcg.projections.graph import GraphProjection
 from lcg.projections.graph.rows import EdgeRow, EntityRow
 
-__all__ = ["Succession", "Successions", "entities_first", "facts_first", "passages_after"]
+__all__ = [
+    "Succession",
+    "Successions",
+    "entities_first",
+    "facts_first",
+    "passages_after",
+]
 
 _RELATION: Final = "SUPERSEDES"
 _DOCUMENT: Final = "Document"
@@ -48,6 +56,7 @@ _DOCUMENT: Final = "Document"
 _MAX_CHAIN: Final = 16
 #: Groups whose supersessions are remembered at most (then the memory starts again).
 _MAX_GROUPS: Final = 10_000
+_Paged = TypeVar("_Paged", EntityRow, EdgeRow, PassageRow)
 _QUERY: Final = (
     "MATCH (n:Entity)-[:RELATES_TO]->(e:RelatesToNode_)-[:RELATES_TO]->(o:Entity) "
     "WHERE e.relation_type = $rel AND e.invalid_at IS NULL AND {groups} "
@@ -102,11 +111,6 @@ class Succession:
     def __bool__(self) -> bool:
         return bool(self.of)
 
-    @classmethod
-    def read(cls, graph: GraphProjection, group_ids: Sequence[str]) -> Succession:
-        """The supersessions of ``group_ids`` (the groups of a page): one query."""
-        return cls([e for edges in _read(graph, group_ids).values() for e in edges])
-
     def successors(self, uuid: str) -> list[str]:
         """The documents that supersede ``uuid`` directly (by name)."""
         return [e.new for e in self.of.get(uuid, [])]
@@ -159,16 +163,31 @@ class Successions:
     committed anywhere" proves a remembered answer current.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, graph: GraphProjection) -> None:
+        self.graph = graph
         self._lock = threading.Lock()
         self._at: dict[str, tuple[int, str]] | None = None
         self._held: dict[str, list[_Edge]] = {}
 
-    def of_groups(self, graph: GraphProjection, group_ids: Sequence[str]) -> Succession:
+    def current(
+        self,
+        failures: GroupFailures,
+        rows: list[_Paged],
+        shape: Callable[[Succession], list[_Paged]],
+    ) -> list[_Paged]:
+        """``rows`` shaped by the supersessions of their groups; as they are, the read's
+        ``succession`` leg reported missing (``failures``), when the graph cannot answer."""
+        try:
+            return shape(self.of_groups([r.group_id for r in rows]))
+        except ProjectionError as exc:
+            failures.skip_leg("succession", exc)
+            return rows
+
+    def of_groups(self, group_ids: Sequence[str]) -> Succession:
         """The current supersessions of ``group_ids``: one query for the groups not read
         since the last commit (none when every one was)."""
         # Taken before the read: a commit in between moves it, so the next read asks again.
-        at = graph.committed_positions()
+        at = self.graph.committed_positions()
         wanted = sorted(set(group_ids))
         with self._lock:
             if at != self._at:
@@ -176,7 +195,7 @@ class Successions:
             held = {g: self._held[g] for g in wanted if g in self._held}
         stale = [g for g in wanted if g not in held]
         if stale:
-            fresh = _read(graph, stale)
+            fresh = _read(self.graph, stale)
             held.update(fresh)
             with self._lock:
                 if at == self._at and len(self._held) + len(fresh) <= _MAX_GROUPS:

@@ -57,7 +57,6 @@ from lcg.projections._passage_rules import (
     passage_of,
 )
 from lcg.projections._succession import (
-    Succession,
     Successions,
     entities_first,
     facts_first,
@@ -169,7 +168,7 @@ class Searcher:
         # uuid -> whether the episode is a file chunk (``_file_chunks``).
         self._file_chunk_memo: dict[str, bool] = {}
         # Each group's supersessions at its committed position (ADR 0211).
-        self._successions = Successions()
+        self._successions = Successions(graph)
 
     def _asked(self, group_ids: list[str] | None) -> list[str]:
         """The groups a search spans (``None``: every group its text or vector leg holds,
@@ -269,7 +268,9 @@ class Searcher:
         if f:
             f.raise_if_all(self._asked(group_ids))
         read = partial(entities_by_uuids, self.graph)
-        return entities_first(rows, self._succession(rows), read, num_results)
+        return self._successions.current(
+            f, rows, lambda s: entities_first(rows, s, read, num_results)
+        )
 
     def find_relationships(
         self,
@@ -294,9 +295,9 @@ class Searcher:
             rows = [r for r in rows if r.invalid_at is None]
         if f:
             f.raise_if_all(self._asked(group_ids))
-        rows = rows[:num_results]
+        page = rows[:num_results]
         read = partial(edges_by_uuids, self.graph)
-        return facts_first(rows, self._succession(rows), read, num_results)
+        return self._successions.current(f, page, lambda s: facts_first(page, s, read, num_results))
 
     def search_passages(
         self,
@@ -346,11 +347,7 @@ class Searcher:
             )
         if f:
             f.raise_if_all(self._asked(group_ids))
-        return passages_after(rows, self._succession(rows))
-
-    def _succession(self, rows: Sequence[EntityRow | EdgeRow | PassageRow]) -> Succession:
-        """The supersessions of the page's groups (ADR 0211): at most one graph lookup."""
-        return self._successions.of_groups(self.graph, [r.group_id for r in rows])
+        return self._successions.current(f, rows, lambda s: passages_after(rows, s))
 
     def _passages_rrf(
         self,
