@@ -402,14 +402,16 @@ READ_METHODS: tuple[MethodDef, ...] = (
         "knowledge_find_entities",
         "read",
         find_entities,
-        "Hybrid (BM25 + vector) search for entities, best first.",
+        "Hybrid (BM25 + vector) search for entities, best first; a document another"
+        " supersedes comes after its successor and says superseded_by.",
         FindEntitiesParams,
     ),
     MethodDef(
         "knowledge_find_relationships",
         "read",
         find_relationships,
-        "Hybrid search for relationship facts, best first.",
+        "Hybrid search for relationship facts, best first; a fact about a superseded"
+        " document comes after the SUPERSEDES fact naming its successor.",
         FindRelationshipsParams,
     ),
     MethodDef(
@@ -419,7 +421,8 @@ READ_METHODS: tuple[MethodDef, ...] = (
         "Search episode text (BM25 + vector over each passage and its source file, a bonus"
         " for recent passages other than file chunks, and for times the query names): score is"
         " the cosine similarity (at least min_score, by default the embedder's floor), passages"
-        " come in the order of fused_score.",
+        " come in the order of fused_score, a superseded document's after its successor's"
+        " (marked superseded_by).",
         SearchPassagesParams,
     ),
     MethodDef(
