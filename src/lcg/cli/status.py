@@ -107,6 +107,8 @@ def _print_table(data: dict[str, Any]) -> None:
             _say(f"degraded: {g['degraded_reason']}")
         for note in g.get("projection_repairs", []):  # damaged snapshots found on open
             _say(f"snapshot: {note}")
+        if g.get("reference_stream"):  # another writer's stream, not replayed (ADR 0212)
+            _say(f"reference stream: {g['reference_stream']['note']}")
     _print_remedies(data)
 
 

@@ -126,6 +126,12 @@ from lcg.events.model import (
 )
 from lcg.events.position import Position
 from lcg.events.reader import LineSample, ReadReport, StreamReader
+from lcg.events.reference_files import (
+    ReferenceStream,
+    reference_segments,
+    reference_stream,
+    stream_files_missing,
+)
 from lcg.events.segments import Segment, list_segments, read_tail, segments_from
 from lcg.events.sidecars import (
     EmbeddingModelSidecar,
@@ -209,6 +215,7 @@ __all__ = [
     "Position",
     "ReadLimits",
     "ReadReport",
+    "ReferenceStream",
     "RelationRetyped",
     "RelationTypesChanged",
     "RelationshipAsserted",
@@ -257,11 +264,14 @@ __all__ = [
     "read_generation",
     "read_small",
     "read_tail",
+    "reference_segments",
+    "reference_stream",
     "remove_tree",
     "remove_trees",
     "seal",
     "segment_name",
     "segments_from",
+    "stream_files_missing",
     "stream_generation",
     "sweep_removals",
     "verify_checksum",

@@ -11,7 +11,7 @@ bounded by the batch (and one segment file), not the stream.
 
 Rebuild semantics follow the reference (``knowledge_rebuild_from_wal``):
 
-1. a group with no stream files → ``No WAL files found at <dir>``;
+1. a group with no stream files → ``No WAL files found at <dir>`` (another writer's files named);
 2. a recorded position and an unknown stream generation → refused (``GenerationError``);
 3. a recorded generation that differs from the stream's → reset: purge, replay in full; a
    reset a catch-up already applied (at open, or to a stream replaced under the service) is
@@ -51,6 +51,7 @@ from lcg.events import (
     WalStore,
     effective_generation,
     list_segments,
+    stream_files_missing,
 )
 from lcg.projections._feed import Feeder
 from lcg.projections._group_records import (
@@ -141,8 +142,7 @@ class Projector:
 
     @property
     def bulk_load(self) -> bool:
-        """Replay into an empty group by the record's bulk path (False: always batch by
-        batch, the baseline the replay bench compares it with)."""
+        """Replay into an empty group by the record's bulk path (False: the bench's baseline)."""
         return self._feeder.bulk_load
 
     @bulk_load.setter
@@ -457,8 +457,8 @@ class Projector:
         starts a rebuild job, so its caller gets the refusal, not a job that fails at once.
         """
         gdir = self.store.group_dir(group_id)
-        if not list_segments(gdir):
-            raise StreamError(f"No WAL files found at {gdir}")
+        if not list_segments(gdir):  # none, or another writer's (ADR 0212)
+            raise StreamError(stream_files_missing(gdir, group_id))
         split = generation_split(self.store, self.projections, group_id)
         if split is not None and not dry_run:
             # A rebuild would take the sidecar's word, purge, and replay none of the lines.

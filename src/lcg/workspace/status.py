@@ -29,8 +29,10 @@ from lcg.events import (
     LEGACY_LCG_DIR,
     ONTOLOGY_FILE,
     Position,
+    ReferenceStream,
     effective_generation,
     read_embedding_model,
+    reference_stream,
 )
 from lcg.extract import drift_summary
 from lcg.projections import graph_records as gr
@@ -101,6 +103,10 @@ class WalGroupStatus(msgspec.Struct, kw_only=True):
     degraded_reason: str | None = None
     #: Snapshot files of this group found damaged on open: rebuilt from the stream, or not yet.
     projection_repairs: list[str] = []
+    #: A stream in the reference's format found in the group's directory (files lcg did not
+    #: name): not replayed, not empty; its ``max_seq`` is the stream's when lcg has none,
+    #: and its ``import_command`` brings it in (ADR 0212).
+    reference_stream: ReferenceStream | None = None
 
 
 class WalStatus(WalGroupStatus, kw_only=True):
@@ -215,6 +221,14 @@ def degraded_status(
 def _group_status(ws: Workspace, group_id: str) -> tuple[WalGroupStatus, int, int]:
     bounds = ws.store.bounds(group_id)
     gdir = ws.store.group_dir(group_id)
+    reference, ours = reference_stream(gdir, group_id), bounds.max_seq
+    if reference is not None and bounds.max_seq is None:  # not empty: another writer's
+        bounds = msgspec.structs.replace(
+            bounds,
+            max_seq=reference.max_seq,
+            file_count=reference.file_count,
+            byte_size=reference.byte_size,
+        )
     # Read from disk, not from a writer's memory: a stream replaced (a new generation) under
     # a running service shows at once, as the reference reads it per call.
     generation = effective_generation(gdir)
@@ -274,10 +288,11 @@ def _group_status(ws: Workspace, group_id: str) -> tuple[WalGroupStatus, int, in
         episode_count=counts.episodes,
         pending_episodes=counts.pending_episodes,
         vectors_lagging_reason=ws.projector.embedder_failures.get(group_id),
-        vectors_pending=_vectors_pending(ws, group_id, bounds.max_seq, positions["vectors"].seq),
+        vectors_pending=_vectors_pending(ws, group_id, ours, positions["vectors"].seq),
         cleared_through_seq=ws.projector.cleared_through(group_id),
         degraded_reason=ws.projector.degraded_reason(group_id),
         projection_repairs=ws.projector.file_repairs.notes(group_id),
+        reference_stream=reference,
     )
     return status, bounds.file_count, bounds.byte_size
 
