@@ -326,7 +326,8 @@ def test_status_and_health_answer_and_name_the_stopped_groups(
     with follow.client() as c:
         full = c.call("knowledge_status", {})
         health = c.call("health_check", {})
-    assert full["queryable"] is True
+    # The full shape answers; while health is degraded it is not queryable (ADR 0214).
+    assert full["connected"] is True and full["queryable"] is False and full["degraded"] is True
     for group in HOSTILE:
         assert full["wal_groups"][group]["replica"]["state"] == "stopped", group
     assert full["wal_groups"][GOOD]["replica"]["state"] == "following"
@@ -362,7 +363,8 @@ def test_a_restarted_follower_is_available_with_the_same_verdicts(
         assert groups[GOOD]["state"] == "following"
         assert groups[GOOD]["applied_seq"] == pub.projector.applied_seq(GOOD)
         with again.client() as c:
-            assert c.call("knowledge_status", {})["queryable"] is True
+            # Open and answering reads; degraded (stopped groups), so not ready (ADR 0214).
+            assert c.call("knowledge_status", {})["connected"] is True
             found = c.call("knowledge_find_entities", {"query": "Entity 1", "group_ids": [GOOD]})
         assert found["count"] > 0
         assert not again.watchdog.killed

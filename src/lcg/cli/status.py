@@ -79,7 +79,9 @@ def _say(text: str) -> None:
 
 
 def _print_table(data: dict[str, Any]) -> None:
-    if not data.get("queryable"):
+    # An open workspace whose service is degraded is not queryable for writes (ADR 0214),
+    # but it has a table to show: only a closed one has nothing else to say.
+    if not data.get("connected"):
         _say(f"degraded: {data.get('reason')}")
         return
     _say(
@@ -100,15 +102,20 @@ def _print_table(data: dict[str, Any]) -> None:
     ]
     headers = ["GROUP", "MAX_SEQ", "APPLIED", "HYDRATION", "GENERATION", "MODEL"]
     print(format_table(headers, rows))
+    said: list[str] = list(data.get("problems", []))
     for problem in data.get("problems", []):
         _say(f"degraded: {problem}")
     for g in data.get("wal_groups", {}).values():
         if g.get("degraded_reason"):
+            said.append(g["degraded_reason"])
             _say(f"degraded: {g['degraded_reason']}")
         for note in g.get("projection_repairs", []):  # damaged snapshots found on open
             _say(f"snapshot: {note}")
         if g.get("reference_stream"):  # another writer's stream, not replayed (ADR 0212)
             _say(f"reference stream: {g['reference_stream']['note']}")
+    # The service's own faults (an I/O fault, an away embedder) that no line above names.
+    if data.get("degraded") and not any(line in str(data.get("reason")) for line in said):
+        _say(f"degraded: {data.get('reason')}")
     _print_remedies(data)
 
 

@@ -16,6 +16,7 @@ from lcg.errors import (
 from lcg.ingest import cross_group, deletion
 from lcg.projections import check_read_only
 from lcg.projections import graph_records as gr
+from lcg.rpc.dispatch import State
 from lcg.rpc.host import ServiceHost
 from lcg.rpc.params import RequiredGroupIds, unique
 from lcg.rpc.registry import CallContext, MethodDef, NoParams, Params
@@ -161,7 +162,28 @@ async def status(app: ServiceHost, ctx: CallContext, p: NoParams) -> msgspec.Str
     # Background parts of the serving process that fail (a watcher, ADR 0193) are named.
     if problems := app.problems.lines():
         report = msgspec.structs.replace(report, problems=problems)
-    return report
+    return _with_health(report, app.health())
+
+
+def _with_health(report: StatusReport, health: tuple[State, str | None]) -> StatusReport:
+    """``report`` as ``health_check`` sees the service (ADR 0214).
+
+    The reference is degraded only with no database open, and its readiness recipe (poll
+    ``knowledge_status`` until ``connected`` and ``queryable`` and not ``initializing``)
+    rests on that. lcg is also degraded with its workspace open (a damaged group's writes
+    are refused, an I/O fault, an away embedder, a failing watcher): then ``queryable`` is
+    false, ``name_index_trusted`` null, and ``degraded``/``reason`` say why, so that the
+    recipe waits exactly as long as ``health_check`` does."""
+    state, reason = health
+    if state != "degraded":
+        return report
+    return msgspec.structs.replace(
+        report,
+        queryable=False,
+        name_index_trusted=None,
+        degraded=True,
+        reason=reason or "degraded",
+    )
 
 
 async def query_cypher(app: ServiceHost, ctx: CallContext, p: CypherParams) -> CypherRows:

@@ -145,7 +145,9 @@ class StatusReport(msgspec.Struct, kw_only=True, omit_defaults=False):
     wal: WalStatus
     wal_groups: dict[str, WalGroupStatus]
     indices_built: bool = True
-    name_index_trusted: bool = True
+    #: ``null`` while the service is degraded: a name looked up may be missing from a group
+    #: whose projections are damaged or lag (the reference's degraded shape, ADR 0214).
+    name_index_trusted: bool | None = True
     name_index_fallback_scans: int = 0
     cross_group_pointers: PointerCounts
     ontology: OntologyStatus
@@ -156,6 +158,12 @@ class StatusReport(msgspec.Struct, kw_only=True, omit_defaults=False):
     #: drainer made per second over the last minute (ADR 0201).
     vectors_pending: int = 0
     vectors_per_s: float = 0.0
+    #: Present only while ``health_check`` says degraded with the workspace open (a damaged
+    #: group, an I/O fault, an away embedder, a failing watcher): ``degraded: true`` and the
+    #: health's ``reason``, with ``queryable: false`` so that the reference's readiness recipe
+    #: waits (ADR 0214).
+    degraded: bool | msgspec.UnsetType = msgspec.UNSET
+    reason: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class DegradedStatus(msgspec.Struct, kw_only=True):
