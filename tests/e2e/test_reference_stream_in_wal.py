@@ -10,8 +10,9 @@ when applied < max; §3.9: a rebuild says ``No WAL files found at <dir>`` only w
 directory holds no ``*.jsonl``. The directory below is written by hand that way. A real ``lcg
 serve`` must report the group as holding a reference stream (its highest seq, the command that
 imports it) in ``knowledge_status`` and ``lcg status``, refuse ``knowledge_rebuild_from_wal``
-naming that command rather than "No WAL files found", and the command it names, run as given
-once the service is stopped, must import the rows into the group.
+naming that command rather than "No WAL files found", refuse a write that would start a stream
+of its own beside it, and the command it names, run as given once the service is stopped, must
+import the rows into the group.
 """
 
 from __future__ import annotations
@@ -95,6 +96,14 @@ def test_a_published_reference_stream_is_named_with_the_command_that_imports_it(
             said = str(refused.value)
             assert "No WAL files found" not in said
             assert "reference's format" in said and ref["import_command"] in said
+            # A write would start a stream of ours at seq 0 beside it: refused, naming it.
+            with pytest.raises(RemoteError) as refused:
+                c.assert_entity("Someone", group_id=GROUP)
+            assert ref["import_command"] in str(refused.value)
+            assert sorted(p.name for p in gdir.glob("*.jsonl")) == [
+                "20240501_090000_a1b2c3_0000.jsonl",
+                "batch-0002.jsonl",
+            ]
         shown = sf.run_lcg(ws, "status")
         assert "reference stream" in shown.stdout and "import-reference" in shown.stdout, (
             shown.stdout + shown.stderr

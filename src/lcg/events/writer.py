@@ -51,6 +51,7 @@ from lcg.events.groups import (
 from lcg.events.layout import LOCK_FILE, segment_name
 from lcg.events.model import Event
 from lcg.events.opening import recover_tail, resolve_generation
+from lcg.events.reference_files import reference_stream
 from lcg.events.segments import list_segments, read_tail
 
 __all__ = ["FsyncPolicy", "StreamWriter"]
@@ -104,6 +105,10 @@ class StreamWriter:
             private_dir(wal_root)
         guard_case_collision(wal_root, dir_name)
         check_group_dir(self.group_dir)
+        found = reference_stream(self.group_dir, group_id)
+        if found is not None and not list_segments(self.group_dir):
+            # Another writer's stream: a seq 0 of ours beside it would fork it (ADR 0212).
+            raise StreamError(f"writes to group {group_id!r} are refused: {found.note}")
         if not self.group_dir.is_dir():
             self.group_dir.mkdir(mode=DIR_MODE, exist_ok=True)
             if fsync != "off":
