@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "OWN_TOOL_NOTE",
     "SERVER_NAME",
     "AttachedBackend",
     "Backend",
@@ -65,6 +66,7 @@ __all__ = [
     "parse_scopes",
     "serve_attached",
     "serve_standalone",
+    "tool_description",
     "visible_tools",
 ]
 
@@ -105,6 +107,17 @@ def visible_tools(
     wanted = set(scopes) - {"none"}
     skip = set(hidden)
     return [s for s in registry if s.scope in wanted and s.name not in skip]
+
+
+#: The words an lcg-only tool's description starts with (ADR 0214).
+OWN_TOOL_NOTE = "lcg's own tool, not in the reference's scope table."
+
+
+def tool_description(spec: MethodSpec) -> str | None:
+    """The MCP description of ``spec``: an lcg-only tool says so first (ADR 0214)."""
+    if spec.own:
+        return f"{OWN_TOOL_NOTE} {spec.description}".strip()
+    return spec.description or None
 
 
 class Backend(Protocol):
@@ -192,7 +205,7 @@ def build_mcp_server(
     listing = [
         mt.Tool(
             name=s.name,
-            description=s.description or None,
+            description=tool_description(s),
             input_schema=input_schema(s),
             annotations=mt.ToolAnnotations(read_only_hint=not s.writes and s.scope == "read"),
         )

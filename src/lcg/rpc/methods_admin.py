@@ -361,6 +361,7 @@ RECOVERY_METHODS: tuple[MethodDef, ...] = (
         verify,
         "Replay the streams into scratch projections and compare digests (lcg verify).",
         VerifyParams,
+        own=True,
     ),
     MethodDef(
         "knowledge_close",

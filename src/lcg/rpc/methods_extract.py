@@ -225,6 +225,7 @@ EXTRACTION_METHODS: tuple[MethodDef, ...] = (
         ExtractPendingParams,
         streaming=True,
         writes=True,
+        own=True,
     ),
     MethodDef(
         "knowledge_canonicalize_relations",

@@ -251,6 +251,7 @@ SOURCE_METHODS: tuple[MethodDef, ...] = (
         manifest,
         "The chunks a group holds of a source tree (id, file, content hash), for a sync.",
         SourceManifestParams,
+        own=True,
     ),
     MethodDef(
         "knowledge_sync_chunks",
@@ -260,6 +261,7 @@ SOURCE_METHODS: tuple[MethodDef, ...] = (
         "remove, in one commit; the added chunks are extracted when an LLM is configured.",
         SyncChunksParams,
         writes=True,
+        own=True,
     ),
     MethodDef(
         "knowledge_source_register",
@@ -270,6 +272,7 @@ SOURCE_METHODS: tuple[MethodDef, ...] = (
         "are served under.",
         SourceResolveParams,
         writes=True,
+        own=True,
     ),
     MethodDef(
         "knowledge_sources",
@@ -278,6 +281,7 @@ SOURCE_METHODS: tuple[MethodDef, ...] = (
         "The source folders and files of the groups: root, label, files, chunks, last sync, "
         "missing or not; trees stored before sources had roots are listed unregistered.",
         SourcesParams,
+        own=True,
     ),
     MethodDef(
         "knowledge_source_remove",
@@ -287,6 +291,7 @@ SOURCE_METHODS: tuple[MethodDef, ...] = (
         "from them), then its registration.",
         SourceRemoveParams,
         writes=True,
+        own=True,
     ),
     MethodDef(
         "knowledge_declare_structure",
@@ -297,5 +302,6 @@ SOURCE_METHODS: tuple[MethodDef, ...] = (
         "the difference, none when nothing differs.",
         DeclareStructureParams,
         writes=True,
+        own=True,
     ),
 )

@@ -98,6 +98,9 @@ class MethodSpec:
     exempt: bool = False
     #: Changes state (for documentation and read-only surfaces).
     writes: bool = False
+    #: lcg's own method, not in the reference's method and scope tables: its MCP tool
+    #: description says so (ADR 0214).
+    own: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def required_params(self) -> list[str]:
@@ -129,6 +132,7 @@ class MethodDef:
     streaming: bool = False
     exempt: bool = False
     writes: bool = False
+    own: bool = False
 
     def bind(self, app: Any) -> MethodSpec:
         """The method served by ``app``: the handler with the app as its first argument."""
@@ -153,6 +157,7 @@ class MethodDef:
             streaming=self.streaming,
             exempt=self.exempt,
             writes=self.writes,
+            own=self.own,
         )
 
 
