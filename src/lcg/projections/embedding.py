@@ -155,14 +155,6 @@ class VectorBacklog:
         self._made: deque[tuple[float, int]] = deque()
         #: A background drainer serves this workspace: source syncs may leave vectors to it.
         self.drained_in_background = False
-        #: The groups whose vectors lag now (``track``): a count is reported only for them.
-        self._lagging: Mapping[str, object] | None = None
-
-    def track(self, lagging: Mapping[str, object]) -> None:
-        """Report counts only for the groups in ``lagging`` (the projector's groups whose
-        vectors lag): any write's catch-up that makes a group's vectors whole (not only the
-        drainer's) ends its backlog, so a count never outlives the lag it counts."""
-        self._lagging = lagging
 
     def set_pending(self, group_id: str, count: int) -> None:
         """``group_id`` lacks ``count`` vectors (0 forgets it)."""
@@ -187,8 +179,7 @@ class VectorBacklog:
     def pending(self) -> dict[str, int]:
         """Texts still without vectors, by group (groups with none left out)."""
         with self._lock:
-            lagging = self._lagging
-            return {g: n for g, n in self._pending.items() if lagging is None or g in lagging}
+            return dict(self._pending)
 
     def total(self) -> int:
         """Texts still without vectors, over every group."""

@@ -187,8 +187,6 @@ class Workspace:
             self._lock.release()
             self._drop_scratch()
             raise
-        # A backlog is counted only while its group lags (a write's catch-up may end it).
-        self.vectors.backlog.track(self.projector.embedder_failures)
         self.rw = _WorkspaceLock()
         self._group_locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
@@ -308,6 +306,10 @@ class Workspace:
             # readers: each projection guards its own state, so reads never queue behind.
             with self.rw.applying():
                 self.projector.apply_live(group_id, stamped)
+            if group_id not in self.projector.embedder_failures:
+                # This write's own catch-up made the group's vectors whole (it embedded what
+                # the drainer had still to make): no backlog is left to count.
+                self.vectors.backlog.set_pending(group_id, 0)
             if group_id not in self._stamped:
                 self._stamped.add(group_id)
                 if not (self.store.group_dir(group_id) / EMBEDDING_MODEL_FILE).exists():
