@@ -117,6 +117,15 @@ def test_a_read_of_current_truth_serves_the_successor_first(
     lines = _cli_entities(ws)
     assert [line.split()[2] for line in lines[:2]] == ["B", "A"], lines
     assert "superseded by story-b.md" in lines[1] and "superseded" not in lines[0], lines
+    # The plain passage output says it too.
+    done = sf.run_lcg(ws, "search", PASSAGES, "--min-score", "0", "-n", "10")
+    assert done.returncode == 0, done.stderr
+    heads = [line for line in done.stdout.splitlines() if line[:1].isdigit()]
+    old = [line for line in heads if line.split()[1] == "vault/story-a.md"]
+    new = [line for line in heads if line.split()[1] == "vault/story-b.md"]
+    assert old and new and heads.index(new[0]) < heads.index(old[0]), heads
+    assert all("superseded by vault/story-b.md" in line for line in old), heads
+    assert not any("superseded" in line for line in new), heads
 
     # An edit removing ``supersedes:`` restores the plain order, nothing marked.
     (vault / "story-b.md").write_text(STORY_B.replace("supersedes: story-a\n", ""))

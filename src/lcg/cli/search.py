@@ -40,7 +40,7 @@ lcg search "Neil Armstrong" --entities
 """
 
 
-class Hit(msgspec.Struct, kw_only=True):
+class Hit(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A passage hit as ``--json`` prints it."""
 
     source_file: str
@@ -53,6 +53,8 @@ class Hit(msgspec.Struct, kw_only=True):
     group_id: str
     episode_uuid: str
     reference_time: str | None
+    #: The file of the document that supersedes this one (ADR 0211); left out when none.
+    superseded_by: str | None = None
 
 
 def hit_of(row: dict[str, Any]) -> Hit:
@@ -71,6 +73,7 @@ def hit_of(row: dict[str, Any]) -> Hit:
         group_id=str(row.get("group_id", "")),
         episode_uuid=str(row.get("uuid", "")),
         reference_time=row.get("valid_at") or row.get("created_at"),
+        superseded_by=row.get("superseded_by"),
     )
 
 
@@ -212,7 +215,8 @@ def _run(args: argparse.Namespace) -> int:
     for i, h in enumerate(hits, 1):
         where = safe(h.source_file + (f" › {h.heading}" if h.heading else ""))
         group = f" [{safe(h.group_id)}]" if not args.group else ""
-        print(f"{i}. {where}  (rank {h.fused_score:.2f}, similarity {h.score:.2f}){group}")
+        later = f"  superseded by {safe(h.superseded_by)}" if h.superseded_by else ""
+        print(f"{i}. {where}  (rank {h.fused_score:.2f}, similarity {h.score:.2f}){group}{later}")
         print(f"   {snippet(h.text, args.query, mark=mark)}")
     if filtered:
         print(_floor_hint(filtered))
