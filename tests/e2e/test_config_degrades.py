@@ -7,7 +7,7 @@ the workspace's ontology; a deprecated ``GRAPHITI_*`` name logs ``DEPRECATED: en
 deprecated; rename to <new>``; the startup reports ``extractor: provider=..., transport=...,
 endpoint=...``; an extraction-dependent call without a provider fails naming what to configure
 and the service keeps serving; recording (``LCG_RECORD_LLM``) creates
-``<cassette>.failures.jsonl`` eagerly. A real ``lcg serve`` subprocess each time (hash
+``<cassette-path>.failures.jsonl`` eagerly. A real ``lcg serve`` subprocess each time (hash
 embedder; the extraction endpoint is never called).
 """
 
@@ -61,7 +61,7 @@ def test_a_misconfigured_start_warns_and_serves() -> None:
         try:
             _wait_for(sock, proc)
             # Recording: the failure sidecar exists from the start, before any call.
-            assert (ws / "tapes" / "rec.failures.jsonl").is_file()
+            assert (ws / "tapes" / "rec.jsonl.failures.jsonl").is_file()
             sf.wait_healthy(sock, proc)
             with sf.RawConnection(sock) as c:
                 onto = c.result("knowledge_status")["ontology"]

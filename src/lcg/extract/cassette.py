@@ -7,13 +7,14 @@ prompt, so a prompt change makes old records miss rather than replay stale answe
 user prompt is left out because it depends on the entities the first call returned.
 
 Replay loads the whole file up front: an unreadable line, a line that is not an object, or a
-record without a string key is ``cassette corrupt``; two records with one key is ``cassette
-duplicate key``; a call with no record is ``cassette miss``. Replay never opens a socket.
+record without a string key is ``cassette corrupt``; a call with no record is ``cassette
+miss``. Records with one key (identical calls) are served in the order they were recorded;
+once they are used up the last one answers again (ADR 0217). Replay never opens a socket.
 
-Recording appends, but never a key the file already holds (a repeated call, e.g. a retried
-chunk, would otherwise make the cassette unloadable). It also keeps a failure sidecar,
-``<cassette>.failures.jsonl`` (created at once), one ``ExtractionFailure`` per failed call,
-rotated to ``.failures.N.jsonl`` past 20 MiB.
+Recording appends one record per successful call, an identical call included. It also keeps a
+failure sidecar named as documented, ``<cassette-path>.failures.jsonl`` (the whole cassette
+path, ``.jsonl`` kept; created at once), one ``ExtractionFailure`` per failed call, rotated to
+``<cassette-path>.failures.N.jsonl`` past 20 MiB.
 """
 
 from __future__ import annotations
@@ -166,9 +167,8 @@ def classify_relations_key(
 
 
 def failures_path(cassette: Path) -> Path:
-    """``x.jsonl`` → ``x.failures.jsonl`` (next to the cassette)."""
-    stem = cassette.name[: -len(".jsonl")] if cassette.name.endswith(".jsonl") else cassette.name
-    return cassette.with_name(f"{stem}.failures.jsonl")
+    """``<cassette-path>.failures.jsonl``: ``x.jsonl`` → ``x.jsonl.failures.jsonl`` (ADR 0217)."""
+    return cassette.with_name(f"{cassette.name}.failures.jsonl")
 
 
 def _now() -> str:
@@ -222,30 +222,9 @@ class RecordingExtractor:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._provider = provider or str(getattr(inner, "provider", "local"))
         self._lock = threading.Lock()
-        # Keys already in the file: a repeated call is not appended again, since a duplicate
-        # key would make the cassette unloadable for replay.
-        self._keys = self._existing_keys(self.path)
         self.failures = _FailureLog(failures_path(self.path), failure_rotate_bytes)
         if isinstance(inner, LlmExtractor):
             inner.add_failure_sink(self.failures.write)
-
-    @staticmethod
-    def _existing_keys(path: Path) -> set[str]:
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return set()
-        except OSError as exc:
-            raise CassetteError(f"cassette unreadable: {path}: {exc}") from exc
-        keys: set[str] = set()
-        for line in data.splitlines():
-            try:
-                obj = msgspec.json.decode(line)
-            except msgspec.DecodeError:
-                continue  # replay will name the bad line; recording need not refuse
-            if isinstance(obj, dict) and isinstance(obj.get("key"), str):
-                keys.add(obj["key"])
-        return keys
 
     @property
     def inner(self) -> Extractor:
@@ -275,11 +254,8 @@ class RecordingExtractor:
         )
         line = _encode(record) + b"\n"
         with self._lock:
-            if key in self._keys:
-                return
             with self.path.open("ab") as f:
                 f.write(line)
-            self._keys.add(key)
 
     def extract(self, req: ExtractRequest) -> ExtractionOutput:
         """Extract through the inner extractor and record the result."""
@@ -318,21 +294,27 @@ class _Entry(msgspec.Struct, frozen=True):
 
 
 class ReplayExtractor:
-    """Answers every call from a cassette; a call with no record is a ``CassetteError``."""
+    """Answers every call from a cassette; a call with no record is a ``CassetteError``.
+
+    Identical calls are answered by their records in file order; past the last record of a
+    key, the last answers again.
+    """
 
     def __init__(self, path: str | Path, *, model_id: str | None = None) -> None:
         self.path = Path(path)
         self._entries = self._load(self.path)
+        self._served: dict[str, int] = {}
+        self._lock = threading.Lock()
         first = next(iter(self._entries.values()), None)
-        self._model = model_id or (first.model if first is not None else "cassette")
+        self._model = model_id or (first[0].model if first is not None else "cassette")
 
     @staticmethod
-    def _load(path: Path) -> dict[str, _Entry]:
+    def _load(path: Path) -> dict[str, list[_Entry]]:
         try:
             data = path.read_bytes()
         except OSError as exc:
             raise CassetteError(f"cassette unreadable: {path}: {exc}") from exc
-        entries: dict[str, _Entry] = {}
+        entries: dict[str, list[_Entry]] = {}
         for n, line in enumerate(data.splitlines(), 1):
             if not line.strip():
                 continue
@@ -347,17 +329,18 @@ class ReplayExtractor:
             key = obj.get("key")
             if not isinstance(key, str) or not key:
                 raise CassetteError(f"cassette corrupt: {path} line {n} has no string key")
-            if key in entries:
-                raise CassetteError(f"cassette duplicate key: {key} ({path} line {n})")
-            entries[key] = _Entry(
-                call_type=str(obj.get("call_type", "")),
-                model=str(obj.get("model", "")),
-                response=obj.get("response"),
+            entries.setdefault(key, []).append(
+                _Entry(
+                    call_type=str(obj.get("call_type", "")),
+                    model=str(obj.get("model", "")),
+                    response=obj.get("response"),
+                )
             )
         return entries
 
     def __len__(self) -> int:
-        return len(self._entries)
+        """The number of records (identical calls counted once each)."""
+        return sum(len(records) for records in self._entries.values())
 
     @property
     def model_id(self) -> str:
@@ -368,12 +351,15 @@ class ReplayExtractor:
         """Nothing to release."""
 
     def _hit(self, call_type: CassetteCallType, key: str) -> Any:
-        entry = self._entries.get(key)
-        if entry is None:
+        records = self._entries.get(key)
+        if records is None:
             raise CassetteError(
                 f"cassette miss: no cassette record for {call_type} call with key {key}"
             )
-        return entry.response
+        with self._lock:
+            n = self._served.get(key, 0)
+            self._served[key] = n + 1
+        return records[min(n, len(records) - 1)].response
 
     def extract(self, req: ExtractRequest) -> ExtractionOutput:
         """The recorded extraction for this request."""

@@ -97,7 +97,7 @@ def test_record_then_replay_identical(tmp_path: Path) -> None:
     path = tmp_path / "sub" / "rec.jsonl"
     inner = ScriptedExtractor({"Ada knows Bob.": OUT}, entity_types={"Ada": "Person"})
     rec = RecordingExtractor(inner, path)
-    assert failures_path(path) == tmp_path / "sub" / "rec.failures.jsonl"
+    assert failures_path(path) == tmp_path / "sub" / "rec.jsonl.failures.jsonl"
     assert failures_path(path).exists() and failures_path(path).read_text() == ""
     out = rec.extract(_req())
     labels = rec.classify_entities([("Ada", "")], ["Person"])
@@ -144,7 +144,6 @@ def test_replay_miss_names_the_call_and_key(tmp_path: Path) -> None:
         (b"[1, 2]\n", "cassette corrupt: .* line 1 is not a JSON object"),
         (b'{"call_type": "extract"}\n', "cassette corrupt: .* line 1 has no string key"),
         (b'{"key": 7}\n', "cassette corrupt: .* line 1 has no string key"),
-        (b'{"key": "a"}\n\n{"key": "a"}\n', "cassette duplicate key: a .*line 3"),
     ],
 )
 def test_replay_load_errors(tmp_path: Path, content: bytes, message: str) -> None:
@@ -190,27 +189,82 @@ def test_failure_sidecar_rotates(tmp_path: Path) -> None:
     for _ in range(5):
         rec.failures.write(record)
     main = failures_path(path)
-    rotated = sorted(tmp_path.glob("c.failures.*.jsonl"))
-    assert [p.name for p in rotated] == ["c.failures.1.jsonl", "c.failures.2.jsonl"]
+    rotated = sorted(tmp_path.glob("c.jsonl.failures.*.jsonl"))
+    assert [p.name for p in rotated] == ["c.jsonl.failures.1.jsonl", "c.jsonl.failures.2.jsonl"]
     assert [len(p.read_text().splitlines()) for p in [*rotated, main]] == [2, 2, 1]
     decoded = msgspec.json.decode(main.read_text().splitlines()[0], type=ExtractionFailure)
     assert decoded.raw_body == "x" * 200 and decoded.classification == "malformed"
     assert cassette_mod.FAILURE_ROTATE_BYTES == 20 * 1024 * 1024
 
 
-def test_recording_never_appends_a_key_twice(tmp_path: Path) -> None:
+def test_recording_appends_every_call_an_identical_one_included(tmp_path: Path) -> None:
+    # Documentation: "Every extraction call ... appends one line"; re-running recording
+    # against an existing path "always appends, never truncates".
     path = tmp_path / "c.jsonl"
     inner = ScriptedExtractor({"Ada knows Bob.": OUT})
     rec = RecordingExtractor(inner, path)
     rec.extract(_req())
     rec.extract(_req())
-    # A new recorder on the same file knows the keys already there.
     again = RecordingExtractor(inner, path)
     again.extract(_req())
     again.extract(_req(body="Ada knows Bob.", group_id="other"))
-    assert inner.calls == 4  # recording always calls through
-    assert len(path.read_text().splitlines()) == 2
-    assert len(ReplayExtractor(path)) == 2
+    assert inner.calls == 4
+    keys = [json.loads(line)["key"] for line in path.read_text().splitlines()]
+    assert keys == [extract_key(_req())[0]] * 3 + [extract_key(_req(group_id="other"))[0]]
+    assert len(ReplayExtractor(path)) == 4
+
+
+def _labels_line(key: str, label: str) -> str:
+    # A cassette line written by hand in the documented format.
+    return json.dumps({
+        "key": key, "call_type": "classify_entities", "provider": "local", "model": "m",
+        "timestamp": "2026-01-01T00:00:00Z", "request": {}, "response": [label],
+    })  # fmt: skip
+
+
+def test_identical_calls_are_served_fifo_in_recorded_order(tmp_path: Path) -> None:
+    # Documentation: records are matched by key alone, independent of file order, and "two
+    # calls with identical semantic content are served FIFO, in the order they were recorded".
+    # The reference's code refuses such a file ("cassette duplicate key"); lcg follows the
+    # documentation (ADR 0217). Past the last record of a key, the last answers again.
+    key = classify_entities_key([("a", "")], None)[0]
+    other = classify_entities_key([("b", "")], None)[0]
+    path = tmp_path / "c.jsonl"
+    lines = [_labels_line(key, "First"), _labels_line(other, "Other"),
+             _labels_line(key, "Second"), _labels_line(key, "Third")]  # fmt: skip
+    path.write_text("\n".join(lines) + "\n")
+    replay = ReplayExtractor(path)
+    assert len(replay) == 4
+    answers = [replay.classify_entities([("a", "")], None)[0] for _ in range(4)]
+    assert answers == ["First", "Second", "Third", "Third"]
+    assert replay.classify_entities([("b", "")], None) == ["Other"]
+
+
+def test_a_recorded_run_with_repeated_calls_replays_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    first = ExtractionOutput(entities=[ExtractedEntity(name="Ada", entity_type="Person")])
+    second = ExtractionOutput(entities=[ExtractedEntity(name="Bob", entity_type="Person")])
+
+    class Changing(ScriptedExtractor):
+        def extract(self, req: ExtractRequest) -> ExtractionOutput:
+            self.calls += 1
+            return first if self.calls == 1 else second
+
+    rec = RecordingExtractor(Changing(), path)
+    assert [rec.extract(_req()), rec.extract(_req())] == [first, second]
+    replay = ReplayExtractor(path)
+    assert [replay.extract(_req()), replay.extract(_req())] == [first, second]
+
+
+def test_failure_sidecar_is_the_cassette_path_plus_failures_jsonl(tmp_path: Path) -> None:
+    # Documentation: the sidecar is "<cassette-path>.failures.jsonl", created eagerly, rotated
+    # to "<cassette-path>.failures.N.jsonl".
+    for name in ("rec.jsonl", "rec", "rec.cassette"):
+        path = tmp_path / name
+        RecordingExtractor(ScriptedExtractor(), path)
+        sidecar = tmp_path / (name + ".failures.jsonl")
+        assert failures_path(path) == sidecar
+        assert sidecar.is_file() and sidecar.read_text() == ""
 
 
 def test_a_template_change_makes_recorded_calls_miss(

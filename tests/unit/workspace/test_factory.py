@@ -87,13 +87,13 @@ def test_record_wraps_the_chosen_extractor(tmp_path: Path) -> None:
     ex = make_extractor(_config(tmp_path, ANTHROPIC_API_KEY="k", LCG_RECORD_LLM="rec.jsonl"))
     assert isinstance(ex, RecordingExtractor)
     assert isinstance(ex.inner, AnthropicExtractor) and ex.path == tmp_path / "rec.jsonl"
-    assert (tmp_path / "rec.failures.jsonl").exists()
+    assert (tmp_path / "rec.jsonl.failures.jsonl").exists()
     _close(ex)
     # Recording with nothing to record degrades (issue 19 item 4): no extractor, a warning,
     # and the sidecar as in record mode.
-    (tmp_path / "rec.failures.jsonl").unlink()
+    (tmp_path / "rec.jsonl.failures.jsonl").unlink()
     assert make_extractor(_config(tmp_path, LCG_RECORD_LLM="rec.jsonl")) is None
-    assert (tmp_path / "rec.failures.jsonl").exists()
+    assert (tmp_path / "rec.jsonl.failures.jsonl").exists()
 
 
 def test_bad_cost_table_is_a_config_error(tmp_path: Path) -> None:
