@@ -126,7 +126,8 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
     wal_max_bytes_per_file: int = 5 * 1024 * 1024
     replay_batch_size: int = 64
     replay_failure_samples: int = 10
-    replay_fidelity_threshold: float = 0.10
+    #: The least fraction of a replay's events that must apply before it warns (ADR 0215).
+    replay_fidelity_threshold: float = 0.90
     embedder: EmbedderKind = "local"
     embedder_url: str | None = None
     embedder_uds: str | None = None
@@ -236,7 +237,7 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
             wal_max_bytes_per_file=_int(e, "LCG_WAL_MAX_BYTES_PER_FILE", 5 * 1024 * 1024, 0, 2**40),
             replay_batch_size=_int(e, "LCG_REPLAY_BATCH_SIZE", 64, 1, 4096),
             replay_failure_samples=_int(e, "LCG_REPLAY_FAILURE_SAMPLES", 10, 0, 1000),
-            replay_fidelity_threshold=_float(e, "LCG_REPLAY_FIDELITY_THRESHOLD", 0.10, 0.0, 1.0),
+            replay_fidelity_threshold=_float(e, "LCG_REPLAY_FIDELITY_THRESHOLD", 0.90, 0.0, 1.0),
             embedder=embedder,  # type: ignore[arg-type]
             embedder_url=url,
             embedder_uds=uds,

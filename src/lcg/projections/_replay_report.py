@@ -146,7 +146,11 @@ def record_failure(result: ReplayResult, event: Event, exc: Exception, samples: 
 def fold_report(
     result: ReplayResult, report: ReadReport, *, samples: int, fidelity_threshold: float
 ) -> None:
-    """Add what the stream reader met (``report``) to ``result``; warn past the threshold."""
+    """Add what the stream reader met (``report``) to ``result``; warn below the threshold.
+
+    ``fidelity_threshold`` is the least fraction of events that must apply
+    (``LCG_REPLAY_FIDELITY_THRESHOLD``, ADR 0215).
+    """
     result.wal_files_processed += report.files_read
     result.unparseable_lines += report.unparseable_lines
     result.unrecognised_lines += report.unrecognised_lines
@@ -180,10 +184,13 @@ def fold_report(
         + result.generation_mismatch_lines
     )
     total = bad + result.mutations_replayed
-    if total and bad / total > fidelity_threshold:
+    # The documented rule: warn when the applied fraction falls below the setting.
+    applied = (total - bad) / total if total else 1.0
+    if applied < fidelity_threshold:
         result.fidelity_warning = (
-            f"{100.0 * bad / total:.1f}% of events failed or were skipped (threshold: "
-            f"{100.0 * fidelity_threshold:.1f}%); the rebuilt graph may be incomplete "
+            f"{100.0 * applied:.1f}% of events applied, below the threshold of "
+            f"{100.0 * fidelity_threshold:.1f}% ({100.0 * bad / total:.1f}% failed or were "
+            f"skipped); the rebuilt graph may be incomplete "
             f"(failed={result.failed_lines}, unrecognised={result.unrecognised_lines}, "
             f"unparseable={result.unparseable_lines}, "
             f"generation_mismatch={result.generation_mismatch_lines})"

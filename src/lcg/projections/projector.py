@@ -106,7 +106,7 @@ class Projector:
         *,
         batch_size: int = 64,
         failure_samples: int = 10,
-        fidelity_threshold: float = 0.10,
+        fidelity_threshold: float = 0.90,
         bulk_load: bool = True,
         damage_file: Path | None = None,
         cleared_file: Path | None = None,
