@@ -245,13 +245,23 @@ def _ontology_hash(
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _break_parents(types: list[EntityType]) -> list[EntityType]:
-    """Clear undeclared and self parents, then break cycles in declaration order."""
+def _break_parents(types: list[EntityType], source: str) -> list[EntityType]:
+    """Clear undeclared and self parents, then break cycles in declaration order.
+
+    Each cleared parent is logged as a warning (the reference's "an undeclared parent is
+    cleared with a warning"; cycles "are detected and broken"), naming the type and the file.
+    """
     declared = {t.name for t in types}
+    where = source or "ontology"
     parent: dict[str, str | None] = {}
     for t in types:
         p = t.parent
-        parent[t.name] = p if p and p in declared and p != t.name and p != ROOT_TYPE else None
+        # ``parent: Entity`` names the implicit root: nothing is lost, so nothing is said.
+        kept = p if p and p in declared and p != t.name and p != ROOT_TYPE else None
+        if p and p != ROOT_TYPE and kept is None:
+            why = "is the type itself" if p == t.name else "is not a declared entity type"
+            _log.warning("%s: entity type %s: parent %s %s; parent cleared", where, t.name, p, why)
+        parent[t.name] = kept
     for t in types:
         # Walk up from this type's parent; meeting the type again closes a cycle, which is
         # broken at the type met first in declaration order (this one).
@@ -259,6 +269,12 @@ def _break_parents(types: list[EntityType]) -> list[EntityType]:
         node = parent[t.name]
         while node is not None:
             if node in seen:
+                _log.warning(
+                    "%s: entity type %s: parent %s closes a cycle; parent cleared",
+                    where,
+                    t.name,
+                    parent[t.name],
+                )
                 parent[t.name] = None
                 break
             seen.add(node)
@@ -283,7 +299,7 @@ def build_ontology(
         seen_e.add(name)
         parent = pascal_case(t.parent) if t.parent else None
         ents.append(EntityType(name=name, description=_text(t.description), parent=parent or None))
-    ents = _break_parents(ents)
+    ents = _break_parents(ents, source)
     rels: list[RelationType] = []
     seen_r: set[str] = set()
     for r in relation_types:

@@ -58,7 +58,9 @@ class OntologyLoader:
     """Resolves the ontology of each group, loading each file once (restart to reload).
 
     ``root`` is the workspace root (``Config.ontology_root``: ``LIMINIS_WORKSPACE_ROOT``, else
-    the workspace itself); ``None`` means no ontology.
+    the workspace itself); ``None`` means no ontology. The workspace file is loaded when the
+    loader is made (the service's start, as the reference documents: "loaded once at startup");
+    a group's file on that group's first use. A file added or edited later is not seen.
     Thread-safe.
     """
 
@@ -67,7 +69,9 @@ class OntologyLoader:
         self._lock = threading.Lock()
         self._workspace: Ontology | None = None
         self._workspace_loaded = False
+        self._workspace_found = False
         self._groups: dict[str, Ontology | None] = {}
+        self._workspace_locked()
 
     @property
     def root(self) -> Path | None:
@@ -85,8 +89,16 @@ class OntologyLoader:
             if self._root is not None:
                 primary = workspace_ontology_path(self._root)
                 legacy = self._root / LEGACY_LCG_DIR / ONTOLOGY_FILE
-                self._workspace = load_ontology_file(primary if primary.exists() else legacy)
+                path = primary if primary.exists() else legacy
+                self._workspace_found = path.exists()
+                self._workspace = load_ontology_file(path)
         return self._workspace
+
+    def workspace_found(self) -> bool:
+        """Whether a workspace ontology file existed when it was loaded (not: exists now)."""
+        with self._lock:
+            self._workspace_locked()
+            return self._workspace_found
 
     def for_group(self, group_id: str) -> Ontology | None:
         """The group's own ontology if it has one, else the workspace's, else ``None``."""

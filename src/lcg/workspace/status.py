@@ -26,8 +26,6 @@ import msgspec
 from lcg.errors import CorruptFileError, StreamError
 from lcg.events import (
     DEFAULT_GROUP,
-    LEGACY_LCG_DIR,
-    ONTOLOGY_FILE,
     Position,
     ReferenceStream,
     effective_generation,
@@ -39,7 +37,6 @@ from lcg.projections import graph_records as gr
 from lcg.workspace.ontology_files import (
     OntologyLoader,
     read_hash_file,
-    workspace_ontology_path,
 )
 from lcg.workspace.workspace import Workspace
 
@@ -187,15 +184,16 @@ class DegradedStatus(msgspec.Struct, kw_only=True):
 def ontology_status(loader: OntologyLoader, *, has_episodes: bool) -> OntologyStatus:
     """The workspace ontology as the extraction layer loaded it (reference §3.1, §5.11).
 
-    ``present``: a workspace ontology file exists; ``loaded``: it parsed into types (an empty
-    or broken file is present but not loaded); drift against ``.lcg/ontology-hash.json``.
+    ``present``: a workspace ontology file existed when the service loaded it (at start); a
+    file added later is neither present nor loaded until a restart, as the reference documents
+    ("When no ontology is loaded, present is false"; ADR 0216). ``loaded``: it parsed into types
+    (an empty or broken file is present but not loaded); drift against
+    ``.lcg/ontology-hash.json``.
     """
     root = loader.root
     if root is None:
         return OntologyStatus()
-    present = (
-        workspace_ontology_path(root).exists() or (root / LEGACY_LCG_DIR / ONTOLOGY_FILE).exists()
-    )
+    present = loader.workspace_found()
     onto = loader.workspace()
     try:
         summary = drift_summary(read_hash_file(root), onto, has_episodes=has_episodes)

@@ -319,3 +319,31 @@ def test_drift_summaries() -> None:
     assert drift_summary(hash_record(a), c, has_episodes=False) == (
         "ontology changed: descriptions, parents, aliases or keywords changed"
     )
+
+
+def test_a_cleared_parent_is_logged_as_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    # The reference's "Ontology" page: "an undeclared parent is cleared with a warning; cycles
+    # are detected and broken". ``parent: Entity`` names the root: nothing is cleared.
+    text = """
+entity_types:
+  - {name: Rfc, parent: Document}
+  - {name: Alpha, parent: Beta}
+  - {name: Beta, parent: Alpha}
+  - {name: Thing, parent: Entity}
+"""
+    with caplog.at_level(logging.WARNING, logger="lcg.extract.ontology"):
+        onto = parse_ontology(text, source="onto.yaml")
+    assert onto is not None and onto.entity_type("Rfc").parent is None  # type: ignore[union-attr]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 2, warnings
+    assert "onto.yaml: entity type Rfc: parent Document is not a declared" in warnings[0]
+    assert "Alpha" in warnings[1] and "cycle" in warnings[1]
+
+
+def test_the_workspace_file_is_read_when_the_loader_is_made(tmp_path: Path) -> None:
+    # "loaded once at startup": a file added afterwards is neither found nor loaded.
+    loader = OntologyLoader(tmp_path)
+    _write(tmp_path / ".lcg" / "ontology.yaml", "entity_types: [Late]\n")
+    assert (loader.workspace_found(), loader.workspace()) == (False, None)
+    fresh = OntologyLoader(tmp_path)
+    assert fresh.workspace_found() and fresh.workspace() is not None
