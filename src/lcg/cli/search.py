@@ -18,6 +18,7 @@ import msgspec
 from lcg.cli._common import add_command, config_from, emit_json
 from lcg.cli._holder import service
 from lcg.cli._terminal import safe
+from lcg.events import attributes_of
 from lcg.ingest import heading_of
 
 __all__ = ["Hit", "entity_line", "fact_line", "hit_of", "register", "snippet"]
@@ -91,12 +92,7 @@ _NONE = {
 def _attributes(row: dict[str, Any]) -> dict[str, Any]:
     """A row's attributes as a mapping (a read may give them as JSON text)."""
     raw = row.get("attributes")
-    if isinstance(raw, str):
-        try:
-            raw = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
-            return {}
-    return raw if isinstance(raw, dict) else {}
+    return raw if isinstance(raw, dict) else attributes_of(raw)
 
 
 def _declared(row: dict[str, Any]) -> dict[str, Any] | None:

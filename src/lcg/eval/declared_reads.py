@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import msgspec
-
 from lcg.eval.check import MethodCaller
 from lcg.eval.declared_corpus import DeclaredGold, GoldEdge
 from lcg.eval.declared_score import CurrentAnswer, Observed, ObservedDocument, WindowAnswer
 from lcg.eval.report import EvalRefusedError
+from lcg.events import attributes_of as _attrs
 
 __all__ = ["COMMITS_SOURCE", "observe"]
 
@@ -29,14 +28,6 @@ COMMITS_SOURCE: Final = ".git/commits"
 _MANY: Final = 100_000
 #: A window question: words every commit's text holds (its ``Commit:`` and ``Files:`` lines).
 _WINDOW_QUERY: Final = "what changed: commit files"
-
-
-def _attrs(text: Any) -> dict[str, Any]:
-    try:
-        parsed = msgspec.json.decode(str(text or "{}"))
-    except msgspec.DecodeError:
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
 
 
 class _Reader:

@@ -123,6 +123,7 @@ from lcg.events.model import (
     SourceRemoved,
     StructureDeclared,
     Timestamp,
+    attributes_of,
 )
 from lcg.events.position import Position
 from lcg.events.reader import LineSample, ReadReport, StreamReader
@@ -235,6 +236,7 @@ __all__ = [
     "admit",
     "atomic_file",
     "atomic_write",
+    "attributes_of",
     "check_real_dir",
     "check_streams",
     "create_mark",

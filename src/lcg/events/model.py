@@ -18,7 +18,7 @@ See ``docs/events.md`` for the full catalogue.
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal, get_args
+from typing import Annotated, Any, Final, Literal, get_args
 
 import msgspec
 
@@ -58,6 +58,7 @@ __all__ = [
     "SourceRemoved",
     "StructureDeclared",
     "Timestamp",
+    "attributes_of",
 ]
 
 #: A payload time in the one recorded form, years 0001-9999 (``lcg.timestamps.to_text``).
@@ -78,6 +79,16 @@ class EventBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
 
 
 # ---- shared payload records -------------------------------------------------------------
+
+
+def attributes_of(text: object) -> dict[str, Any]:
+    """A row's ``attributes`` (the JSON object text entities and edges carry) as a mapping;
+    empty for no text, text that is not JSON, or JSON that is not an object."""
+    try:
+        parsed = msgspec.json.decode(str(text or "{}"))
+    except msgspec.DecodeError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
 
 
 class EntityRecord(msgspec.Struct, frozen=True, kw_only=True):

@@ -37,6 +37,7 @@ from typing import Any, Final, TypeVar
 import msgspec
 
 from lcg.errors import ProjectionError
+from lcg.events import attributes_of
 from lcg.projections._passage_rules import PassageRow
 from lcg.projections.fanout import GroupFailures
 from lcg.projections.graph import GraphProjection
@@ -64,14 +65,6 @@ _QUERY: Final = (
     "RETURN e.uuid, e.group_id, n.uuid, n.name, n.attributes, o.uuid, o.attributes "
     "ORDER BY n.name, n.uuid, e.uuid"
 )
-
-
-def _attrs(text: Any) -> dict[str, Any]:
-    try:
-        parsed = msgspec.json.decode(str(text or "{}"))
-    except msgspec.DecodeError:
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
 
 
 def _file(attrs: dict[str, Any]) -> str | None:
@@ -147,9 +140,9 @@ def _read(graph: GraphProjection, group_ids: Sequence[str]) -> dict[str, list[_E
                 uuid=str(uuid),
                 new=str(new),
                 new_name=str(new_name or ""),
-                new_file=_file(_attrs(new_attrs)),
+                new_file=_file(attributes_of(new_attrs)),
                 old=str(old),
-                old_file=_file(_attrs(old_attrs)),
+                old_file=_file(attributes_of(old_attrs)),
             )
         )
     return out
@@ -208,7 +201,7 @@ def _mark(row: EntityRow, succession: Succession) -> EntityRow:
     edges = succession.of.get(row.uuid)
     if not edges:
         return row
-    attrs = _attrs(row.attributes)
+    attrs = attributes_of(row.attributes)
     if attrs.get("superseded_by"):
         return row
     attrs["superseded_by"] = edges[0].new_name

@@ -24,7 +24,13 @@ import msgspec
 
 from lcg import timestamps
 from lcg.errors import InvalidParamsError
-from lcg.events import EdgeRecord, EntityRecord, MentionRecord, StructureDeclared
+from lcg.events import (
+    EdgeRecord,
+    EntityRecord,
+    MentionRecord,
+    StructureDeclared,
+    attributes_of,
+)
 from lcg.ingest._common import attributes_text, new_uuid
 from lcg.ingest.declared.model import DECLARED_RELATIONS, DeclaredDocument, DeclaredStructure
 from lcg.workspace import Workspace
@@ -82,11 +88,7 @@ class DeclareResult(msgspec.Struct, kw_only=True):
 
 def is_declared(attributes: str) -> bool:
     """Whether a row's attributes (JSON object text) say the declared pass wrote it."""
-    try:
-        parsed = msgspec.json.decode(attributes or "{}")
-    except msgspec.DecodeError:
-        return False
-    return isinstance(parsed, dict) and parsed.get("origin") == DECLARED_ORIGIN
+    return attributes_of(attributes).get("origin") == DECLARED_ORIGIN
 
 
 class _Held(msgspec.Struct, kw_only=True):
@@ -98,14 +100,6 @@ class _Held(msgspec.Struct, kw_only=True):
     summary: str
     attributes: dict[str, Any]
     created_at: str
-
-
-def _attrs(text: Any) -> dict[str, Any] | None:
-    try:
-        parsed = msgspec.json.decode(str(text or "{}"))
-    except msgspec.DecodeError:
-        return None
-    return parsed if isinstance(parsed, dict) else None
 
 
 def _ts(value: Any) -> str:
@@ -124,8 +118,8 @@ class _Reading:
         self.docs: dict[str, _Held] = {}
         self.tags: dict[str, _Held] = {}
         for uuid, name, lbls, summary, attributes, created in q(_ENTITIES, {"g": group_id}):
-            attrs = _attrs(attributes)
-            if attrs is None or attrs.get("origin") != DECLARED_ORIGIN:
+            attrs = attributes_of(attributes)
+            if attrs.get("origin") != DECLARED_ORIGIN:
                 continue
             held = _Held(
                 uuid=str(uuid),
@@ -145,8 +139,8 @@ class _Reading:
         tag_names = {t.uuid: name for name, t in self.tags.items()}
         for row in q(_EDGES, {"g": group_id, "t": list(DECLARED_RELATIONS)}):
             uuid, name, rel, src, dst, fact, attributes, created = row
-            attrs = _attrs(attributes)
-            if attrs is None or attrs.get("origin") != DECLARED_ORIGIN:
+            attrs = attributes_of(attributes)
+            if attrs.get("origin") != DECLARED_ORIGIN:
                 continue
             if attrs.get("source") != self.label:
                 if rel == "TAGGED" and str(dst) in tag_names:
@@ -387,8 +381,8 @@ def declared_mentions(ws: Workspace, group_id: str) -> list[StructureDeclared]:
     )}  # fmt: skip
     by_label: dict[str, list[MentionRecord]] = {}
     for ep, en, entity_edges, attributes in ws.graph.query(_ALL_MENTIONS, {"g": group_id}):
-        attrs = _attrs(attributes)
-        if attrs is None or attrs.get("origin") != DECLARED_ORIGIN or en in (entity_edges or []):
+        attrs = attributes_of(attributes)
+        if attrs.get("origin") != DECLARED_ORIGIN or en in (entity_edges or []):
             continue
         by_label.setdefault(str(attrs.get("source", "")), []).append(
             MentionRecord(episode_uuid=str(ep), entity_uuid=str(en))
