@@ -20,6 +20,7 @@ episodes are removed. Invalidated edges stay searchable; reads filter them on re
 
 from __future__ import annotations
 
+import posixpath
 from typing import Final, Literal, assert_never
 
 import msgspec
@@ -30,6 +31,7 @@ from lcg.events import (
     EdgeRecord,
     EntitiesMerged,
     EntityAsserted,
+    EntityRecord,
     EntityTypesChanged,
     EpisodeAdded,
     EpisodeExtracted,
@@ -43,6 +45,7 @@ from lcg.events import (
     SourceRegistered,
     SourceRemoved,
     StructureDeclared,
+    attributes_of,
 )
 
 __all__ = [
@@ -58,6 +61,8 @@ __all__ = [
     "Op",
     "Upsert",
     "derive_ops",
+    "embeds_edge",
+    "embeds_entity",
     "source_of",
     "texts_to_embed",
 ]
@@ -95,6 +100,10 @@ class Upsert(msgspec.Struct, frozen=True, kw_only=True, tag="upsert"):
     group_id: str
     uuid: str
     parts: dict[str, str]
+    #: Whether the vector projection embeds the vector fields among ``parts``. ``False``: the
+    #: parts are searched by their words only, and any vector they had is removed (a declared
+    #: edge's fact, a declared document named by its bare file stem; ADR 0223).
+    embed: bool = True
 
 
 class Delete(msgspec.Struct, frozen=True, kw_only=True, tag="delete"):
@@ -116,8 +125,58 @@ Op = Upsert | Delete | ClearGroup
 
 def _edge(group_id: str, edge: EdgeRecord) -> Upsert:
     return Upsert(
-        kind="edge", group_id=group_id, uuid=edge.uuid, parts={"name": edge.name, "fact": edge.fact}
+        kind="edge",
+        group_id=group_id,
+        uuid=edge.uuid,
+        parts={"name": edge.name, "fact": edge.fact},
+        embed=embeds_edge(edge),
     )
+
+
+def _entity(group_id: str, entity: EntityRecord) -> Upsert:
+    return Upsert(
+        kind="entity",
+        group_id=group_id,
+        uuid=entity.uuid,
+        parts={"name": entity.name, "summary": entity.summary},
+        embed=embeds_entity(entity),
+    )
+
+
+#: The ``origin`` attribute of the rows the declared pass writes (``lcg.ingest.declared.
+#: DECLARED_ORIGIN``; a test checks the two agree).
+_DECLARED_ORIGIN: Final = "declared"
+
+
+def _declared_attributes(attributes: str) -> dict[str, object] | None:
+    """A row's attributes when they say the declared pass wrote it, else ``None``."""
+    if _DECLARED_ORIGIN not in attributes:
+        return None  # most rows: no JSON to read
+    attrs = attributes_of(attributes)
+    return attrs if attrs.get("origin") == _DECLARED_ORIGIN else None
+
+
+def embeds_edge(edge: EdgeRecord) -> bool:
+    """Whether ``edge``'s fact gets a vector: every edge's does but a declared one's (ADR
+    0223), whose fact is a sentence made from its two names (``a links to b``) and found by
+    them, as words."""
+    return _declared_attributes(edge.attributes) is None
+
+
+def embeds_entity(entity: EntityRecord) -> bool:
+    """Whether ``entity``'s name and summary get vectors: every entity's do but a declared
+    ``Document``'s named by its bare file stem (ADR 0223) — one with no title, no heading and
+    no space in its file name (``n00042``, ``parser``), an identifier its words find; its
+    content's chunks carry vectors of their own."""
+    attrs = _declared_attributes(entity.attributes)
+    if attrs is None or "Document" not in entity.labels:
+        return True
+    path = attrs.get("path")
+    if not isinstance(path, str):
+        return True
+    name = posixpath.basename(path)
+    stem = posixpath.splitext(name)[0] or name
+    return entity.name != stem or any(c.isspace() for c in entity.name)
 
 
 def _merge(group_id: str, merge: MergeOutcome) -> list[Op]:
@@ -167,14 +226,7 @@ def derive_ops(event: Event) -> list[Op]:
             if MERGED_LABEL in e.labels:
                 # A merge tombstone (e.g. restored by a dump) is not searchable.
                 return [Delete(kind="entity", group_id=g, uuid=e.uuid)]
-            return [
-                Upsert(
-                    kind="entity",
-                    group_id=g,
-                    uuid=e.uuid,
-                    parts={"name": e.name, "summary": e.summary},
-                )
-            ]
+            return [_entity(g, e)]
         case RelationshipAsserted() | CrossGroupEdgeAdded():
             return [_edge(g, event.edge)]
         case EntitiesMerged():
@@ -201,13 +253,12 @@ def derive_ops(event: Event) -> list[Op]:
 
 
 def _declared(event: StructureDeclared) -> list[Op]:
-    """Declared documents and tags are searchable as asserted entities are; removed ones
-    (and removed edges) are not. Mentions are graph relationships, no text."""
+    """Declared documents and tags are searchable as asserted entities are (with vectors as
+    ``embeds_entity`` and ``embeds_edge`` say: the same rows restored by a dump as
+    ``EntityAsserted``/``RelationshipAsserted`` get the same); removed ones (and removed
+    edges) are not. Mentions are graph relationships, no text."""
     g = event.group_id
-    ops: list[Op] = [
-        Upsert(kind="entity", group_id=g, uuid=e.uuid, parts={"name": e.name, "summary": e.summary})
-        for e in event.entities_upserted
-    ]
+    ops: list[Op] = [_entity(g, e) for e in event.entities_upserted]
     ops.extend(_edge(g, e) for e in event.edges_upserted)
     ops.extend(Delete(kind="entity", group_id=g, uuid=u) for u in event.entities_removed)
     ops.extend(Delete(kind="edge", group_id=g, uuid=u) for u in event.edges_removed)
@@ -216,10 +267,7 @@ def _declared(event: StructureDeclared) -> list[Op]:
 
 def _extracted(event: EpisodeExtracted) -> list[Op]:
     g = event.group_id
-    ops: list[Op] = [
-        Upsert(kind="entity", group_id=g, uuid=e.uuid, parts={"name": e.name, "summary": e.summary})
-        for e in event.entities_created
-    ]
+    ops: list[Op] = [_entity(g, e) for e in event.entities_created]
     ops.extend(
         Upsert(kind="entity", group_id=g, uuid=u.uuid, parts={"summary": u.summary})
         for u in event.entities_updated
@@ -241,6 +289,6 @@ def texts_to_embed(ops: list[Op]) -> list[str]:
     for op in ops:
         if isinstance(op, Upsert):
             for part, text in op.parts.items():
-                if text and (op.kind, part) in VECTOR_FIELDS:
+                if text and op.embed and (op.kind, part) in VECTOR_FIELDS:
                     seen.setdefault(text, None)
     return list(seen)

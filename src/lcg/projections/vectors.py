@@ -293,7 +293,7 @@ class VectorProjection:
                         if (op.kind, part) not in VECTOR_FIELDS:
                             continue
                         vec: F32 | None = None
-                        if text:
+                        if text and op.embed:
                             vec = resolved.get(text)
                             if vec is None:
                                 vec = resolved[text] = self._vector(text, vectors)
