@@ -1,4 +1,5 @@
-"""Shared fixtures: a temporary workspace, telemetry kept off the test output, ``--reverse``."""
+"""Shared fixtures: a temporary workspace, telemetry kept off the test output, ``--reverse``,
+and the hypothesis profiles (``default``; ``deep`` for ``make test-deep``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
+import _hypothesis_profiles
 from lcg import telemetry
+
+# Before any test module is imported: ``--hypothesis-profile=deep`` (``make test-deep``) is
+# loaded over the default when hypothesis' plugin configures, still before collection.
+_hypothesis_profiles.register()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -1,6 +1,7 @@
 """Fuzz the REAL service (real app, real socket, real Kuzu; hash test embedder) over one
-connection with 10,000 generated lines: malformed bytes, non-request JSON, broken envelopes,
-unknown methods and random parameter sets for the registered methods.
+connection with 6,000 generated lines (10,000 under ``make test-deep``): malformed bytes,
+non-request JSON, broken envelopes, unknown methods and random parameter sets for the
+registered methods.
 
 Properties: the server never dies; every line gets exactly one JSON-RPC answer (a sentinel
 request after each line proves nothing extra was sent), echoing the id when it was a valid
@@ -20,9 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import _service_fixtures as sf
+from _hypothesis_profiles import examples
 
 LINES_PER_EXAMPLE = 20
-EXAMPLES = 500  # 10,000 lines
+#: 10,000 lines under the deep profile (``make test-deep``), 6,000 under ``make test``.
+EXAMPLES = examples(500)
 
 #: Not fuzzed here (covered by the conformance tests): they stop, reopen or replay the whole
 #: workspace, write outside the stream root, or take no parameters and are slow.

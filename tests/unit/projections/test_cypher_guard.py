@@ -11,7 +11,6 @@ refused; inert only → accepted. No database: the guard function alone.
 from __future__ import annotations
 
 import glob
-import os
 from collections.abc import Iterator
 
 import kuzu
@@ -19,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _hypothesis_profiles import examples
 from lcg.errors import ReadOnlyError
 from lcg.projections.cypher import MAX_DEPTH, MAX_OPERATORS, check_read_only, tokenize
 
@@ -370,12 +370,11 @@ LIVE_QUERY = st.tuples(
 ).map(_splice)
 
 
-#: ``make test-fast`` (``LCG_FAST_TESTS=1``) reads 500 wrapped clauses; ``make test`` and CI all
-#: 10,000 (about 100 s of CPU on its own).
-WRAPPED_EXAMPLES = 500 if os.environ.get("LCG_FAST_TESTS") else 10_000
+#: ``make test-deep`` (the deep hypothesis profile) reads 10,000 wrapped clauses (100 s of CPU
+#: or more on its own); ``make test`` a few hundred (``_hypothesis_profiles``).
+WRAPPED_EXAMPLES = examples(10_000)
 
 
-@pytest.mark.long
 @settings(
     max_examples=WRAPPED_EXAMPLES,
     deadline=None,
