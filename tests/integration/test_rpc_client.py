@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,9 +14,7 @@ import pytest
 
 import rpc_testapp as T
 from lcg import errors as E
-from lcg.rpc import client as client_module
-from lcg.rpc.client import AsyncClient, Client
-from lcg.rpc.errors import RemoteError, TransportError
+from lcg.client import AsyncClient, Client, RemoteError, TransportError
 
 
 @pytest.fixture
@@ -90,8 +89,8 @@ def test_wait_ready_fails_at_once_on_a_missing_or_dead_socket(
         raise AssertionError(f"wait_ready slept {seconds} s for a socket that cannot answer")
 
     # Failing "at once" means before the first pause between polls.
-    monkeypatch.setattr(client_module.time, "sleep", no_waiting)
-    monkeypatch.setattr(client_module.asyncio, "sleep", no_waiting)
+    monkeypatch.setattr(time, "sleep", no_waiting)
+    monkeypatch.setattr(asyncio, "sleep", no_waiting)
     with T.short_tmpdir() as d:
         missing = d / "missing.sock"
         with pytest.raises(TransportError, match=f"no such file: {missing}"):

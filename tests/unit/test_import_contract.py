@@ -7,6 +7,8 @@ Imports point one way (ARCHITECTURE.md §2, ADR 0118)::
      │      │                        ▲              │
      └─▶ eval ─▶ ingest ─────────────┘              └─▶ extract (a leaf: the outside world)
 
+``client`` (the Python client, ADR 0218) imports only the leaves; ``cli`` and ``rpc`` import it.
+
 ``config``, ``errors``, ``telemetry`` and ``timestamps`` are leaves every package may import.
 Every ``import``/``from … import`` in ``src/lcg`` is read with ``ast`` (those inside functions
 and ``TYPE_CHECKING`` blocks too: a deferred import is still a dependency). There is no list of
@@ -51,10 +53,24 @@ ALLOWED: dict[str, frozenset[str]] = {
     "ingest": frozenset({"workspace", "projections", "events", "extract"}),
     "replication": frozenset({"workspace", "projections", "events", "extract"}),
     "eval": frozenset({"ingest", "workspace", "projections", "events", "extract"}),
-    "rpc": frozenset({"replication", "ingest", "workspace", "projections", "events", "extract"}),
-    "cli": frozenset(
-        {"rpc", "eval", "replication", "ingest", "workspace", "projections", "events", "extract"}
+    "rpc": frozenset(
+        {"client", "replication", "ingest", "workspace", "projections", "events", "extract"}
     ),
+    "cli": frozenset(
+        {
+            "client",
+            "rpc",
+            "eval",
+            "replication",
+            "ingest",
+            "workspace",
+            "projections",
+            "events",
+            "extract",
+        }
+    ),
+    # The Python client imports nothing of the engine, only the leaves (ADR 0218).
+    "client": frozenset(),
     "__main__": frozenset({"cli"}),
     # The leaves import no package, except that ``config`` takes the on-disk names from
     # ``events/layout.py``, the one place they are named (a module of constants).

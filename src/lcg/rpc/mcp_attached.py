@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from lcg.client import LINE_LIMIT, RemoteError, TransportError, from_wire, probe_service
 from lcg.errors import LcgError
-from lcg.rpc.client import LINE_LIMIT, probe_service
-from lcg.rpc.errors import RemoteError, TransportError, from_wire
 from lcg.rpc.progress import ProgressFn
 
 if TYPE_CHECKING:
