@@ -238,6 +238,10 @@ class EpisodeExtracted(EventBase, frozen=True, kw_only=True, tag="EpisodeExtract
     edges_dropped_malformed: int = 0
     entities_reclassified_unclassified: int = 0
     edges_reclassified_unclassified: int = 0
+    #: The episode's search keys as recorded, when they are not the names and facts of
+    #: ``entities_created``/``edges_created`` (``None``: derived from them). A dump carries the
+    #: keys an extraction left, since its entities and edges are asserted apart (ADR 0221).
+    keys: list[str] | None = None
 
 
 class EntityAsserted(EventBase, frozen=True, kw_only=True, tag="EntityAsserted"):

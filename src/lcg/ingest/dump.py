@@ -73,6 +73,9 @@ def _events_of_group(ws: Workspace, group_id: str) -> tuple[list[Event], int, in
 
             events.append(RelationshipAsserted(group_id=group_id, edge=edge, created=True))
     episodes = gr.all_episodes(ws.graph, group_id)
+    # An extraction's search keys (the names and facts it found) live in the text projection
+    # alone: the entities and edges above are asserted apart, so the keys are carried as such.
+    keys = ws.text.keys_of(group_id, [ep.uuid for ep in episodes if ep.extracted])
     for ep in episodes:
         events.append(
             EpisodeAdded(
@@ -88,8 +91,14 @@ def _events_of_group(ws: Workspace, group_id: str) -> tuple[list[Event], int, in
             )
         )
         if ep.extracted:
+            found = keys.get(ep.uuid)
             events.append(
-                EpisodeExtracted(group_id=group_id, episode_uuid=ep.uuid, mentions=ep.mentions)
+                EpisodeExtracted(
+                    group_id=group_id,
+                    episode_uuid=ep.uuid,
+                    mentions=ep.mentions,
+                    keys=None if found is None else found.split("\n"),
+                )
             )
     for source in registered_sources(ws, group_id):
         events.append(

@@ -274,7 +274,9 @@ def _extracted(event: EpisodeExtracted) -> list[Op]:
     )
     ops.extend(_edge(g, e) for e in event.edges_created)
     # Fact-augmented keys (issue 14): what extraction found in the episode also finds it.
-    keys = [e.name for e in event.entities_created] + [e.fact for e in event.edges_created]
+    keys = event.keys
+    if keys is None:
+        keys = [e.name for e in event.entities_created] + [e.fact for e in event.edges_created]
     ops.append(
         Upsert(
             kind="episode", group_id=g, uuid=event.episode_uuid, parts={KEYS_PART: "\n".join(keys)}

@@ -536,6 +536,11 @@ class TextProjection:
         """The reference time (RFC 3339) of each of ``uuids`` (episodes of ``group_id``)."""
         return self._episode_part(group_id, uuids, TIME_PART)
 
+    def keys_of(self, group_id: str, uuids: list[str]) -> dict[str, str]:
+        """The extraction keys (names and facts, one per line) of each of ``uuids`` (episodes
+        of ``group_id``) that has them."""
+        return self._episode_part(group_id, uuids, KEYS_PART)
+
     def _episode_part(self, group_id: str, uuids: list[str], part: str) -> dict[str, str]:
         with self._lock:
             self._check_open()
