@@ -1,8 +1,9 @@
-"""Events for tests, in one place: one event of every type, and a story through every type.
+"""Events for tests: record builders, and a story through every type a graph can apply.
 
-``sample_events`` is one event of each type with every nested record used (the codec, checksum
-and stream tests); ``history`` is a consistent story a projection can apply (the graph tests).
-``tests/unit/test_test_layout.py`` checks both still cover every type in ``CURRENT_VERSIONS``.
+``history`` is a consistent story a projection can apply (the graph tests);
+``tests/unit/test_event_registry.py`` checks it passes through every type of the ``Event``
+union but ``GroupPurged``. What each type owns in the tests (its sample, strategy and workspace
+step) is its entry in ``event_registry``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import msgspec
 from lcg.events.model import (
     CorrectionsApplied,
     CrossGroupEdgeAdded,
-    DroppedEdge,
     EdgeInvalidation,
     EdgeRecord,
     EdgeRestated,
@@ -26,7 +26,6 @@ from lcg.events.model import (
     EpisodeExtracted,
     EpisodesDeleted,
     Event,
-    GroupPurged,
     MentionRecord,
     MergedAlias,
     MergeOutcome,
@@ -41,104 +40,6 @@ from lcg.events.model import (
 )
 
 TS = "2024-05-01T12:00:00.000000Z"
-
-# ---- one event of every type (codec level) ---------------------------------------------
-
-
-def _entity(uuid: str = "e1") -> EntityRecord:
-    return EntityRecord(uuid=uuid, name="Ada", labels=["Entity", "Person"], created_at=TS)
-
-
-def _edge(uuid: str = "r1") -> EdgeRecord:
-    return EdgeRecord(
-        uuid=uuid,
-        name="KNOWS",
-        source_uuid="e1",
-        target_uuid="e2",
-        fact="Ada knows Bob",
-        episodes=["ep1"],
-        created_at=TS,
-    )
-
-
-def sample_events(group_id: str = "g") -> list[Event]:
-    """One event of each of the fifteen types, every nested record used at least once."""
-    merge = MergeOutcome(
-        canonical_uuid="e1",
-        canonical_created_at=TS,
-        canonical_summary="s",
-        aliases=[MergedAlias(uuid="e3", labels=["Entity", "Merged"], attributes="{}")],
-        edges_created=[_edge("r9")],
-        edges_invalidated=[EdgeInvalidation(uuid="r2", invalid_at=TS, reason="merged")],
-    )
-    return [
-        EpisodeAdded(
-            group_id=group_id,
-            uuid="ep1",
-            name="n",
-            content="Ada met Bob.",
-            created_at=TS,
-            content_hash="h",
-        ),
-        EpisodeExtracted(
-            group_id=group_id,
-            episode_uuid="ep1",
-            entities_created=[_entity()],
-            entities_updated=[EntitySummaryUpdate(uuid="e2", summary="Bob")],
-            edges_created=[_edge()],
-            edges_restated=[EdgeRestated(uuid="r0", episode_uuid="ep1")],
-            edges_invalidated=[EdgeInvalidation(uuid="r5", invalid_at=TS)],
-            edges_dropped=[
-                DroppedEdge(
-                    source_name="A", target_name="Z", fact="f", unresolved_endpoint="target"
-                )
-            ],
-            mentions=["e1", "e2"],
-            model="scripted",
-        ),
-        EntityAsserted(group_id=group_id, entity=_entity(), created=True),
-        RelationshipAsserted(group_id=group_id, edge=_edge(), created=False),
-        EntitiesMerged(group_id=group_id, merge=merge),
-        EpisodesDeleted(group_id=group_id, by="source", key="a.md", episode_uuids=["ep1"]),
-        GroupPurged(group_id=group_id, reason="clear_all", entities=2, episodes=1, edges=1),
-        RelationTypesChanged(
-            group_id=group_id,
-            cause="canonicalize",
-            changes=[RelationRetyped(uuid="r1", relation_type="KNOWS")],
-        ),
-        EntityTypesChanged(
-            group_id=group_id,
-            cause="restamp",
-            changes=[EntityRetyped(uuid="e1", labels=["Entity", "Person"])],
-        ),
-        CorrectionsApplied(
-            group_id=group_id,
-            correction_ids=["c1"],
-            merges=[merge],
-            retractions=[EdgeInvalidation(uuid="r1", invalid_at=TS)],
-        ),
-        CrossGroupEdgeAdded(group_id=group_id, edge=_edge("x1")),
-        PointersRebound(
-            group_id=group_id,
-            source_group_id="other",
-            rebinds=[PointerRebind(uuid="x1", source_uuid="e1", target_uuid="", attributes="{}")],
-        ),
-        SourceRegistered(
-            group_id=group_id, root="/home/ada/notes", label="notes", kind="folder", synced_at=TS
-        ),
-        SourceRemoved(group_id=group_id, root="/home/ada/notes"),
-        StructureDeclared(
-            group_id=group_id,
-            root="/home/ada/notes",
-            label="notes",
-            entities_upserted=[_entity("d1")],
-            entities_removed=["d0"],
-            edges_upserted=[_edge("l1")],
-            edges_removed=["l0"],
-            mentions_added=[MentionRecord(episode_uuid="ep1", entity_uuid="d1")],
-            mentions_removed=[MentionRecord(episode_uuid="ep1", entity_uuid="d0")],
-        ),
-    ]
 
 
 def episode(i: int, group_id: str = "g", size: int = 10) -> EpisodeAdded:

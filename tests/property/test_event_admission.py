@@ -1,14 +1,15 @@
 """No poison event, by construction (ADR 0150): every event the codec accepts applies to every
 projection and replays to the same digests; what it refuses never reaches a stream.
 
-Events of every type of the ``Event`` union are generated with extreme values: years 0001 and
-9999, the spellings of times older lcg wrote and text that names no time, the largest integers
-JSON carries and past them, strings from every Unicode category (astral characters, NUL, lone
-surrogates, bidi controls) and, as explicit examples, strings as long as the largest request
-the service accepts. Each goes through ``Workspace.commit`` (the writer's ``codec.admit``, then
-the live apply to the real Kuzu graph, the BM25 text projection and the hnswlib vectors with
-the hash test embedder); the group's projections are then read (searches), rebuilt from the
-stream and compared by digest. One workspace serves every example, a fresh group each.
+Events of every type of the ``Event`` union (``event_registry``'s strategies) are generated
+with extreme values: years 0001 and 9999, the spellings of times older lcg wrote and text that
+names no time, the largest integers JSON carries and past them, strings from every Unicode
+category (astral characters, NUL, lone surrogates, bidi controls) and, as explicit examples,
+strings as long as the largest request the service accepts. Each goes through
+``Workspace.commit`` (the writer's ``codec.admit``, then the live apply to the real Kuzu graph,
+the BM25 text projection and the hnswlib vectors with the hash test embedder); the group's
+projections are then read (searches), rebuilt from the stream and compared by digest. One
+workspace serves every example, a fresh group each.
 """
 
 from __future__ import annotations
@@ -24,39 +25,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from event_registry import Values, strategies
 from lcg.config import Config
 from lcg.errors import InvalidParamsError
-from lcg.events.model import (
-    CURRENT_VERSIONS,
-    CorrectionsApplied,
-    CrossGroupEdgeAdded,
-    DroppedEdge,
-    EdgeInvalidation,
-    EdgeRecord,
-    EdgeRestated,
-    EntitiesMerged,
-    EntityAsserted,
-    EntityRecord,
-    EntityRetyped,
-    EntitySummaryUpdate,
-    EntityTypesChanged,
-    EpisodeAdded,
-    EpisodeExtracted,
-    EpisodesDeleted,
-    Event,
-    GroupPurged,
-    MentionRecord,
-    MergedAlias,
-    MergeOutcome,
-    PointerRebind,
-    PointersRebound,
-    RelationRetyped,
-    RelationshipAsserted,
-    RelationTypesChanged,
-    SourceRegistered,
-    SourceRemoved,
-    StructureDeclared,
-)
+from lcg.events.model import EdgeRecord, EpisodeAdded, Event, RelationshipAsserted
 from lcg.events.reader import ReadReport, StreamReader
 from lcg.extract.embedders import HashEmbedder
 from lcg.projections.graph.pointers import Pointer, Pointers, with_pointers
@@ -105,7 +77,6 @@ json_texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=24)
 texts = mostly(json_texts, st.text(any_char, max_size=24) | odd_texts)
 #: A few shared ids, so events of one example meet the rows another one wrote.
 ids = st.one_of(st.sampled_from(["a", "b", "c", "ep", ""]), texts)
-few = lambda s: st.lists(s, max_size=3)  # noqa: E731 - a strategy combinator
 
 EXTREME_TIMES = [
     "0001-01-01T00:00:00.000000Z",
@@ -168,92 +139,13 @@ attributes = st.one_of(
 
 # ---- events ----------------------------------------------------------------------------
 
-entity = st.builds(
-    EntityRecord, uuid=ids, name=texts, labels=few(texts), summary=texts, attributes=attributes,
-    created_at=times,
-)  # fmt: skip
-edge = st.builds(
-    EdgeRecord, uuid=ids, name=texts, source_uuid=ids, target_uuid=ids, fact=texts,
-    relation_type=st.none() | texts, valid_at=maybe_times, invalid_at=maybe_times,
-    expired_at=maybe_times, episodes=few(ids), attributes=attributes, created_at=times,
-)  # fmt: skip
-invalidation = st.builds(EdgeInvalidation, uuid=ids, invalid_at=times, reason=texts)
-merge = st.builds(
-    MergeOutcome, canonical_uuid=ids, canonical_created_at=times,
-    canonical_summary=st.none() | texts,
-    aliases=few(st.builds(MergedAlias, uuid=ids, labels=few(texts), attributes=attributes)),
-    edges_created=few(edge), edges_invalidated=few(invalidation),
-)  # fmt: skip
 G = st.just("-")  # replaced by the example's own group
-
-EVENTS: dict[str, st.SearchStrategy[Event]] = {
-    "EpisodeAdded": st.builds(
-        EpisodeAdded, group_id=G, uuid=ids, name=texts,
-        source=st.sampled_from(["text", "json", "message"]), source_description=texts,
-        content=texts, created_at=times, valid_at=maybe_times, content_hash=texts,
-    ),
-    "EpisodeExtracted": st.builds(
-        EpisodeExtracted, group_id=G, episode_uuid=ids, entities_created=few(entity),
-        entities_updated=few(st.builds(EntitySummaryUpdate, uuid=ids, summary=texts)),
-        edges_created=few(edge),
-        edges_restated=few(st.builds(EdgeRestated, uuid=ids, episode_uuid=ids)),
-        edges_invalidated=few(invalidation),
-        edges_dropped=few(st.builds(
-            DroppedEdge, source_name=texts, target_name=texts, relation_type=st.none() | texts,
-            fact=texts, unresolved_endpoint=st.sampled_from([None, "source", "target", "both"]),
-            reason=texts,
-        )),
-        mentions=few(ids), model=texts, entities_dropped_malformed=ints,
-        edges_dropped_malformed=ints, entities_reclassified_unclassified=ints,
-        edges_reclassified_unclassified=ints,
-    ),
-    "EntityAsserted": st.builds(EntityAsserted, group_id=G, entity=entity, created=st.booleans()),
-    "RelationshipAsserted": st.builds(
-        RelationshipAsserted, group_id=G, edge=edge, created=st.booleans()
-    ),
-    "EntitiesMerged": st.builds(EntitiesMerged, group_id=G, merge=merge),
-    "EpisodesDeleted": st.builds(
-        EpisodesDeleted, group_id=G, by=st.sampled_from(["uuid", "source", "chunk"]), key=texts,
-        episode_uuids=few(ids),
-    ),
-    "GroupPurged": st.builds(
-        GroupPurged, group_id=G,
-        reason=st.sampled_from(["delete_by_group", "clear_all", "rebuild"]),
-        entities=ints, episodes=ints, edges=ints,
-    ),
-    "RelationTypesChanged": st.builds(
-        RelationTypesChanged, group_id=G,
-        cause=st.sampled_from(["canonicalize", "backfill", "reprocess"]),
-        changes=few(st.builds(RelationRetyped, uuid=ids, relation_type=texts)),
-    ),
-    "EntityTypesChanged": st.builds(
-        EntityTypesChanged, group_id=G, cause=st.sampled_from(["reprocess", "restamp"]),
-        changes=few(st.builds(EntityRetyped, uuid=ids, labels=few(texts))),
-    ),
-    "CorrectionsApplied": st.builds(
-        CorrectionsApplied, group_id=G, correction_ids=few(ids), merges=few(merge),
-        retractions=few(invalidation),
-    ),
-    "CrossGroupEdgeAdded": st.builds(CrossGroupEdgeAdded, group_id=G, edge=edge),
-    "PointersRebound": st.builds(
-        PointersRebound, group_id=G, source_group_id=texts,
-        rebinds=few(st.builds(
-            PointerRebind, uuid=ids, source_uuid=ids, target_uuid=ids, attributes=attributes,
-            invalid_at=maybe_times,
-        )),
-    ),
-    "SourceRegistered": st.builds(
-        SourceRegistered, group_id=G, root=texts, label=texts,
-        kind=st.sampled_from(["folder", "file"]), synced_at=times,
-    ),
-    "SourceRemoved": st.builds(SourceRemoved, group_id=G, root=texts),
-    "StructureDeclared": st.builds(
-        StructureDeclared, group_id=G, root=texts, label=texts, entities_upserted=few(entity),
-        entities_removed=few(ids), edges_upserted=few(edge), edges_removed=few(ids),
-        mentions_added=few(st.builds(MentionRecord, episode_uuid=ids, entity_uuid=ids)),
-        mentions_removed=few(st.builds(MentionRecord, episode_uuid=ids, entity_uuid=ids)),
-    ),
-}  # fmt: skip
+#: Extreme values in every field of every event type (``event_registry``'s strategies).
+VALUES = Values(
+    group=G, texts=texts, ids=ids, endpoints=ids, content=texts, times=times,
+    maybe_times=maybe_times, ints=ints, attributes=attributes,
+)  # fmt: skip
+EVENTS: dict[str, st.SearchStrategy[Event]] = strategies(VALUES)
 
 #: Strings as long as a request may carry (its JSON framing aside), in the fields that every
 #: projection indexes: an episode's content (text, vectors, graph) and an edge's fact.
@@ -272,10 +164,6 @@ LONGEST: list[Event] = [
         ),
     ),
 ]  # fmt: skip
-
-
-def test_there_is_a_strategy_for_every_event_type() -> None:
-    assert sorted(EVENTS) == sorted(CURRENT_VERSIONS)
 
 
 # ---- the property ----------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The test suite's own structure (issue 13 item 8): one way to import a test helper, the events
-of every type in one place, and every marker declared and used.
+"""The test suite's own structure (issue 13 item 8): one way to import a test helper and every
+marker declared and used (the events of every type in one place: ``test_event_registry.py``).
 
 Test helpers (the modules of ``tests/``, ``bench/`` and ``wal-fixtures/`` not named ``test_*``)
 sit directly in a folder of pytest's ``pythonpath`` and are plain imports (``import
@@ -14,9 +14,6 @@ import ast
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-
-from event_samples import history, sample_events
-from lcg.events.model import CURRENT_VERSIONS, Event
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTEST_INI = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
@@ -77,20 +74,6 @@ def test_every_helper_module_sits_in_a_pythonpath_folder() -> None:
         if not _is_test_module(path) and path.parent not in HELPER_DIRS
     ]
     assert misplaced == [], f"move these helpers into one of {PYTEST_INI['pythonpath']}"
-
-
-def _tag(event: Event) -> str:
-    tag = type(event).__struct_config__.tag
-    assert isinstance(tag, str)
-    return tag
-
-
-def test_sample_events_hold_exactly_one_event_of_every_type() -> None:
-    assert sorted(_tag(e) for e in sample_events()) == sorted(CURRENT_VERSIONS)
-
-
-def test_the_graph_story_passes_through_every_type_but_the_purge() -> None:
-    assert {_tag(e) for e in history()} == set(CURRENT_VERSIONS) - {"GroupPurged"}
 
 
 def _marks(path: Path) -> Iterator[str]:

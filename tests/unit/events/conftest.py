@@ -1,4 +1,4 @@
-"""Fixtures for the event-stream unit tests: one sample event of every type (event_samples)."""
+"""Fixtures for the event-stream unit tests: one sample event of every type (event_registry)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from event_samples import episode, sample_events
+from event_registry import sample_events
+from event_samples import episode
 from lcg.events.model import EpisodeAdded, Event
 
 
