@@ -73,7 +73,13 @@ REFERENCE_SCOPES: dict[str, set[str]] = {
 
 #: lcg's own tools per scope, as docs/compatibility.md lists them.
 OWN_SCOPES: dict[str, set[str]] = {
-    "read": {"knowledge_source_manifest", "knowledge_sources"},
+    "read": {
+        "knowledge_source_manifest",
+        "knowledge_sources",
+        "knowledge_get_entities_by_uuids",
+        "knowledge_get_episodes_by_uuids",
+        "knowledge_get_document",
+    },
     "write": {
         "knowledge_sync_chunks",
         "knowledge_declare_structure",

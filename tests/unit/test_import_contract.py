@@ -59,6 +59,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "cli": frozenset(
         {
             "client",
+            "ui",
             "rpc",
             "eval",
             "replication",
@@ -69,6 +70,8 @@ ALLOWED: dict[str, frozenset[str]] = {
             "extract",
         }
     ),
+    # ``lcg ui``'s page: a client of the service's reads, and eval's report files (ADR 0224).
+    "ui": frozenset({"client", "eval", "ingest", "events"}),
     # The Python client imports nothing of the engine, only the leaves (ADR 0218).
     "client": frozenset(),
     "__main__": frozenset({"cli"}),

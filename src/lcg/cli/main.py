@@ -41,6 +41,7 @@ COMMAND_MODULES: list[str] = [
     "lcg.cli.methods",
     "lcg.cli.demo",
     "lcg.cli.eval",
+    "lcg.cli.ui",
 ]
 
 

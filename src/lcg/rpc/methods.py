@@ -11,6 +11,7 @@ from __future__ import annotations
 from lcg.rpc.host import ServiceHost
 from lcg.rpc.methods_admin import ADMIN_METHODS, RECOVERY_METHODS, STATUS_METHODS
 from lcg.rpc.methods_extract import EXTRACTION_METHODS
+from lcg.rpc.methods_lookup import LOOKUP_METHODS
 from lcg.rpc.methods_read import READ_METHODS
 from lcg.rpc.methods_sources import SOURCE_METHODS
 from lcg.rpc.methods_wal import JOB_METHODS, WAL_METHODS
@@ -31,6 +32,7 @@ METHODS: tuple[MethodDef, ...] = (
     *WRITE_METHODS,
     *EXTRACTION_METHODS,
     *SOURCE_METHODS,
+    *LOOKUP_METHODS,
 )
 
 

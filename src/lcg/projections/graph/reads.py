@@ -14,6 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
+import msgspec
+
+from lcg.events import attributes_of
 from lcg.projections.graph import records
 from lcg.projections.graph._schema import TABLE, select
 from lcg.projections.graph._statements import EDGE_COLUMNS
@@ -22,10 +25,12 @@ from lcg.projections.graph.projection import GraphProjection
 from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow, render_ts
 
 __all__ = [
+    "document_of_file",
     "edges_by_group",
     "edges_by_uuids",
     "entities_by_source",
     "entities_by_uuids",
+    "entities_with_mentions",
     "entity_neighbors",
     "episode_by_content_hash",
     "episode_names",
@@ -128,6 +133,41 @@ def entities_by_uuids(graph: GraphProjection, uuids: Sequence[str]) -> list[Enti
         f"UNWIND $keys AS k MATCH (e:Entity {{uuid: k}}) RETURN {_ENTITY}", {"keys": list(uuids)}
     )
     return _in_order({r[0]: _entity(r) for r in rows}, uuids)
+
+
+def entities_with_mentions(
+    graph: GraphProjection, uuids: Sequence[str], group_ids: Sequence[str] | None
+) -> list[EntityRow]:
+    """The entities with these uuids in these groups, in the given order, each enriched with
+    the episodes that mention it (as the listings are)."""
+    rows = entities_by_uuids(graph, uuids)
+    if group_ids is not None:
+        rows = [r for r in rows if r.group_id in group_ids]
+    return _enrich_entities(graph, rows, group_ids)
+
+
+def document_of_file(
+    graph: GraphProjection, group_id: str, source: str, path: str
+) -> list[EntityRow]:
+    """The declared document of the file ``path`` of the source ``source`` (its label) in
+    ``group_id``, enriched (none, or one). Kuzu keeps the candidates whose attributes hold
+    the path's JSON text; the exact key is checked here."""
+    needle = msgspec.json.encode(path).decode()[1:-1]
+    rows = graph.query(
+        "MATCH (e:Entity) WHERE e.group_id = $g AND list_contains(e.labels, 'Document') "
+        f"AND e.attributes CONTAINS $p RETURN {_ENTITY}",
+        {"g": group_id, "p": needle},
+    )
+    found = []
+    for r in rows:
+        row = _entity(r)
+        attrs = attributes_of(row.attributes)
+        if attrs.get("origin") == "declared" and (attrs.get("source"), attrs.get("path")) == (
+            source,
+            path,
+        ):
+            found.append(row)
+    return _enrich_entities(graph, found[:1], [group_id])
 
 
 def edges_by_uuids(graph: GraphProjection, uuids: Sequence[str]) -> list[EdgeRow]:

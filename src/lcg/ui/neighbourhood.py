@@ -1,0 +1,129 @@
+"""An entity's neighbourhood for the graph view: one to two hops through
+``knowledge_get_entity_neighbors``, capped at ``MAX_NODES`` nodes (ADR 0224).
+
+The first hop asks for up to ``FIRST_HOP`` edges of the centre; the second asks, of the
+first ``SECOND_HOP_CALLS`` neighbours in turn, up to ``SECOND_HOP`` edges each, while there is
+room. ``capped`` says some of the neighbourhood was left out (a bound was reached), so the
+page can say so. Every call is bounded: the neighbourhood of a hub costs what a small one
+does.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+
+from lcg.ui.site import Site
+
+__all__ = ["MAX_NODES", "GraphData", "GraphEdge", "GraphNode", "neighbourhood"]
+
+#: The most nodes a graph shows (the centre included).
+MAX_NODES: Final = 200
+#: Edges of the centre asked for.
+FIRST_HOP: Final = 150
+#: Neighbours whose own edges are asked for, and edges asked of each.
+SECOND_HOP_CALLS: Final = 12
+SECOND_HOP: Final = 25
+
+
+class GraphNode(msgspec.Struct, kw_only=True):
+    """A node: the entity, its name and labels, and how many hops from the centre."""
+
+    uuid: str
+    name: str
+    labels: list[str]
+    hop: int
+
+
+class GraphEdge(msgspec.Struct, kw_only=True):
+    """An edge between two nodes: its relation type and its fact."""
+
+    uuid: str
+    source: str
+    target: str
+    relation: str
+    fact: str
+    ended: bool = False
+
+
+class GraphData(msgspec.Struct, kw_only=True):
+    """The graph a page draws (embedded as JSON, and ``/entity/<uuid>/graph.json``)."""
+
+    centre: str
+    group: str
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    capped: bool = False
+
+
+def _node(row: dict[str, Any], hop: int) -> GraphNode:
+    labels = [str(x) for x in row.get("labels") or [] if x != "Entity"]
+    return GraphNode(uuid=str(row["uuid"]), name=str(row.get("name", "")), labels=labels, hop=hop)
+
+
+def _edge(row: dict[str, Any]) -> GraphEdge:
+    return GraphEdge(
+        uuid=str(row.get("uuid", "")),
+        source=str(row.get("source_node_uuid", "")),
+        target=str(row.get("target_node_uuid", "")),
+        relation=str(row.get("relation_type") or row.get("name") or ""),
+        fact=str(row.get("fact", "")),
+        ended=bool(row.get("invalid_at")),
+    )
+
+
+def neighbourhood(
+    site: Site, centre: dict[str, Any], group: str | None
+) -> tuple[GraphData, list[dict[str, Any]]]:
+    """The graph around ``centre`` (an entity row), and the centre's own edges (its facts)."""
+    groups = [group] if group else None
+    uuid = str(centre["uuid"])
+    first = site.reads.call(
+        "knowledge_get_entity_neighbors",
+        {"entity_uuid": uuid, "num_results": FIRST_HOP, "group_ids": groups},
+    )
+    nodes: dict[str, GraphNode] = {uuid: _node(centre, 0)}
+    edges: dict[str, GraphEdge] = {}
+    capped = len(first["edges"]) >= FIRST_HOP
+    own: list[dict[str, Any]] = list(first["edges"])
+    for row in first["nodes"]:
+        if len(nodes) >= MAX_NODES:
+            capped = True
+            break
+        nodes.setdefault(str(row["uuid"]), _node(row, 1))
+    for row in own:
+        e = _edge(row)
+        if e.source in nodes and e.target in nodes:
+            edges.setdefault(e.uuid, e)
+    hop1 = [n for n in nodes.values() if n.hop == 1]
+    if len(hop1) > SECOND_HOP_CALLS:
+        capped = True
+    for n in hop1[:SECOND_HOP_CALLS]:
+        if len(nodes) >= MAX_NODES:
+            capped = True
+            break
+        got = site.reads.call(
+            "knowledge_get_entity_neighbors",
+            {"entity_uuid": n.uuid, "num_results": SECOND_HOP, "group_ids": groups},
+        )
+        capped = capped or len(got["edges"]) >= SECOND_HOP
+        for row in got["nodes"]:
+            if str(row["uuid"]) in nodes:
+                continue
+            if len(nodes) >= MAX_NODES:
+                capped = True
+                break
+            nodes[str(row["uuid"])] = _node(row, 2)
+        for row in got["edges"]:
+            e = _edge(row)
+            if e.source in nodes and e.target in nodes:
+                edges.setdefault(e.uuid, e)
+    data = GraphData(
+        centre=uuid,
+        group=group or str(centre.get("group_id", "")),
+        nodes=list(nodes.values()),
+        edges=list(edges.values()),
+        capped=capped,
+    )
+    return data, own
