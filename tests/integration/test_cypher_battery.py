@@ -2,20 +2,23 @@
 item 3): out-of-range dates, intervals and timestamps, huge lists and ranges, long strings,
 overflowing numbers, cartesian products and deep variable-length paths. Several crash Kuzu
 (SIGSEGV), take gigabytes or ignore its timeout when run in-process; here every one answers
-— rows or an error — within its timeout + 2 s, ``health_check`` answers after each, and the
-memory of the service and its Cypher processes is back under its baseline + 100 MB after.
+— rows or an error — before a generous socket timeout (the hang signal: run past their 1 s
+limit, several would take hours), ``health_check`` answers after each, and the memory of the
+service and its Cypher processes is back under its baseline + 100 MB after. How fast the
+sandbox stops a query is timed by ``make bench``, never here: a bound on a loaded machine
+flakes (it failed at 3.07 s and 3.14 s against a 3.0 s bound, ADR 0222).
 """
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 import _cypher_support as cs
+import _service_fixtures as sf
 
 TIMEOUT_MS = 1000
-BOUND_S = TIMEOUT_MS / 1000 + 2.0
+#: How long the test waits for one answer before it calls the query hung (not a measurement).
+HANG_S = 60.0
 ENV = {"LCG_CYPHER_TIMEOUT_MS": str(TIMEOUT_MS), "LCG_CYPHER_MEMORY_MB": "1024"}
 
 BATTERY = [
@@ -93,18 +96,18 @@ def test_the_battery_never_takes_the_service_down() -> None:
     with cs.served(ENV) as svc:
         assert svc.conn.result("knowledge_query_cypher", {"query": BATTERY[-2]})["rows"] == [["6"]]
         baseline = cs.settled_tree_rss_kb(svc.proc.pid)
-        slow: list[tuple[str, float]] = []
         outcomes: dict[str, int] = {}
-        for query in BATTERY:
-            started = time.monotonic()
-            answer = svc.cypher(query)
-            elapsed = time.monotonic() - started
-            if elapsed >= BOUND_S:
-                slow.append((query, elapsed))
-            kind = "rows" if "result" in answer else "error"
-            outcomes[kind] = outcomes.get(kind, 0) + 1
-            assert svc.healthy(), query
-        assert slow == [], slow
+        with sf.RawConnection(svc.socket, timeout=HANG_S) as conn:
+            for query in BATTERY:
+                try:
+                    answer = conn.request("knowledge_query_cypher", {"query": query})
+                except TimeoutError:
+                    raise AssertionError(f"no answer in {HANG_S} s: {query}") from None
+                kind = "rows" if "result" in answer else "error"
+                if kind == "error":  # an error says what went wrong
+                    assert answer["error"]["message"], answer
+                outcomes[kind] = outcomes.get(kind, 0) + 1
+                assert svc.healthy(), query
         after = cs.settled_tree_rss_kb(svc.proc.pid)
         print(f"\nbattery: {outcomes}, RSS {baseline // 1024} MB -> {after // 1024} MB")
         assert after < baseline + 100 * 1024, (baseline, after)
