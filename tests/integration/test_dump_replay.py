@@ -62,6 +62,26 @@ def graph_rows(ws: Workspace, groups: list[str]) -> dict[str, list[str]]:
     return out
 
 
+def episode_parts(ws: Workspace, groups: list[str]) -> dict[str, list[dict[str, str]]]:
+    """Each episode's parts the text projection keeps beside its digest's text: the source
+    it ranks under, its reference time and its extraction keys."""
+    out: dict[str, list[dict[str, str]]] = {}
+    with ws.reading():
+        for g in groups:
+            uuids = [
+                str(u)
+                for (u,) in ws.graph.query(
+                    "MATCH (p:Episodic) WHERE p.group_id = $g RETURN p.uuid", {"g": g}
+                )
+            ]
+            out[g] = [
+                ws.text.sources_of(g, uuids),
+                ws.text.times_of(g, uuids),
+                ws.text.keys_of(g, uuids),
+            ]
+    return out
+
+
 def _tags(ws: Workspace, groups: list[str]) -> set[str]:
     return {tag_of(type(e)) for g in groups for e in StreamReader(ws.store.group_dir(g)).events()}
 
@@ -79,6 +99,7 @@ def test_dump_of_the_full_history_replays_to_the_same_graph(tmp_path: Path) -> N
         assert not missing, f"the history records no event of {sorted(missing)}"
         rows = graph_rows(ws, groups)
         digests = {g: ws.digests(g) for g in groups}
+        parts = episode_parts(ws, groups)
         generations = {g: ws.store.generation(g) for g in groups}
         result = dump_groups(ws, tmp_path / "compacted", None)
     assert result.groups == groups
@@ -92,6 +113,7 @@ def test_dump_of_the_full_history_replays_to_the_same_graph(tmp_path: Path) -> N
     with Workspace.open(replica, HashEmbedder()) as ws2:
         replayed = graph_rows(ws2, groups)
         assert {g: ws2.digests(g) for g in groups} == digests
+        assert episode_parts(ws2, groups) == parts
     differing = {
         table: {
             "lost": sorted(set(rows[table]) - set(replayed.get(table, []))),
