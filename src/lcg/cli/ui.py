@@ -17,7 +17,6 @@ from types import FrameType
 from lcg.cli._common import add_command, config_from
 from lcg.cli._holder import service
 from lcg.errors import ConfigError
-from lcg.ui import Reads, Site, UiServer, new_token
 
 __all__ = ["register"]
 
@@ -52,6 +51,10 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # The page's views read sources and eval reports (the engine's packages): loaded only
+    # when the page is served, never to parse a command line.
+    from lcg.ui import Reads, Site, UiServer, new_token
+
     config = config_from(args, existing=True)
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:

@@ -87,7 +87,7 @@ def href(path: str, **params: str | int | None) -> str:
     the parameters that are not ``None``."""
     kept = {k: v for k, v in params.items() if v is not None and v != ""}
     url = quote(path, safe="/")
-    return f"{url}?{urlencode(kept)}" if kept else url
+    return f"{url}?{urlencode(kept, safe='/', quote_via=quote)}" if kept else url
 
 
 def json_block(element_id: str, value: object) -> Html:
