@@ -9,6 +9,9 @@ bounds are, stays PyYAML's), bounded at the mechanism: a block over
 ``MAX_NODES`` nodes or ``MAX_DEPTH`` levels of nesting. Whatever refuses the block, or a block
 that is not a mapping, reads as no front matter: the file is still a document.
 
+A flat block (``key: value`` lines and simple lists, nearly every note's) is read without the
+parser (``flat``, ADR 0223), to the same result; the parser reads every other block.
+
 ``FrontMatter`` keeps what the declared pass reads: ``title``, ``id``, ``aliases``/``alias``,
 ``tags``/``tag``, ``parent``/``part_of``, ``supersedes``, and every other key whose value is a
 scalar (dates as ISO text), as ``fields``.
@@ -27,6 +30,7 @@ from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
+from lcg.ingest.declared.flat import read_flat
 from lcg.ingest.declared.model import Scalar
 
 __all__ = [
@@ -35,6 +39,7 @@ __all__ = [
     "MAX_NODES",
     "FrontMatter",
     "read_front_matter",
+    "read_yaml_front_matter",
 ]
 
 #: The longest front matter parsed (characters between the fences); a longer one reads as none.
@@ -146,6 +151,18 @@ def read_front_matter(block: str) -> FrontMatter | None:
     """
     if not block.strip() or len(block) > MAX_FRONT_MATTER_CHARS:
         return None
+    flat = read_flat(block, MAX_NODES)
+    if flat is None:
+        return read_yaml_front_matter(block)
+    raw = {k: v.raw for k, v in flat.items() if k in _KEYS}
+    return _front_matter(raw, {k: v.value for k, v in flat.items()})
+
+
+def read_yaml_front_matter(block: str) -> FrontMatter | None:
+    """``read_front_matter`` through the YAML parser alone, whatever the block's shape (the
+    path every block that is not flat takes, and what the flat reader is tested against)."""
+    if not block.strip() or len(block) > MAX_FRONT_MATTER_CHARS:
+        return None
     try:
         node, data = _load(block)
     except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
@@ -156,6 +173,12 @@ def read_front_matter(block: str) -> FrontMatter | None:
     for key_node, value_node in node.value:
         if isinstance(key_node, yaml.ScalarNode) and key_node.value in _KEYS:
             raw[key_node.value] = _raw(value_node)
+    return _front_matter(raw, data)
+
+
+def _front_matter(raw: dict[str, list[str]], data: dict[Any, Any]) -> FrontMatter:
+    """The front matter of a mapping: ``raw`` the read keys' scalars as written, ``data``
+    every key's value as YAML constructs it."""
     fields: dict[str, Scalar] = {}
     for key in sorted(k for k in data if isinstance(k, str) and k not in _KEYS):
         value = _field(data[key])
