@@ -136,6 +136,8 @@ def page(title: str, *body: object, scripts: Iterable[str] = ()) -> bytes:
             el("meta", name="viewport", content="width=device-width, initial-scale=1"),
             el("title", f"{title} · lcg"),
             el("link", rel="stylesheet", href="/assets/app.css"),
+            # An empty icon of its own: else the browser asks for /favicon.ico (a 404, logged).
+            el("link", rel="icon", href="data:,"),
             *(el("script", src=f"/assets/{s}", defer=True) for s in scripts),
         ]
     )
