@@ -1,9 +1,11 @@
 """``lcg follow``: serve a read-only replica of a publication.
 
-The transport is chosen by the source's form (``lcg.replication.targets.follow_setup``: a
-path, a clone, is git); the replica is ``lcg.replication`` (the follower, its workspace, the
-puller) served by ``lcg.rpc.replica.ReplicaApp``. This module parses the arguments and starts
-the service.
+The transport is chosen by the source's form, from the transports registry
+(``lcg.replication.targets``: a path, a clone, is git; ``nats://`` JetStream), which also adds
+each transport's own options (in a group named for it) and sets the replica up
+(``Transport.follow_setup``); the replica is ``lcg.replication`` (the follower, its workspace,
+the puller) served by ``lcg.rpc.replica.ReplicaApp``. This module parses the arguments and
+starts the service. Light at import: the service and the engine load when the command runs.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from lcg.cli._common import add_command, config_from
 from lcg.cli._terminal import safe
 from lcg.errors import LcgError
 from lcg.events import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_SEGMENT_BYTES, LCG_DIR, ReadLimits
-from lcg.replication import follow_setup
+from lcg.replication import add_transport_arguments, chosen_transport
 
 if TYPE_CHECKING:
     from lcg.rpc import ReplicaApp
@@ -48,7 +50,8 @@ def _run(args: argparse.Namespace) -> int:
     from lcg.workspace import hold_for_process
 
     workspace = config_from(args).workspace
-    setup = follow_setup(args.source, workspace, pull_every=args.pull_every, groups=args.group)
+    transport, options = chosen_transport(args, args.source)
+    setup = transport.follow_setup(args.source, workspace, options=options, groups=args.group)
     config = setup.config
     if args.embedder:
         config = msgspec.structs.replace(config, embedder=args.embedder)
@@ -100,16 +103,6 @@ def _byte_count(text: str) -> int:
     return value
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{value} is not positive")
-    return value
-
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``lcg follow``."""
     p = add_command(
@@ -148,9 +141,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="WORKSPACE",
         help="the replica's workspace (default: the current directory)",
     )
-    p.add_argument(
-        "--pull-every", type=_positive, metavar="S", help="run `git pull --ff-only` every S s"
-    )
     p.add_argument("--embedder", choices=["local", "hash", "http", "uds"], help="embedder kind")
     p.add_argument(
         "--max-segment-bytes",
@@ -166,3 +156,4 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="N",
         help=f"refuse a line longer than N bytes (default {DEFAULT_MAX_LINE_BYTES})",
     )
+    add_transport_arguments(p, "follow")

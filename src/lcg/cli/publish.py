@@ -1,61 +1,78 @@
 """``lcg publish``: stage one group's stream and deliver it to a target (git: commit it).
 
-The transport is chosen by the target's form (``lcg.replication.targets``: a path or a git
-URL is git); the work is ``lcg.replication.publish_group`` (docs/replication.md). This module
-parses the arguments and prints the result.
+The transport is chosen by the target's form, from the transports registry
+(``lcg.replication.targets``: a path is git, ``nats://`` JetStream); each transport adds its
+own options here, in a group named for it, and does the work (``Transport.publish``,
+docs/replication.md). This module parses the arguments and is the console the transport
+prints through. Light at import: a transport's engine loads when the command runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
+from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 
-from lcg.cli._common import add_command, add_json_option, config_from, emit_json
+from lcg.cli._common import add_command, add_json_option, config_from, emit_json, format_table
 from lcg.cli._terminal import safe
-from lcg.errors import ConfigError
-from lcg.replication import open_publisher, publish_group, transport_of
+from lcg.replication import PublishRequest, add_transport_arguments, chosen_transport
 
 __all__ = ["register"]
+
+
+class _Console:
+    """The terminal a transport's ``publish`` writes to (every line escaped: ``safe``)."""
+
+    def __init__(self, json: bool) -> None:
+        self._json = json
+
+    @property
+    def json(self) -> bool:
+        """Whether ``--json`` was given."""
+        return self._json
+
+    def say(self, text: str) -> None:
+        """One line on stdout, flushed (a ``--live`` run is read while it runs)."""
+        sys.stdout.write(safe(text) + "\n")
+        sys.stdout.flush()
+
+    def warn(self, text: str) -> None:
+        """One line on stderr."""
+        print(safe(text), file=sys.stderr, flush=True)
+
+    def emit(self, value: object) -> None:
+        """``value`` as one line of JSON."""
+        emit_json(value)
+
+    def table(self, title: str, headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+        """``title``, then the rows in columns."""
+        sys.stdout.write(f"{safe(title)}\n{format_table(headers, rows)}\n")
+
+    def stop_event(self) -> threading.Event:
+        """Set by SIGTERM or SIGINT (Ctrl-C) from now on."""
+        stop = threading.Event()
+
+        def _on_signal(_sig: int, _frame: FrameType | None) -> None:
+            stop.set()
+
+        signal.signal(signal.SIGTERM, _on_signal)
+        signal.signal(signal.SIGINT, _on_signal)
+        return stop
 
 
 def _run(args: argparse.Namespace) -> int:
     config = config_from(args)
     root = Path(args.stream_root).resolve() if args.stream_root else config.wal_dir
     target, flag = (args.to, "--to") if args.to is not None else (args.repo, "--repo")
-    if transport_of(target) == "jetstream":
-        from lcg.cli._publish_jetstream import run_jetstream
-
-        return run_jetstream(args, root, target)
-    if args.all or args.live or args.status or not args.group:
-        raise ConfigError(
-            "--all, --live and --status are JetStream's (--to nats://HOST:PORT); "
-            "a git publish names its --group"
-        )
-    result = publish_group(
-        root,
-        args.group,
-        open_publisher(target, flag=flag),
-        message=args.message,
-        with_marks=args.with_marks,
-        reset=args.reset,
+    transport, options = chosen_transport(args, target, flag)
+    request = PublishRequest(
+        target=target, flag=flag, root=root, group=args.group, reset=args.reset, options=options
     )
-    if args.json:
-        emit_json(result)
-    elif result.committed:
-        short = (result.commit or "")[:12]
-        extra = f" (reset from {result.previous_generation})" if result.reset else ""
-        sys.stdout.write(
-            f"published group {safe(result.group_id)} through seq {result.max_seq}, "
-            f"generation {safe(result.generation)}{safe(extra)}: {result.files_copied} file(s), "
-            f"{result.bytes_copied} bytes, commit {short}\n"
-        )
-    else:
-        sys.stdout.write(
-            f"group {safe(result.group_id)} is already published through seq {result.max_seq}; "
-            "nothing to commit\n"
-        )
-    return 0
+    return transport.publish(request, _Console(args.json))
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -68,7 +85,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             The target's form chooses the transport: a path (a git working tree) is git;
             nats://HOST:PORT[/PREFIX] is JetStream (a stream per group, a message per line;
             --all, --live keeps publishing new lines as they become durable, --status shows
-            what the server acknowledged).
+            what the server acknowledged). A transport's own options (below, by transport)
+            are refused with another transport's target.
             Copies the group's whole stream directory (dot-files included; .checkpoints/ only
             with --with-marks) into <repo>/<group dir>/ and commits it. Safe while `lcg serve`
             runs. A repository copy of another generation is refused unless --reset.
@@ -81,23 +99,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         func=_run,
     )
     p.add_argument("-g", "--group", metavar="G", help="the group to publish")
-    p.add_argument("--all", action="store_true", help="every group (JetStream)")
-    p.add_argument(
-        "--live", action="store_true", help="keep publishing new lines (JetStream; Ctrl-C stops)"
-    )
-    p.add_argument(
-        "--status", action="store_true", help="show what the server acknowledged (JetStream)"
-    )
-    p.add_argument(
-        "--replicas", type=int, default=1, metavar="N", help="JetStream copies of a new stream"
-    )
     to = p.add_mutually_exclusive_group(required=True)
     to.add_argument(
         "--to", metavar="TARGET", help="where to publish: a git working tree or nats://HOST:PORT"
     )
     to.add_argument("--repo", metavar="DIR", help="a git working tree (the same as --to DIR)")
-    p.add_argument("-m", "--message", metavar="M", help="the commit message")
-    p.add_argument("--with-marks", action="store_true", help="also publish .checkpoints/")
     p.add_argument(
         "--reset", action="store_true", help="replace a publication of another generation"
     )
@@ -107,3 +113,4 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="publish from this stream root (e.g. a dump) instead of the workspace's",
     )
     add_json_option(p)
+    add_transport_arguments(p, "publish")
