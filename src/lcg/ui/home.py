@@ -1,20 +1,27 @@
 """``/``: the workspace at a glance — its path, the service's state, each group with its
-counts, and the most recently synced sources with their files, each a link to the file."""
+counts, and the most recently synced sources with their files, each a link to the file.
+
+The files shown are those of each group's newest episodes (``knowledge_get_episodes``, a
+bounded read), so a tree of 10,000 chunks costs the page what a small one does; the reads
+are asked at once."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
 from lcg.ui.health import health_data, state_badge
-from lcg.ui.html import Html, el
+from lcg.ui.html import Html, el, href
 from lcg.ui.site import Answer, Query, Site, html_answer
-from lcg.ui.trees import file_link, list_sources, tree_files
+from lcg.ui.trees import file_link, list_sources, recent_files, source_of
 
 __all__ = ["home"]
 
 #: How many of the most recently synced sources the home page lists, and files of each.
 RECENT_SOURCES: Final = 5
 RECENT_FILES: Final = 20
+#: The newest episodes of a group read to find its recent files.
+RECENT_EPISODES: Final = 200
 
 
 def _groups_table(status: dict[str, Any], chunks: dict[str, int]) -> Html:
@@ -32,19 +39,35 @@ def _groups_table(status: dict[str, Any], chunks: dict[str, int]) -> Html:
 
 def home(site: Site, q: Query) -> Answer:
     """``/``."""
-    data, status = health_data(site)
-    sources = list_sources(site, None)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        health_future = pool.submit(health_data, site)
+        sources = list_sources(site, None)
+        recent = sorted(sources, key=lambda s: s.synced_at or "", reverse=True)[:RECENT_SOURCES]
+        groups = sorted({s.group_id for s in recent})
+        by_group = dict(
+            zip(
+                groups,
+                pool.map(lambda g: recent_files(site, g, RECENT_EPISODES), groups),
+                strict=True,
+            )
+        )
+        data, status = health_future.result()
     chunks: dict[str, int] = {}
     for s in sources:
         chunks[s.group_id] = chunks.get(s.group_id, 0) + s.chunks
-    recent = sorted(sources, key=lambda s: s.synced_at or "", reverse=True)[:RECENT_SOURCES]
     items = []
     for s in recent:
-        files, total = tree_files(site, s, RECENT_FILES)
+        mine = [s2 for s2 in sources if s2.group_id == s.group_id]
+        files = [f for f in by_group[s.group_id] if source_of(mine, f) is s][:RECENT_FILES]
         links = [el("li", file_link(s.group_id, f)) for f in files]
+        rest = s.files - len(files)
         more = (
-            el("li", el("a", f"… and {total - len(files):,} more", href="/sources"), cls="more")
-            if total > len(files)
+            el(
+                "li",
+                el("a", f"… {rest:,} more", href=href("/sources", group=s.group_id, tree=s.prefix)),
+                cls="more",
+            )
+            if rest > 0
             else ""
         )
         items.append(

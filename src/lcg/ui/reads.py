@@ -31,6 +31,7 @@ READS: Final = frozenset(
         "knowledge_get_entities_by_uuids",
         "knowledge_get_episodes_by_uuids",
         "knowledge_get_document",
+        "knowledge_get_episodes",
         "knowledge_sources",
         "knowledge_source_manifest",
     }

@@ -16,16 +16,31 @@ from lcg.ui.trees import file_chunks, file_link, list_sources, tree_files
 __all__ = ["episode_page", "source_page", "sources_page"]
 
 #: The most files listed of one tree on ``/sources``.
-TREE_FILES: Final = 500
+TREE_FILES: Final = 5_000
+#: Trees of more chunks than this list their files on a page of their own
+#: (``/sources?group=G&tree=PREFIX``): the overview never reads a large tree whole.
+INLINE_CHUNKS: Final = 2_000
 #: The most chunks shown of one file, and links asked for each way.
 FILE_CHUNKS: Final = 500
 LINKS: Final = 500
 _LINKS_TO: Final = "LINKS_TO"
 
 
-def _tree(site: Site, s: SourceStatus) -> Html:
-    files, total = tree_files(site, s, TREE_FILES)
-    more = el("li", f"… and {total - len(files):,} more", cls="more") if total > len(files) else ""
+def _tree(site: Site, s: SourceStatus, whole: bool) -> Html:
+    if whole or s.chunks <= INLINE_CHUNKS:
+        files, total = tree_files(site, s, TREE_FILES)
+        more = (
+            el("li", f"… and {total - len(files):,} more", cls="more") if total > len(files) else ""
+        )
+    else:
+        files = []
+        link = el(
+            "a",
+            f"list its {s.files:,} files",
+            href=href("/sources", group=s.group_id, tree=s.prefix),
+            cls="tree-files",
+        )
+        more = el("li", link, cls="more")
     where = s.root or "(stored by an older lcg: no path recorded)"
     meta = (
         f"[{s.group_id}] {s.files:,} files, {s.chunks:,} chunks, "
@@ -45,7 +60,11 @@ def _tree(site: Site, s: SourceStatus) -> Html:
 def sources_page(site: Site, q: Query) -> Answer:
     """``/sources``."""
     group = q.get("group") or None
-    trees = [_tree(site, s) for s in list_sources(site, group)]
+    tree = q.get("tree") or None
+    rows = list_sources(site, group)
+    if tree is not None:
+        rows = [s for s in rows if s.prefix == tree]
+    trees = [_tree(site, s, tree is not None) for s in rows]
     body = [
         el("h1", "Sources"),
         el("ul", *trees, id="trees")

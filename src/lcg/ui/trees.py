@@ -9,7 +9,14 @@ from lcg.ingest import SourceStatus, StoredChunk
 from lcg.ui.html import Html, el, href
 from lcg.ui.site import Site
 
-__all__ = ["file_chunks", "file_link", "list_sources", "source_of", "tree_files"]
+__all__ = [
+    "file_chunks",
+    "file_link",
+    "list_sources",
+    "recent_files",
+    "source_of",
+    "tree_files",
+]
 
 
 def list_sources(site: Site, group: str | None) -> list[SourceStatus]:
@@ -44,6 +51,18 @@ def source_of(sources: list[SourceStatus], path: str) -> SourceStatus | None:
         if s.prefix.endswith(":") and path == s.prefix[:-1]:
             return s
     return None
+
+
+def recent_files(site: Site, group: str, last_n: int) -> list[str]:
+    """The files of the ``last_n`` newest episodes of ``group``, newest first, each once
+    (one bounded read: the home page never lists a whole tree)."""
+    got = site.reads.call("knowledge_get_episodes", {"group_id": group, "last_n": last_n})
+    files: dict[str, None] = {}
+    for row in got["episodes"]:
+        name, description = str(row.get("name", "")), str(row.get("source_description", ""))
+        if description.endswith(":" + name):
+            files.setdefault(description[: -len(name) - 1], None)
+    return list(files)
 
 
 def file_link(group: str, path: str, text: str | None = None) -> Html:
