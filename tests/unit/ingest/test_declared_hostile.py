@@ -57,7 +57,7 @@ with open("/proc/self/status") as fh:
     peak_mb = int(re.search(r"VmHWM:\\s+(\\d+) kB", fh.read()).group(1)) / 1024
 print(json.dumps({
     "links": [r.target for r in decl.links],
-    "imports": [c[0] for c in py.imports],
+    "imports": [c.candidates[0] for c in py.imports],
     "tags": decl.tags,
     "mentions": [m.target for m in tree.mentions],
     "peak_mb": peak_mb,

@@ -304,7 +304,7 @@ def test_python_imports_give_candidate_paths_most_likely_first() -> None:
         "def f():\n"
         "    import pkg.late\n"
     )
-    imports = declare_file("src/pkg/sub/x.py", text).imports
+    imports = [i.candidates for i in declare_file("src/pkg/sub/x.py", text).imports]
     assert imports[0][:2] == ["os.py", "os/__init__.py"]
     # pkg is the file's own top-level package: rooted at src/ first.
     assert imports[1][:2] == ["src/pkg/util.py", "src/pkg/util/__init__.py"]
@@ -354,7 +354,7 @@ def test_each_import_statement_is_read_on_its_own() -> None:
         "from e import \\\n    f\n"
         "if True:\n    import g; import h\n"
     )
-    firsts = [candidates[0] for candidates in declare_file("x.py", text).imports]
+    firsts = [i.candidates[0] for i in declare_file("x.py", text).imports]
     assert firsts == ["after_a_syntax_error.py", "a/b/c.py", "a/b/d.py", "e/f.py", "g.py", "h.py"]
 
 

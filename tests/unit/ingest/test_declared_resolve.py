@@ -293,7 +293,7 @@ def test_imports_keep_the_first_held_candidate_and_outside_imports_are_nothing()
     files = {
         "src/pkg/__init__.py": "",
         "src/pkg/core.py": "import numpy\nimport os.path\nfrom pkg import util\nimport pkg\n",
-        "src/pkg/util.py": "from . import core\nfrom .missing import x\n",
+        "src/pkg/util.py": "from . import core\n",
     }
     tree = _tree(files)
     got = sorted((e.source, e.target) for e in tree.edges if e.relation_type == "IMPORTS")
@@ -303,6 +303,33 @@ def test_imports_keep_the_first_held_candidate_and_outside_imports_are_nothing()
         ("src/pkg/util.py", "src/pkg/core.py"),
     ]
     assert tree.unresolved == []
+
+
+def test_a_relative_import_of_nothing_in_the_tree_is_unresolved() -> None:
+    files = {
+        "src/pkg/__init__.py": "",
+        "src/pkg/core.py": "x = 1\n",
+        "src/pkg/util.py": (
+            "from . import core\n"  # held
+            "from .missing import x\n"  # nothing of the tree
+            "from . import gone\n"  # the module gone, else a name of pkg/__init__.py: held
+            "from ..outside import y\n"  # src/outside.py: not held
+            "from ...... import too_far\n"  # climbs out of the tree: no reference at all
+            "import numpy\n"  # absolute, held nowhere: a third party's, not unresolved
+        ),
+        "lone/a.py": "from .b import c\n",  # a folder with no package: still the tree's
+    }
+    tree = _tree(files)
+    got = sorted((e.source, e.target) for e in tree.edges if e.relation_type == "IMPORTS")
+    assert got == [
+        ("src/pkg/util.py", "src/pkg/__init__.py"),
+        ("src/pkg/util.py", "src/pkg/core.py"),
+    ]
+    assert [(u.source, u.target, u.kind) for u in tree.unresolved] == [
+        ("lone/a.py", ".b", "import"),
+        ("src/pkg/util.py", "..outside", "import"),
+        ("src/pkg/util.py", ".missing", "import"),
+    ]
 
 
 # ---- mentions -------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from lcg.ingest.declared.model import (
     DeclaredRelation,
     DeclaredStructure,
     FileDeclarations,
+    ImportRef,
     LinkRef,
     UnresolvedLink,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "DeclaredRelation",
     "DeclaredStructure",
     "FileDeclarations",
+    "ImportRef",
     "LinkRef",
     "UnresolvedLink",
     "declare_file",

@@ -11,7 +11,9 @@ top-level package when the import names it (``src/pkg/a/x.py`` importing ``pkg.b
 in ``src/``), the tree's root, ``src/``, then the file's own folder (a script's folder is on
 its ``sys.path``). ``from a.b import c`` may import the module ``a/b/c.py`` or a name of
 ``a/b``: both are candidates, the module first. Relative imports are resolved from the
-file's own folder; one that climbs out of the tree imports nothing.
+file's own folder; one that climbs out of the tree imports nothing. A relative import can
+name only a file of the tree, so ``resolve_tree`` reports one the tree does not hold as
+unresolved (``ImportRef.relative``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import posixpath
 import re
 import warnings
 from collections import deque
+
+from lcg.ingest.declared.model import ImportRef
 
 __all__ = ["MAX_STATEMENTS", "PYTHON_SUFFIXES", "python_imports"]
 
@@ -49,8 +53,9 @@ _SCAN = re.compile(
 )
 
 
-def python_imports(path: str, text: str) -> list[list[str]]:
-    """Candidate paths per import statement of the Python file ``path``, in the order written.
+def python_imports(path: str, text: str) -> list[ImportRef]:
+    """The modules the Python file ``path`` imports, each with its candidate paths, in the
+    order written.
 
     Only the statements are parsed (with ``ast``, each on its own): the file is scanned once
     for lines that start an import outside strings and comments, which costs a fraction of
@@ -58,7 +63,7 @@ def python_imports(path: str, text: str) -> list[list[str]]:
     file need not parse.
     """
     folder = posixpath.dirname(path)
-    out: list[list[str]] = []
+    out: list[ImportRef] = []
     # Strings and comments matter only up to the last line that may start an import: the
     # scan stops there (a string open at that point runs to it, hiding the line).
     lines = deque(_STATEMENT_LINE.finditer(text), maxlen=1)
@@ -73,15 +78,30 @@ def python_imports(path: str, text: str) -> list[list[str]]:
         for node in _parse(statement):
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    out.append(_absolute(alias.name, folder, None))
+                    out.append(
+                        ImportRef(
+                            candidates=_absolute(alias.name, folder, None), written=alias.name
+                        )
+                    )
             elif isinstance(node, ast.ImportFrom):
                 names: list[str | None] = [a.name for a in node.names if a.name != "*"] or [None]
+                module = node.module or ""
                 for name in names:
                     if node.level:
-                        out.append(_relative(node.module, node.level, folder, name))
+                        # ``from . import x`` names the module x (else a name of the package).
+                        written = "." * node.level + (module or name or "")
+                        out.append(
+                            ImportRef(
+                                candidates=_relative(node.module, node.level, folder, name),
+                                written=written,
+                                relative=True,
+                            )
+                        )
                     else:
-                        out.append(_absolute(node.module or "", folder, name))
-    return [c for c in out if c]
+                        out.append(
+                            ImportRef(candidates=_absolute(module, folder, name), written=module)
+                        )
+    return [i for i in out if i.candidates]
 
 
 def _parse(statement: str) -> list[ast.stmt]:

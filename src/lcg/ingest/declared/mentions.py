@@ -5,9 +5,11 @@ around it are not word characters or ``-`` (``STORY-0042`` does not mention ``ST
 and it is not inside code, an HTML comment or front matter (a Markdown file's chunks are
 masked as ``prose.mask`` does, each carrying what the chunk before it of the same file left
 open). Ids are matched as written (case counts). The text is read once: each token is looked
-up in a table of the ids' first tokens, and an id longer than one token is checked in place,
-so the cost is linear in the text however many ids the tree declares (the tokens are met
-with the table as sets, so Python touches only the few that start an id).
+up in a table of the ids' first tokens, and an id is checked where it stands, so the cost
+is linear in the text however many ids the tree declares. Only the runs of token characters
+that start with a character some id's first token starts with are taken out of the text (one
+regular expression whose first step is a character class, which the engine skips to in C),
+so on ordinary prose Python touches only the few that may start an id.
 """
 
 from __future__ import annotations
@@ -39,17 +41,22 @@ class _Ids:
                 others.append(doc_id)
         # Ids that start with a character no token holds (rare): one alternation, longest first.
         self.others = re.compile("|".join(re.escape(i) for i in others)) if others else None
+        # Runs of token characters from a character an id's first token starts with: the run
+        # from a token's start is the token; one from inside a token is a suffix of it, which
+        # ``_stands`` turns down below (no search step is a lookbehind: it would cost the
+        # engine its skip to the first character).
+        firsts = sorted({token[0] for token in self.by_first})
+        self.runs = (
+            re.compile("[" + "".join(re.escape(c) for c in firsts) + r"][\w-]*") if firsts else None
+        )
 
     def found(self, text: str) -> set[str]:
         out: set[str] = set()
-        # The text's tokens as one set (in C), met with the table's: only the few tokens that
-        # start an id are looked at again. A token is whole by construction, so an id that is
-        # one token is there; a longer id is found where it stands (its first token whole).
-        for token in self.by_first.keys() & set(_TOKEN.findall(text)):
+        # The candidate runs as one set (in C), met with the table's: only the few that equal
+        # an id's first token are looked at again, each id where it is written.
+        runs = set(self.runs.findall(text)) if self.runs is not None else set()
+        for token in self.by_first.keys() & runs:
             for doc_id in self.by_first[token]:
-                if len(doc_id) == len(token):
-                    out.add(doc_id)
-                    continue
                 at = text.find(doc_id)
                 while at >= 0 and doc_id not in out:
                     if _stands(text, at, doc_id):

@@ -23,6 +23,7 @@ __all__ = [
     "DeclaredRelation",
     "DeclaredStructure",
     "FileDeclarations",
+    "ImportRef",
     "LinkRef",
     "UnresolvedLink",
 ]
@@ -54,6 +55,19 @@ class LinkRef(msgspec.Struct, frozen=True, kw_only=True):
     target: str
 
 
+class ImportRef(msgspec.Struct, frozen=True, kw_only=True):
+    """One module a source file imports, as the tree paths it may be, most likely first."""
+
+    #: Tree-relative paths (Python: ``a/b.py`` and ``a/b/__init__.py`` for ``import a.b``).
+    candidates: list[str]
+    #: The module as written (``.helpers``, ``a.b``), named when it resolves to nothing.
+    written: str
+    #: A relative import (``from .x import y``): it can only name a file of the tree, so one
+    #: the tree does not hold is unresolved. An absolute import the tree does not hold is the
+    #: standard library's or a third party's: nothing.
+    relative: bool = False
+
+
 class FileDeclarations(msgspec.Struct, frozen=True, kw_only=True):
     """What one file declares, from its text alone (nothing resolved)."""
 
@@ -72,9 +86,8 @@ class FileDeclarations(msgspec.Struct, frozen=True, kw_only=True):
     supersedes: list[LinkRef] = []
     #: Tags as ``#topic`` (front-matter ``tags:`` and inline ``#tags``), without repeats.
     tags: list[str] = []
-    #: Tree-relative paths this file may import, most likely first per import (Python:
-    #: ``a/b.py`` and ``a/b/__init__.py`` for ``import a.b``); resolved against the tree.
-    imports: list[list[str]] = []
+    #: What this file imports, each as the tree paths it may be; resolved against the tree.
+    imports: list[ImportRef] = []
 
 
 class DeclaredDocument(msgspec.Struct, frozen=True, kw_only=True):

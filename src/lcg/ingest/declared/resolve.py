@@ -16,10 +16,11 @@ tree holds, in this order (the first step that finds one wins):
 When one step finds several files, the one nearest the linking file wins: the longest common
 folder, then the first by path. A reference to no file of the tree is an ``UnresolvedLink``
 (never a document); one to its own file is nothing. An import keeps its first candidate path
-the tree holds, and one with none (the standard library, a third-party package) is nothing,
-not unresolved. Edges are unique by (relation, source, target), each with a short ``fact``
-naming both ends; mentions come from ``mentions``. The output is sorted: the same files and
-chunks give the same structure.
+the tree holds; an absolute one with none (the standard library, a third-party package) is
+nothing, a relative one with none is unresolved (it can only name a file of the tree).
+Edges are unique by (relation, source, target), each with a short ``fact`` naming both ends;
+mentions come from ``mentions``. The output is sorted: the same files and chunks give the
+same structure.
 """
 
 from __future__ import annotations
@@ -193,10 +194,14 @@ def resolve_tree(
         for tag in f.tags:
             tags.add(tag)
             edge("TAGGED", f.path, tag)
-        for candidates in f.imports:
-            held = next((c for c in candidates if c in index.paths), None)
+        for imported in f.imports:
+            held = next((c for c in imported.candidates if c in index.paths), None)
             if held is not None:
                 edge("IMPORTS", f.path, held)
+            elif imported.relative:
+                unresolved.add(
+                    UnresolvedLink(source=f.path, target=imported.written, kind="import")
+                )
 
     ids: dict[str, list[str]] = {}
     for f in files:
