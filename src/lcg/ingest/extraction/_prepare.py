@@ -27,6 +27,10 @@ from lcg.ingest.resolution import (
     merge_summary,
     name_key,
 )
+
+# The module, not the package's face: ``sources`` names the extraction service (for its
+# types), so its face importing back here would close a cycle.
+from lcg.ingest.sources.formats import prompt_of
 from lcg.workspace import Workspace
 
 __all__ = [
@@ -85,17 +89,13 @@ def _ts_text(value: Any) -> str:
 
 
 def source_type(ep: Episode) -> SourceType:
-    """The prompt variant: the episode's source, except that a ``process_chunk`` chunk of a
-    ``.json`` file (source "text", description ``<file>.json:<chunk_id>``) is JSON (§3.2)."""
+    """The prompt variant: the episode's source, except that a ``process_chunk`` chunk (source
+    "text", description ``<file>:<chunk_id>``) gets its file's format's prompt (the table of
+    formats, ``formats.prompt_of``: JSON and JSONL the JSON prompt, §3.2)."""
     suffix = f":{ep.name}"
     desc = ep.source_description
-    if (
-        ep.source == "text"
-        and ep.name
-        and desc.endswith(suffix)
-        and desc[: -len(suffix)].lower().endswith(".json")
-    ):
-        return "Json"
+    if ep.source == "text" and ep.name and desc.endswith(suffix):
+        return prompt_of(desc[: -len(suffix)])
     return _SOURCE_TYPES.get(ep.source, "Text")
 
 

@@ -4,7 +4,9 @@
 (``registry``: a source is its group and resolved root, served under a label); ``scan_tree``
 finds, reads and chunks a tree's files (``discover``, ``readers``, ``chunking``);
 ``plan_sync`` compares them with what the group holds (``source_manifest``); ``sync_chunks``
-records a batch of the plan as events. ``source_times`` gives a file's time; ``read_commits``
+records a batch of the plan as events. ``FORMATS`` is the one table of the formats read
+(extensions, reader, sectioner, extraction prompt) that discovery, reading, chunking and the
+prompt choice consult (``formats``). ``source_times`` gives a file's time; ``read_commits``
 a folder's git commits, sent as episodes of it too (``commits``).
 """
 
@@ -21,6 +23,7 @@ from lcg.ingest.sources.commits import (
     read_commits,
 )
 from lcg.ingest.sources.discover import DEFAULT_MAX_FILE_BYTES, Skipped, discover
+from lcg.ingest.sources.formats import FORMATS, Format, Unread, format_list, prompt_of
 from lcg.ingest.sources.readers import Document, read_document
 from lcg.ingest.sources.registry import (
     RegisteredSource,
@@ -72,12 +75,14 @@ __all__ = [
     "DEFAULT_MAX_CHARS",
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_WINDOW",
+    "FORMATS",
     "Chunk",
     "ChunkIn",
     "CommitSync",
     "CommitWindow",
     "DirectBackend",
     "Document",
+    "Format",
     "LocalChunk",
     "LocalFile",
     "RegisteredSource",
@@ -97,16 +102,19 @@ __all__ = [
     "SyncProgress",
     "SyncReport",
     "TreeScope",
+    "Unread",
     "chunk_document",
     "commit_mentions",
     "discover",
     "extract_added",
     "forget_source",
+    "format_list",
     "heading_of",
     "history_dir",
     "list_sources",
     "part_chunks",
     "plan_sync",
+    "prompt_of",
     "read_commits",
     "read_document",
     "registered_sources",

@@ -10,9 +10,10 @@ one's, as in git. ``.git/`` and every hidden folder and file are passed over (co
 ignored). Everything else left out is *skipped*: counted and named with its reason, never an
 error that stops the walk — what no ignore line decides but people do not mean as knowledge
 (``defaults``: lock files, editor backups, minified files, SVG), a symbolic link (never
-followed, wherever it points), a FIFO, socket or device, a file too large to be notes, a name
-that is not UTF-8, a folder nested deeper than ``MAX_DEPTH``, a folder that cannot be listed
-this run (its stored chunks kept).
+followed, wherever it points), a FIFO, socket or device, a file too large to be notes, a file
+of a format the table of formats lists as not read (``formats.Unread``: images, archives,
+PDF; named with its reason, never opened), a name that is not UTF-8, a folder nested deeper
+than ``MAX_DEPTH``, a folder that cannot be listed this run (its stored chunks kept).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 import msgspec
 
 from lcg.ingest.sources.defaults import default_skip
+from lcg.ingest.sources.formats import Unread, entry_of
 from lcg.ingest.sources.ignore import IgnoreFile
 from lcg.ingest.sources.opening import (
     DEFAULT_MAX_FILE_BYTES,
@@ -161,6 +163,8 @@ def discover(root: Path, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Discover
             out.skip(root.name, Refusal(reason=f"not a regular file ({kind_name(st.st_mode)})"))
         elif st.st_size > max_bytes:
             out.skip(root.name, Refusal(reason=too_large(st.st_size, max_bytes)))
+        elif isinstance(fmt := entry_of(root.name), Unread):
+            out.skip(root.name, Refusal(reason=fmt.why(root.name)))
         else:
             # Named on the command line: read as it is, no default skip.
             out.files.append(_found(root.parent, root.name, st, defaults=False))
@@ -279,6 +283,8 @@ def _list(
             out.skip(child, Refusal(reason=why))
         elif st.st_size > max_bytes:
             out.skip(child, Refusal(reason=too_large(st.st_size, max_bytes)))
+        elif isinstance(fmt := entry_of(entry.name), Unread):
+            out.skip(child, Refusal(reason=fmt.why(entry.name)))
         else:
             out.files.append(_found(root, child, st, defaults=decided is None))
     return folders

@@ -1,11 +1,11 @@
-"""Reading a file as text of a known kind: Markdown, plain text, reStructuredText, Org, HTML
-(text only), JSON / JSONL, or source code.
+"""Reading a file as text of a known kind: its format's reader, as the table of formats
+(``formats.FORMATS``, the one list of them) names it.
 
-The kind comes from the extension; a file with an unknown extension is read as plain text if
-its content is text (UTF-8, no NUL byte). Binary content, a known binary format (images,
-archives, PDF: no PDF reader is a dependency, ADR 0160) and undecodable bytes are refused with
-a reason the summary names. HTML keeps its text and its headings (as Markdown headings, so the
-Markdown chunker keeps them as context); scripts and styles are dropped (``markup``).
+The format comes from the file's name; a name no entry lists is read as plain text if its
+content is text (UTF-8, no NUL byte). A format the table lists as not read (images, archives,
+PDF: no PDF reader is a dependency, ADR 0160) and undecodable bytes are refused with a reason
+the summary names. HTML keeps its text and its headings (as Markdown headings, so the Markdown
+sectioner keeps them as context); scripts and styles are dropped (``markup``).
 
 A file is opened through ``opening``: relative to its tree, never through a link, regular
 files only, at most ``max_bytes`` read (ADR 0192). ``Unreadable`` is ``opening.Refusal``:
@@ -15,20 +15,18 @@ its ``kept`` says the failure is this run's (its stored chunks stay), not the fi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 import msgspec
 
 from lcg.ingest.sources.defaults import minified
+from lcg.ingest.sources.formats import UNLISTED, Format, Unread, entry_of, format_named
 from lcg.ingest.sources.markup import html_text
 from lcg.ingest.sources.opening import DEFAULT_MAX_FILE_BYTES
 from lcg.ingest.sources.opening import Refusal as Unreadable
 from lcg.ingest.sources.opening import read_in_tree as read_bytes_in_tree
 
 __all__ = [
-    "CODE_EXTENSIONS",
     "Document",
-    "Kind",
     "Unreadable",
     "decode_document",
     "html_text",
@@ -37,59 +35,23 @@ __all__ = [
     "read_in_tree",
 ]
 
-Kind = Literal["markdown", "text", "rst", "org", "html", "json", "jsonl", "code"]
-
-_KINDS: dict[str, Kind] = {
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".mdown": "markdown",
-    ".mkd": "markdown",
-    ".txt": "text",
-    ".text": "text",
-    ".rst": "rst",
-    ".org": "org",
-    ".html": "html",
-    ".htm": "html",
-    ".xhtml": "html",
-    ".json": "json",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-}
-
-#: Source code read as code (chunked by top-level blocks).
-CODE_EXTENSIONS = frozenset(
-    ".py .pyi .js .mjs .cjs .jsx .ts .tsx .go .rs .java .kt .kts .scala .c .h .cc .cpp .cxx .hpp"
-    " .hh .cs .swift .rb .php .pl .pm .lua .sh .bash .zsh .fish .sql .r .jl .ex .exs .erl .hs"
-    " .ml .mli .clj .cljs .dart .vue .svelte .css .scss .less .toml .yaml .yml .ini .cfg"
-    " .tf .proto .gradle .cmake .mk .el .vim .zig .nim".split()
-)
-
-#: Formats known to be binary: refused without reading them.
-_BINARY_EXTENSIONS = frozenset(
-    ".png .jpg .jpeg .gif .bmp .ico .webp .tif .tiff .psd .svgz .mp3 .mp4 .m4a .wav .flac .ogg"
-    " .mov .avi .mkv .webm .zip .gz .tgz .bz2 .xz .zst .7z .rar .tar .jar .war .whl .egg .pdf"
-    " .doc .docx .xls .xlsx .ppt .pptx .odt .ods .odp .epub .exe .dll .so .dylib .a .o .obj"
-    " .class .pyc .pyo .wasm .bin .dat .db .sqlite .sqlite3 .parquet .arrow .npy .npz .pkl"
-    " .ttf .otf .woff .woff2 .eot .iso .dmg".split()
-)
-
 #: How far into a file a NUL byte is looked for (as git and grep do).
 _SNIFF_BYTES = 8192
 
 
 class Document(msgspec.Struct, frozen=True, kw_only=True):
-    """A file's text (newlines normalised to ``\\n``) and the kind it is read as."""
+    """A file's text (newlines normalised to ``\\n``) and the kind it is read as (the name of
+    its format in ``formats.FORMATS``, whose sectioner chunks it)."""
 
-    kind: Kind
+    kind: str
     text: str
 
 
-def kind_of(name: str) -> Kind | None:
-    """The kind a file name's extension names, or ``None`` (sniffed from the content)."""
-    ext = Path(name).suffix.lower()
-    if ext in CODE_EXTENSIONS or name in ("Makefile", "Dockerfile", "Justfile"):
-        return "code"
-    return _KINDS.get(ext)
+def kind_of(name: str) -> str | None:
+    """The kind the file ``name`` is read as by its name, or ``None`` (no format of the table
+    reads it: unlisted, sniffed from the content; or listed as not read)."""
+    entry = entry_of(name)
+    return entry.kind if isinstance(entry, Format) else None
 
 
 def read_in_tree(
@@ -103,16 +65,14 @@ def read_in_tree(
     that is minified is refused (``defaults.minified``).
     """
     name = rel.rsplit("/", 1)[-1]
-    ext = Path(name).suffix.lower()
-    if ext == ".pdf":
-        return Unreadable(reason="PDF (no PDF reader installed)")
-    if ext in _BINARY_EXTENSIONS:
-        return Unreadable(reason=f"binary format ({ext})")
+    entry = entry_of(name)
+    if isinstance(entry, Unread):
+        return Unreadable(reason=entry.why(name))
     raw = read_bytes_in_tree(base, rel, max_bytes)
     if isinstance(raw, Unreadable):
         return raw
     doc = decode_document(name, raw)
-    if defaults and isinstance(doc, Document) and doc.kind == "code":
+    if defaults and isinstance(doc, Document) and _format_of(entry).judge_minified:
         why = minified(name, doc.text)
         if why is not None:
             return Unreadable(reason=why)
@@ -133,7 +93,13 @@ def decode_document(name: str, raw: bytes) -> Document | Unreadable:
     except UnicodeDecodeError:
         return Unreadable(reason="not UTF-8 text")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    kind = kind_of(name) or "text"
-    if kind == "html":
-        return Document(kind="markdown", text=html_text(text))
-    return Document(kind=kind, text=text)
+    entry = entry_of(name)
+    if isinstance(entry, Unread):
+        return Unreadable(reason=entry.why(name))
+    fmt = _format_of(entry)
+    return Document(kind=fmt.kind, text=fmt.read(text))
+
+
+def _format_of(entry: Format | Unread | None) -> Format:
+    """The format a readable file is read as: its entry's, else ``UNLISTED``."""
+    return entry if isinstance(entry, Format) else format_named(UNLISTED)
