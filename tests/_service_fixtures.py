@@ -33,6 +33,9 @@ REPO = Path(__file__).resolve().parent.parent
 #: checkout's venv has no ``.venv`` of its own).
 LCG = Path(sys.executable).parent / "lcg"
 HASH_ENV = {"LCG_EMBEDDER": "hash", "LCG_TELEMETRY": "off"}
+#: The type of conftest's ``lcg_main`` fixture: ``lcg_main(workspace | None, *args)`` runs
+#: ``lcg`` in the test's process and returns what ``run_lcg`` returns for a subprocess.
+LcgMain = Callable[..., "subprocess.CompletedProcess[str]"]
 
 
 def short_tmp(prefix: str = "lcg-svc-") -> Path:

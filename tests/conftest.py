@@ -1,9 +1,12 @@
 """Shared fixtures: a temporary workspace, telemetry kept off the test output, ``--reverse``,
-and the hypothesis profiles (``default``; ``deep`` for ``make test-deep``)."""
+the hypothesis profiles (``default``; ``deep`` for ``make test-deep``) and ``lcg_main``, the
+CLI run in this process."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -49,3 +52,36 @@ def wal_root(tmp_path: Path) -> Path:
     root = tmp_path / ".lcg" / "wal"
     root.mkdir(parents=True)
     return root
+
+
+@pytest.fixture
+def lcg_main(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``lcg_main(workspace, *args)``: ``lcg -C WORKSPACE ARGS`` (``lcg ARGS`` for ``None``)
+    run in this process through ``lcg.cli.main.main`` (an argument or exit-status check costs
+    no interpreter start and no engine import), in the environment ``sf.run_lcg`` gives its
+    subprocess: the hash embedder, telemetry off, no ``LCG_*``,
+    ``ANTHROPIC_*`` or ``LIMINIS_*`` of the caller, the workspace as working directory.
+    argparse's exits (``--help`` 0, a usage error 2) are returned as the status. A test keeps
+    one subprocess where the console script itself is what it checks."""
+    from lcg.cli import main as cli_main
+
+    for key in [k for k in os.environ if k.startswith(("LCG_", "ANTHROPIC_", "LIMINIS_"))]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("LCG_EMBEDDER", "hash")
+    monkeypatch.setenv("LCG_TELEMETRY", "off")
+
+    def run(workspace: Path | None, *args: str) -> subprocess.CompletedProcess[str]:
+        argv = [*([] if workspace is None else ["-C", str(workspace)]), *args]
+        if workspace is not None:
+            monkeypatch.chdir(workspace)
+        capsys.readouterr()  # what ran before is not this command's output
+        try:
+            status = cli_main.main(argv)
+        except SystemExit as exc:
+            status = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["lcg", *argv], status, out, err)
+
+    return run

@@ -13,6 +13,7 @@ import re
 import select
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -105,45 +106,67 @@ def test_serve_log_file_keeps_every_request_line() -> None:
     assert '"ipc_call"' in log
 
 
-def _example_commands(command: str) -> list[list[str]]:
+def _example_commands(lcg_main: sf.LcgMain, command: str) -> list[list[str]]:
     """The ``$ lcg ...`` lines of every Example block of ``lcg COMMAND SUB --help``."""
-    top = sf.run_lcg(Path("/tmp"), command, "--help")
+    top = lcg_main(None, command, "--help")
     subs = re.findall(r"^\s{4}(\w[\w-]*)\s{2,}", top.stdout, re.M)
     lines: list[list[str]] = []
     for sub in subs:
-        text = sf.run_lcg(Path("/tmp"), command, sub, "--help").stdout
+        text = lcg_main(None, command, sub, "--help").stdout
         for m in re.finditer(r"^\s*\$ lcg (.+)$", text, re.M):
             lines.append(m.group(1).split())
     return lines
 
 
-@pytest.mark.parametrize("command", ["mark", "wal"])
-def test_help_examples_run_in_a_workspace_the_example_sets_up(command: str) -> None:
-    """Each ``$ lcg …`` example of ``lcg mark``/``lcg wal`` runs as printed, in a workspace
-    holding only the group the examples name (no default group ``liminis``)."""
-    examples = _example_commands(command)
-    assert examples, f"lcg {command}'s subcommands show no example"
-    groups = {a[i + 1] for a in examples for i, w in enumerate(a[:-1]) if w == "--group"}
-    assert groups and "liminis" not in groups, examples
+#: The groups the examples of ``lcg mark``/``lcg wal`` name, those of the status table, and
+#: the one the searched entities are in: never the default group ``liminis``, so an example
+#: that leaves ``--group`` out finds no group to show.
+EXAMPLE_GROUPS = ("notes",)
+TABLE_GROUPS = ("n", "a-rather-long-group-name-for-a-table")
+PEOPLE = "people"
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[Path]:
+    """One ``lcg serve`` for the tests that only read through the CLI: a chunk in each group
+    the help examples and the status table name, and two entities and a fact to search (set
+    up once, before any of them runs; none of them needs what another wrote)."""
     with sf.temp_workspace() as ws:
         proc = sf.spawn_serve(ws)
         sock = ws / ".lcg" / "service.sock"
         try:
             sf.wait_healthy(sock, proc)
             with sf.Client(sock, timeout=30) as c:
-                for g in groups:
-                    c.call(
-                        "knowledge_process_chunk",
-                        {"chunk_text": "Apollo 11 landed.", "chunk_id": "a#0",
-                         "source_file": "a.md", "group_id": g},
-                    )  # fmt: skip
-            for args in examples:
-                if "--follow" in args:
-                    continue  # runs until Ctrl-C (tests/e2e/test_cli_wal.py follows a tail)
-                done = sf.run_lcg(ws, *args)
-                assert done.returncode == 0, (args, done.stdout, done.stderr)
+                for g in (*EXAMPLE_GROUPS, *TABLE_GROUPS):
+                    c.process_chunk("Apollo 11 landed.", "a#0", "a.md", group_id=g)
+                c.assert_entity("Ada Lovelace", summary="wrote the first program", group_id=PEOPLE)
+                c.assert_entity("Analytical Engine", summary="Babbage's machine", group_id=PEOPLE)
+                c.assert_relationship(
+                    "Ada Lovelace", "Analytical Engine", "PROGRAMMED",
+                    fact="Ada Lovelace wrote a program for the Analytical Engine", group_id=PEOPLE,
+                )  # fmt: skip
+            assert not (ws / ".lcg" / "wal" / "liminis").exists()
+            yield ws
         finally:
             sf.stop_serve(proc, sock)
+
+
+@pytest.mark.parametrize("command", ["mark", "wal"])
+def test_help_examples_run_in_a_workspace_the_example_sets_up(
+    served: Path, lcg_main: sf.LcgMain, command: str
+) -> None:
+    """Each ``$ lcg …`` example of ``lcg mark``/``lcg wal`` runs as printed, in a workspace
+    holding the group the examples name and no default group ``liminis``."""
+    examples = _example_commands(lcg_main, command)
+    assert examples, f"lcg {command}'s subcommands show no example"
+    groups = {a[i + 1] for a in examples for i, w in enumerate(a[:-1]) if w == "--group"}
+    assert groups and "liminis" not in groups, examples
+    assert groups <= set(EXAMPLE_GROUPS), groups
+    for args in examples:
+        if "--follow" in args:
+            continue  # runs until Ctrl-C (tests/e2e/test_cli_wal.py follows a tail)
+        done = lcg_main(served, *args)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
 
 
 def _readme_python_blocks() -> list[str]:
@@ -182,24 +205,16 @@ def test_readme_python_blocks_run_as_written() -> None:
             sf.stop_serve(proc, sock)
 
 
-def test_status_table_columns_align() -> None:
+def test_status_table_columns_align(served: Path) -> None:
     """Every value of ``lcg status``'s table starts under its column's header, whatever the
-    length of the group ids."""
-    with sf.temp_workspace() as ws:
-        proc = sf.spawn_serve(ws)
-        sock = ws / ".lcg" / "service.sock"
-        try:
-            sf.wait_healthy(sock, proc)
-            with sf.Client(sock, timeout=30) as c:
-                for g in ("n", "a-rather-long-group-name-for-a-table"):
-                    c.process_chunk("Apollo 11 landed.", "a#0", "a.md", group_id=g)
-            done = sf.run_lcg(ws, "status")
-        finally:
-            sf.stop_serve(proc, sock)
+    length of the group ids (the console script itself: one subprocess)."""
+    done = sf.run_lcg(served, "status")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("GROUP"))
-    header, rows = lines[at], lines[at + 1 : at + 3]
+    header = lines[at]
+    rows = [r for r in lines[at + 1 :] if r.split() and r.split()[0] in TABLE_GROUPS]
+    assert len(rows) == len(TABLE_GROUPS), lines
     starts = [m.start() for m in re.finditer(r"\S+", header)]
     for row in rows:
         assert [m.start() for m in re.finditer(r"\S+(?: \(\w+\))?", row)] == starts, (header, row)
@@ -208,14 +223,10 @@ def test_status_table_columns_align() -> None:
 def test_follow_prints_a_ready_line() -> None:
     """``lcg follow`` says in words what it follows and how to stop it, once it is up."""
     with sf.temp_workspace() as ws, sf.temp_workspace() as replica:
-        proc = sf.spawn_serve(ws)
-        sock = ws / ".lcg" / "service.sock"
-        try:
-            sf.wait_healthy(sock, proc)
-            with sf.Client(sock, timeout=30) as c:
-                c.process_chunk("Apollo 11 landed.", "a#0", "a.md", group_id="notes")
-        finally:
-            assert sf.stop_serve(proc, sock) == 0
+        # The stream it follows: written by the service in this process (lcg follow is the
+        # console script under test here).
+        with sf.in_process_service(ws) as svc, svc.client() as c:
+            c.process_chunk("Apollo 11 landed.", "a#0", "a.md", group_id="notes")
         follow = subprocess.Popen(
             [str(sf.LCG), "-C", str(replica), "follow", str(ws / ".lcg" / "wal")],
             stdin=subprocess.DEVNULL,
@@ -238,24 +249,12 @@ def test_follow_prints_a_ready_line() -> None:
 
 
 @pytest.mark.parametrize("kind", ["--entities", "--facts"])
-def test_search_of_the_graph_with_json_prints_only_json(kind: str) -> None:
+def test_search_of_the_graph_with_json_prints_only_json(
+    served: Path, lcg_main: sf.LcgMain, kind: str
+) -> None:
     """``lcg search --entities/--facts --json`` is for scripts: stdout parses as one JSON
     list (it printed the numbered list after the JSON)."""
-    with sf.temp_workspace() as ws:
-        proc = sf.spawn_serve(ws)
-        sock = ws / ".lcg" / "service.sock"
-        try:
-            sf.wait_healthy(sock, proc)
-            with sf.Client(sock, timeout=30) as c:
-                c.assert_entity("Ada Lovelace", summary="wrote the first program")
-                c.assert_entity("Analytical Engine", summary="Babbage's machine")
-                c.assert_relationship(
-                    "Ada Lovelace", "Analytical Engine", "PROGRAMMED",
-                    fact="Ada Lovelace wrote a program for the Analytical Engine",
-                )  # fmt: skip
-            done = sf.run_lcg(ws, "search", "Ada Lovelace program", kind, "--json")
-        finally:
-            sf.stop_serve(proc, sock)
+    done = lcg_main(served, "search", "Ada Lovelace program", kind, "--json")
     assert done.returncode == 0, done.stderr
     hits = json.loads(done.stdout)
     assert isinstance(hits, list) and hits, done.stdout
