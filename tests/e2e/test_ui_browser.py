@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
@@ -410,3 +412,21 @@ def test_quality_says_none_yet_then_shows_the_latest_eval_report(
     assert "scripted" in body
     assert "mrr" in body.lower()
     assert page.locator("svg").count() >= 1
+
+
+# ---- the browser itself -------------------------------------------------------------------------
+
+
+def test_the_browser_is_the_system_chromium(browser: Any) -> None:
+    said = subprocess.run(
+        [uf.chromium(), "--version"], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert browser.version in said.stdout, (browser.version, said.stdout)
+
+
+def test_no_chromium_fails_naming_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(AssertionError, match="apt-get install -y --no-install-recommends chromium"):
+        uf.chromium()
