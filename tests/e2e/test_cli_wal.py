@@ -1,4 +1,6 @@
-"""The real ``lcg`` console script on a temporary workspace: wal ls/tail/verify, mark."""
+"""``lcg`` on a temporary workspace: wal ls/tail/verify, mark. The real console script for
+``--version`` and ``wal tail --follow`` (a process stopped with Ctrl-C); every other case in
+this process through ``lcg.cli.main.main``."""
 
 from __future__ import annotations
 
@@ -26,20 +28,9 @@ LCG = Path(sys.executable).with_name("lcg")
 FIXTURES = REPO / "wal-fixtures"
 
 
-def lcg(ws: Path, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
-    """Run ``lcg -C ws ARGS`` and return the finished process (exit status checked)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LCG_")}
-    env["LCG_TELEMETRY"] = "off"
-    done = subprocess.run(
-        [str(LCG), "-C", str(ws), *args], capture_output=True, text=True, env=env, timeout=60
-    )
-    if check is not None:
-        assert done.returncode == check, (done.returncode, done.stdout, done.stderr)
-    return done
-
-
 class InProcess:
-    """``lcg`` called in this process (fast) for the cases that need no real console script."""
+    """``lcg`` called in this process (fast) for the cases that need no real console script:
+    every case but ``--version`` and ``wal tail --follow`` (ADR 0222)."""
 
     def __init__(self, capsys: pytest.CaptureFixture[str]) -> None:
         self.capsys = capsys
@@ -87,12 +78,12 @@ def test_console_script_is_installed() -> None:
     )
 
 
-def test_wal_ls(ws: Path) -> None:
-    out = lcg(ws, "wal", "ls").stdout.splitlines()
+def test_wal_ls(ws: Path, inproc: InProcess) -> None:
+    out = inproc(ws, "wal", "ls")[0].splitlines()
     assert out[0].split() == ["GROUP", "MIN_SEQ", "MAX_SEQ", "GENERATION", "FILES", "BYTES"]
     assert out[1].split()[:3] == ["liminis", "0", "6"] and out[1].split()[4] == "3"
     assert out[2].startswith("team a ")
-    rows = json.loads(lcg(ws, "wal", "ls", "--json").stdout)
+    rows = json.loads(inproc(ws, "wal", "ls", "--json")[0])
     assert [(r["group_id"], r["directory"], r["max_seq"], r["files"]) for r in rows] == [
         ("liminis", "liminis", 6, 3),
         ("team a", "team%20a", 1, 1),
@@ -111,7 +102,7 @@ def test_wal_ls_on_an_empty_workspace(tmp_path: Path, inproc: InProcess) -> None
 
 
 def test_wal_tail(ws: Path, inproc: InProcess) -> None:
-    lines = lcg(ws, "wal", "tail", "-n", "2").stdout.splitlines()
+    lines = inproc(ws, "wal", "tail", "-n", "2")[0].splitlines()
     assert [json.loads(x)["seq"] for x in lines] == [5, 6]
     assert json.loads(lines[0])["type"] == "EpisodeAdded"
     every = inproc(ws, "wal", "tail", "--group", "team a", "-n", "50")[0].splitlines()
@@ -159,11 +150,11 @@ def test_wal_tail_follow_prints_new_lines_until_ctrl_c(ws: Path) -> None:
                 pipe.close()
 
 
-def test_wal_verify_ok(ws: Path) -> None:
-    out = lcg(ws, "wal", "verify").stdout
+def test_wal_verify_ok(ws: Path, inproc: InProcess) -> None:
+    out = inproc(ws, "wal", "verify")[0]
     assert "liminis: ok - 7 events (seq 0..6), 3 file(s)" in out
     assert "team a: ok - 2 events (seq 0..1)" in out
-    results = json.loads(lcg(ws, "wal", "verify", "--json").stdout)
+    results = json.loads(inproc(ws, "wal", "verify", "--json")[0])
     assert [(r["group_id"], r["ok"], r["events"], r["defects"]) for r in results] == [
         ("liminis", True, 7, []),
         ("team a", True, 2, []),
@@ -214,15 +205,15 @@ def test_percent_encoded_group_from_the_fixture(tmp_path: Path, inproc: InProces
     ws = _fixture_workspace(tmp_path, "percent-encoded-group")
     (row,) = json.loads(inproc(ws, "wal", "ls", "--json")[0])
     assert (row["group_id"], row["directory"]) == ("team a/ß%", "team%20a%2F%C3%9F%25")
-    assert len(lcg(ws, "wal", "tail", "--group", "team a/ß%").stdout.splitlines()) == 2
+    assert len(inproc(ws, "wal", "tail", "--group", "team a/ß%")[0].splitlines()) == 2
 
 
-def test_marks_through_the_console_script(ws: Path) -> None:
-    out = lcg(ws, "mark", "create", "before").stdout
+def test_marks_as_a_person_reads_them(ws: Path, inproc: InProcess) -> None:
+    out = inproc(ws, "mark", "create", "before")[0]
     assert out.strip() == "created mark 'before' at seq 6 of group 'liminis'"
-    again = lcg(ws, "mark", "create", "before", check=1)
-    assert again.stderr.strip() == 'Error: mark "before" already exists'
-    table = lcg(ws, "mark", "list").stdout.splitlines()
+    again = inproc(ws, "mark", "create", "before", check=1)[1]
+    assert again.strip() == 'Error: mark "before" already exists'
+    table = inproc(ws, "mark", "list")[0].splitlines()
     assert table[0].split() == ["NAME", "SEQ", "REACHABLE", "GENERATION"]
     assert table[1].split()[:3] == ["before", "6", "yes"]
 
@@ -268,23 +259,17 @@ def test_mark_on_an_empty_stream_has_a_null_seq(tmp_path: Path, inproc: InProces
     assert "past the end" in inproc(ws, "mark", "create", "s3", "--seq", "0", check=1)[1]
 
 
-def test_errors_and_usage(ws: Path, inproc: InProcess) -> None:
-    missing = lcg(ws, "wal", "tail", "--group", "nope", check=1)
-    assert missing.stderr.startswith("Error: group 'nope' has no stream under ")
+def test_errors_and_usage(ws: Path, inproc: InProcess, monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = inproc(ws, "wal", "tail", "--group", "nope", check=1)[1]
+    assert missing.startswith("Error: group 'nope' has no stream under ")
     assert inproc(ws, check=2)[1].startswith("usage: lcg")
     assert inproc(ws, "wal", "verify", "--group", "nope", check=1)[1].startswith("Error: ")
     assert inproc(ws, "wal", check=2)[1].startswith("usage: lcg wal")
     assert "invalid choice" in inproc(ws, "wal", "bogus", check=2)[1]
     assert inproc(ws, "mark", "list", "--bogus", check=2)[1]
     # A bad setting is an LcgError too.
-    env_bad = subprocess.run(
-        [str(LCG), "-C", str(ws), "wal", "ls"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "LCG_WAL_FSYNC": "sometimes"},
-        timeout=60,
-    )
-    assert env_bad.returncode == 1 and env_bad.stderr.startswith("Error: LCG_WAL_FSYNC=")
+    monkeypatch.setenv("LCG_WAL_FSYNC", "sometimes")
+    assert inproc(ws, "wal", "ls", check=1)[1].startswith("Error: LCG_WAL_FSYNC=")
 
 
 @pytest.mark.parametrize(
