@@ -101,7 +101,7 @@ def _read(lines: list[str], max_nodes: int) -> dict[str, FlatValue]:
         if m is None:
             raise _NotFlat
         name, rest = m.group(1), (m.group(2) or "").rstrip(" ")
-        if name in out or _key_tag(name) != _STR:
+        if name in out or _resolve(name) != _STR:
             raise _NotFlat  # a repeated key, or one YAML reads as no text (``on``, ``null``)
         nodes += 2
         if not rest:
@@ -210,21 +210,21 @@ def _scalar(text: str, *, flow: bool) -> tuple[str, object]:
 
 #: The first characters some implicit resolver looks at; a plain scalar starting with any
 #: other is text (``Resolver.resolve`` then has no resolver to try).
-_RESOLVED_FIRST: Final = frozenset(k for k in Resolver.yaml_implicit_resolvers if k)
-_KEY_TAGS: dict[str, str] = {}
+_RESOLVED_FIRST: Final = (
+    frozenset(k for k in Resolver.yaml_implicit_resolvers if k)
+    if None not in Resolver.yaml_implicit_resolvers
+    else None  # a resolver for every first character: ask it always
+)
+#: Tags of short plain scalars already resolved (keys and values repeat across notes).
+_TAGS: dict[str, str] = {}
 
 
 def _resolve(text: str) -> str:
-    if text and text[0] not in _RESOLVED_FIRST and None not in Resolver.yaml_implicit_resolvers:
+    if text and _RESOLVED_FIRST is not None and text[0] not in _RESOLVED_FIRST:
         return _STR
-    return str(_RESOLVER.resolve(yaml.ScalarNode, text, (True, False)))  # type: ignore[no-untyped-call]
-
-
-def _key_tag(name: str) -> str:
-    """``_resolve`` of a key, remembered (a tree's notes use the same few keys)."""
-    tag = _KEY_TAGS.get(name)
+    tag = _TAGS.get(text)
     if tag is None:
-        tag = _resolve(name)
-        if len(_KEY_TAGS) < 4096:
-            _KEY_TAGS[name] = tag
+        tag = str(_RESOLVER.resolve(yaml.ScalarNode, text, (True, False)))  # type: ignore[no-untyped-call]
+        if len(text) <= 64 and len(_TAGS) < 4096:
+            _TAGS[text] = tag
     return tag

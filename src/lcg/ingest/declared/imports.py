@@ -104,13 +104,26 @@ def python_imports(path: str, text: str) -> list[ImportRef]:
     return [i for i in out if i.candidates]
 
 
+#: Statements already parsed (a tree's files repeat the same imports), while there is room.
+_PARSED: dict[str, list[ast.stmt]] = {}
+_PARSED_MAX = 4096
+_PARSED_LONGEST = 200
+
+
 def _parse(statement: str) -> list[ast.stmt]:
+    statement = statement.strip()
+    known = _PARSED.get(statement)
+    if known is not None:
+        return known
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes: not ours to show
-            return ast.parse(statement.strip()).body
+            body = ast.parse(statement).body
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-        return []
+        body = []
+    if len(statement) <= _PARSED_LONGEST and len(_PARSED) < _PARSED_MAX:
+        _PARSED[statement] = body  # nodes are only read, never changed
+    return body
 
 
 def _module_files(base: str, dotted: str, name: str | None) -> list[str]:

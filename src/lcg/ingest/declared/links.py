@@ -115,12 +115,18 @@ def _inline_destinations(text: str) -> list[str]:
 def normal_tag(word: str) -> str | None:
     """A tag as its ``Tag`` entity is named: ``#`` and the case-folded body, or ``None`` when
     it is no tag (empty, a character a tag cannot hold, digits only: ``#123``)."""
+    if word in _TAGS:
+        return _TAGS[word]
     body = word.strip().lstrip("#").strip("/")
-    if not body or not _TAG_BODY.fullmatch(body) or body.isdigit():
-        return None
-    if all(c.isdigit() or c in "/-" for c in body):
-        return None
-    return "#" + fold(body)
+    tag: str | None = None
+    if body and _TAG_BODY.fullmatch(body) and not all(c.isdigit() or c in "/-" for c in body):
+        tag = "#" + fold(body)
+    if len(word) <= 100 and len(_TAGS) < 4096:
+        _TAGS[word] = tag  # a tree uses the same few tags again and again
+    return tag
+
+
+_TAGS: dict[str, str | None] = {}
 
 
 def tags_in(prose: str) -> list[str]:
