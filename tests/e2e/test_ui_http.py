@@ -11,6 +11,7 @@ import http.client
 import json
 import re
 import signal
+import socket
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -184,6 +185,19 @@ def test_every_answer_carries_the_security_headers_and_no_cors(run: uf.UiRun) ->
     )
     assert answers[1].headers["content-type"].startswith("text/css")
     assert answers[2].headers["content-type"].startswith("text/javascript")
+
+
+def test_a_request_the_server_cannot_read_is_refused_with_the_headers(run: uf.UiRun) -> None:
+    with socket.create_connection(("127.0.0.1", run.port), timeout=120) as raw:
+        # A header line longer than the stdlib reads (64 KiB): refused before any view runs.
+        raw.sendall(b"GET / HTTP/1.1\r\nX-Long: " + b"a" * 70_000 + b"\r\n\r\n")
+        got = b""
+        while chunk := raw.recv(65536):
+            got += chunk
+    head = got.split(b"\r\n\r\n", 1)[0].decode()
+    assert head.startswith("HTTP/1.1 431"), head
+    assert f"Content-Security-Policy: {CSP}" in head.splitlines()
+    assert "X-Content-Type-Options: nosniff" in head.splitlines()
 
 
 def test_only_get_and_head_are_answered(run: uf.UiRun) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
+from lcg.errors import LcgError
 from lcg.ui.health import health_data, state_badge
 from lcg.ui.html import Html, el, href
 from lcg.ui.site import Answer, Query, Site, html_answer
@@ -39,9 +40,13 @@ def _groups_table(status: dict[str, Any], chunks: dict[str, int]) -> Html:
 
 def home(site: Site, q: Query) -> Answer:
     """``/``."""
+    unavailable = ""
     with ThreadPoolExecutor(max_workers=2) as pool:
         health_future = pool.submit(health_data, site)
-        sources = list_sources(site, None)
+        try:
+            sources = list_sources(site, None)
+        except LcgError as exc:  # a degraded service still says its state and counts
+            sources, unavailable = [], f"sources unavailable: {exc}"
         recent = sorted(sources, key=lambda s: s.synced_at or "", reverse=True)[:RECENT_SOURCES]
         groups = sorted({s.group_id for s in recent})
         by_group = dict(
@@ -86,6 +91,7 @@ def home(site: Site, q: Query) -> Answer:
         el("h2", "Groups"),
         _groups_table(status, chunks),
         el("h2", "Recently synced sources"),
+        el("p", unavailable, id="sources-unavailable") if unavailable else "",
         el("ul", *items, id="recent-sources")
         if items
         else el("p", "no sources yet: `lcg ingest PATH` adds one", id="recent-sources"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import traceback
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -134,7 +135,18 @@ class _Handler(BaseHTTPRequestHandler):
             answer = self.server.answer(parts.path, query)
         except (LcgError, OSError) as exc:
             answer = _failure(exc)
+        except Exception:  # noqa: BLE001 - a fault of a view: said on stderr, not to the page
+            traceback.print_exc(file=sys.stderr)
+            answer = html_answer("Error", el("h1", "Error"), el("p", "the page failed"), status=500)
         self._send(answer, [])
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """A request the stdlib could not read (a bad request line, a header too long): the
+        refusal carries the security headers as every other answer."""
+        self.close_connection = True
+        title = message or self.responses.get(code, ("Error",))[0]
+        page = html_answer(title, el("h1", title), status=code)
+        self._send(page, [("Connection", "close")])
 
     def _send(self, answer: Answer, extra: list[tuple[str, str]]) -> None:
         self.send_response(answer.status)
