@@ -416,6 +416,13 @@ def test_a_hostile_file_name_and_heading_are_shown_as_text(run: uf.UiRun) -> Non
     found = Found(views[2])
     assert found.by_id("file-name")[2] == HOSTILE_FILE
     assert any("<img src=x onerror=alert(2)> heading" in t for _, t in found.classed("heading"))
+    doc = run.client.call("knowledge_get_document", {"file": HOSTILE_FILE, "group_id": uf.GROUP})
+    (node,) = doc["nodes"]
+    assert "<" in node["name"], node["name"]  # the document is named by its markup heading
+    entity_page = page(run, f"/entity/{node['uuid']}?group={uf.GROUP}").text
+    assert Found(entity_page).by_id("entity-name")[2] == node["name"]
+    assert "<img src=x" not in entity_page and "<script>alert" not in entity_page
+    views.append(entity_page)
     # The only scripts of any page are its own files.
     for text in views:
         scripts = re.findall(r"<script\b[^>]*>", text)
