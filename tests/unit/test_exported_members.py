@@ -20,6 +20,7 @@ PACKAGES = [
     "lcg.extract",
     "lcg.extract.extractor",
     "lcg.rpc",
+    "lcg.client",
     "lcg.eval",
     "lcg.cli",
 ]

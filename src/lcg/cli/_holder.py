@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, TypeVar
 from lcg import telemetry
 from lcg.cli._service import ProgressBar, live_client, wait_serving
 from lcg.cli._terminal import safe
+from lcg.client import Client, TransportError
 from lcg.config import Config
 from lcg.errors import LcgError, StreamLockedError
 from lcg.events import LCG_DIR
-from lcg.rpc import Client, TransportError
 
 if TYPE_CHECKING:
     from lcg.rpc import Server

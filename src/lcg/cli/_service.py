@@ -14,9 +14,9 @@ import msgspec
 
 from lcg import telemetry
 from lcg.cli._terminal import json_safe, safe
+from lcg.client import Client
 from lcg.config import Config, require_workspace
 from lcg.errors import ConfigError, DegradedError
-from lcg.rpc import Client
 
 if TYPE_CHECKING:
     from lcg.projections import ReplayProgress

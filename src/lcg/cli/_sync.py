@@ -1,7 +1,8 @@
 """How ``lcg ingest`` and ``lcg watch`` reach a workspace, and how they report a sync.
 
-Always through a service (``ServiceBackend``, the ``knowledge_source_manifest`` /
-``knowledge_sync_chunks`` methods): the one answering on the workspace socket, or one the
+Always through a service (``lcg.cli._backend.ServiceBackend``, the
+``knowledge_source_manifest`` / ``knowledge_sync_chunks`` methods, imported when a sync
+starts: the command's parser stays light): the one answering on the workspace socket, or one the
 command serves itself while it runs (``lcg.cli._holder``, ADR 0199), so ``lcg search`` and
 ``lcg status`` answer during a long first ingest.
 """
@@ -11,105 +12,31 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
-
-import msgspec
+from typing import TYPE_CHECKING, TypeVar
 
 from lcg.cli._service import ProgressBar
+from lcg.client import Client
 from lcg.config import Config
-from lcg.ingest import (
-    ChunkIn,
-    DeclaredStructure,
-    DeclareResult,
-    RemovalIn,
-    RemovedSource,
-    ResolvedSource,
-    SourceKind,
-    SourceStatus,
-    StoredChunk,
-    SyncBackend,
-    SyncChunksResult,
-    SyncProgress,
-    SyncReport,
-    TreeScope,
-)
-from lcg.rpc import Client
+
+if TYPE_CHECKING:
+    from lcg.ingest import SyncBackend, SyncProgress, SyncReport
 
 __all__ = [
-    "ServiceBackend",
     "SyncBar",
     "open_backend",
-    "with_backend",
+    "service_backend",
     "summary_line",
+    "with_backend",
 ]
 
-_to_builtins = msgspec.to_builtins
 T = TypeVar("T")
 
 
-class ServiceBackend:
-    """A sync through the running service."""
+def service_backend(client: Client) -> SyncBackend:
+    """A sync through the service ``client`` talks to (``lcg.cli._backend``, imported now)."""
+    from lcg.cli._backend import ServiceBackend
 
-    def __init__(self, client: Client) -> None:
-        self.client = client
-
-    def manifest(self, group_id: str, scope: TreeScope) -> list[StoredChunk]:
-        """The group's chunks of the tree."""
-        result = self.client.call(
-            "knowledge_source_manifest", {"prefix": scope.prefix, "group_id": group_id}
-        )
-        return msgspec.convert(result["chunks"], list[StoredChunk])
-
-    def sync(
-        self, group_id: str, adds: list[ChunkIn], removals: list[RemovalIn]
-    ) -> SyncChunksResult:
-        """Record one batch."""
-        result = self.client.call(
-            "knowledge_sync_chunks",
-            {"group_id": group_id, "add": _to_builtins(adds), "remove": _to_builtins(removals)},
-        )
-        return msgspec.convert(result, SyncChunksResult)
-
-    def resolve(
-        self, group_id: str, root: str, kind: SourceKind, *, create: bool, touch: bool = False
-    ) -> ResolvedSource:
-        """The source ``root`` belongs to (registered by the service when new and ``create``)."""
-        params = {"group_id": group_id, "root": root, "kind": kind, "create": create}
-        result = self.client.call("knowledge_source_register", {**params, "touch": touch})
-        return msgspec.convert(result, ResolvedSource)
-
-    def sources(self, group_ids: list[str] | None) -> list[SourceStatus]:
-        """The sources of the groups (``None``: every group) and what each holds."""
-        result = self.client.call("knowledge_sources", {"group_ids": group_ids})
-        return msgspec.convert(result["sources"], list[SourceStatus])
-
-    def remove(self, group_id: str, prefix: str) -> RemovedSource:
-        """Remove the source served under ``prefix``: its episodes, then its registration."""
-        result = self.client.call(
-            "knowledge_source_remove", {"group_id": group_id, "prefix": prefix}
-        )
-        return msgspec.convert(result, RemovedSource)
-
-    def declare(self, group_id: str, root: str, structure: DeclaredStructure) -> DeclareResult:
-        """Make the source's declared structure match ``structure`` (ADR 0203). The unresolved
-        links stay here (the service needs none), and empty fields are left out: a tree's
-        structure is one request."""
-        sent = msgspec.structs.replace(structure, unresolved=[])
-        result = self.client.call(
-            "knowledge_declare_structure",
-            {"group_id": group_id, "root": root, "structure": _compact(_to_builtins(sent))},
-        )
-        return msgspec.convert(result, DeclareResult)
-
-
-def _compact(value: object) -> object:
-    """``value`` without the keys whose value is empty (``None``, ``[]``, ``{}``): the
-    service's decoder gives each its default again."""
-    if isinstance(value, dict):
-        return {k: _compact(v) for k, v in value.items() if v is not None and v != [] and v != {}}
-    if isinstance(value, list):
-        return [_compact(v) for v in value]
-    return value
+    return ServiceBackend(client)
 
 
 @contextmanager
@@ -120,8 +47,7 @@ def open_backend(config: Config, *, silent: bool = False) -> Iterator[tuple[Sync
     from lcg.cli._holder import service
 
     with service(config, "ingest", quiet=silent) as (client, how):
-        backend: SyncBackend = ServiceBackend(client)
-        yield backend, how
+        yield service_backend(client), how
 
 
 def with_backend(
@@ -134,8 +60,7 @@ def with_backend(
     from lcg.cli._holder import through_service
 
     def on_client(client: Client, how: str) -> T:
-        backend: SyncBackend = ServiceBackend(client)
-        return work(backend, how)
+        return work(service_backend(client), how)
 
     return through_service(config, "ingest", on_client, quiet=silent)
 

@@ -24,13 +24,12 @@ from typing import Any
 
 from lcg.cli._demo_corpus import CORPUS_FILE, read_articles, write_corpus
 from lcg.cli._service import ProgressBar, live_client
-from lcg.cli._sync import ServiceBackend, SyncBar, summary_line
+from lcg.cli._sync import SyncBar, service_backend, summary_line
 from lcg.cli._terminal import safe
 from lcg.cli.search import entity_line, fact_line
+from lcg.client import Client, TransportError
 from lcg.config import Config
 from lcg.errors import LcgError
-from lcg.ingest import sync_tree
-from lcg.rpc import Client, TransportError
 
 __all__ = ["main", "register"]
 
@@ -308,10 +307,12 @@ def run(workspace: Path, data: str | None, limit: int | None, silent: bool) -> i
         f"written, {written.unchanged} unchanged, {written.removed} removed)"
     )
     print(f"$ {lcg} -C {workspace} ingest {folder} --group {GROUP} --no-commits")
+    from lcg.ingest import sync_tree
+
     bar = SyncBar(f"ingesting {CORPUS_FOLDER}", silent=silent)
     try:
         # The code `lcg ingest` runs: chunks, then the declared pass (documents, links).
-        report = sync_tree(ServiceBackend(client), folder, GROUP, progress=bar, commits=None)
+        report = sync_tree(service_backend(client), folder, GROUP, progress=bar, commits=None)
     finally:
         bar.done()
     print(safe(summary_line(report)))

@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lcg.cli._common import config_from
 from lcg.cli._holder import alone
 from lcg.cli._service import ProgressBar, print_json, show_replay
 from lcg.cli._terminal import safe
 from lcg.errors import LcgError
-from lcg.ingest import ImportResult
+
+if TYPE_CHECKING:
+    from lcg.ingest import ImportResult
 
 __all__ = ["register"]
 

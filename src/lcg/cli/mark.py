@@ -19,7 +19,6 @@ from lcg.cli._common import (
 from lcg.cli._holder import alone
 from lcg.errors import LcgError, MarkError
 from lcg.events import LCG_DIR
-from lcg.workspace import create_stream_mark, delete_group_mark, group_marks, writing_offline
 
 __all__ = ["CreatedMark", "register"]
 
@@ -44,6 +43,8 @@ def _in_cli_words(exc: LcgError) -> MarkError:
 
 
 def _create(args: argparse.Namespace) -> int:
+    from lcg.workspace import create_stream_mark, writing_offline
+
     config = config_from(args, existing=True)
     group_dir(config, args.group)  # refuses a group with no stream, naming the ones there are
     with alone(config, "mark") as client:
@@ -85,6 +86,8 @@ def _create(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from lcg.workspace import group_marks
+
     config = config_from(args, existing=True)
     group_dir(config, args.group)
     marks = group_marks(config, args.group)
@@ -99,6 +102,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
+    from lcg.workspace import delete_group_mark, writing_offline
+
     config = config_from(args, existing=True)
     group_dir(config, args.group)
     try:

@@ -20,7 +20,6 @@ from lcg.cli._terminal import safe
 from lcg.config import Config
 from lcg.errors import LcgError
 from lcg.events import DEFAULT_GROUP, ReadReport, StreamReader, effective_generation
-from lcg.projections import ReplayProgress
 
 __all__ = ["register"]
 
@@ -71,6 +70,8 @@ def _summary(result: dict[str, Any]) -> str:
 
 def _show_frame(bar: ProgressBar, frame: dict[str, Any]) -> None:
     """Draw a progress frame of the service like a local report (other frames are skipped)."""
+    from lcg.projections import ReplayProgress
+
     try:
         report = msgspec.convert(frame, ReplayProgress)
     except msgspec.ValidationError:

@@ -19,7 +19,6 @@ from lcg.cli._common import add_command, config_from, emit_json
 from lcg.cli._holder import service
 from lcg.cli._terminal import safe
 from lcg.events import attributes_of
-from lcg.ingest import heading_of
 
 __all__ = ["Hit", "entity_line", "fact_line", "hit_of", "register", "snippet"]
 
@@ -60,6 +59,8 @@ class Hit(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 def hit_of(row: dict[str, Any]) -> Hit:
     """A passage row (``knowledge_search_passages``) as a hit."""
+    from lcg.ingest import heading_of
+
     name = str(row.get("name", ""))
     description = str(row.get("source_description", ""))
     source_file = description[: -len(name) - 1] if description.endswith(":" + name) else ""
@@ -144,6 +145,8 @@ def _terms(query: str) -> list[str]:
 def snippet(text: str, query: str, *, width: int = 220, mark: bool = False) -> str:
     """About ``width`` characters of ``text`` around its first query word, on one line, its
     control characters escaped (``safe``); with ``mark``, the query words in bold yellow (ANSI)."""
+    from lcg.ingest import heading_of
+
     body = text.partition("\n\n")[2] if heading_of(text) else text
     # Escaped before the marks are added: the only escape sequences printed are our own.
     flat = safe(" ".join(body.split()))

@@ -12,12 +12,15 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lcg.cli._common import add_command, add_group_option, config_from, emit_json, format_table
 from lcg.cli._sync import open_backend
 from lcg.cli._terminal import safe
 from lcg.errors import ConfigError
-from lcg.ingest import SourceStatus, SyncBackend
+
+if TYPE_CHECKING:
+    from lcg.ingest import SourceStatus, SyncBackend
 
 __all__ = ["match_source", "register"]
 

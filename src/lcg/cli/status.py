@@ -11,7 +11,7 @@ from lcg.cli._common import config_from, format_table
 from lcg.cli._holder import claim
 from lcg.cli._service import open_direct, print_json
 from lcg.cli._terminal import safe
-from lcg.rpc import Client
+from lcg.client import Client
 
 __all__ = ["register"]
 

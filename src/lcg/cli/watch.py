@@ -22,27 +22,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from lcg.cli._common import add_command, config_from
 from lcg.cli._holder import claim, take_for_process
 from lcg.cli._service import wait_serving
-from lcg.cli._sync import ServiceBackend, summary_line
+from lcg.cli._sync import service_backend, summary_line
 from lcg.cli._terminal import stamped
 from lcg.cli.ingest import add_commit_options, check_roots, commit_window, held_line
+from lcg.client import Client, TransportError
 from lcg.config import Config
 from lcg.errors import LcgError, StreamLockedError
 from lcg.events import DEFAULT_GROUP, LCG_DIR
-from lcg.ingest import (
-    DEFAULT_WINDOW,
-    CommitWindow,
-    DeclareResult,
-    ScanCache,
-    SyncReport,
-    history_dir,
-    sync_tree,
-)
-from lcg.rpc import Client, ComponentProblems, TransportError
-from lcg.workspace import watching
+from lcg.ingest import DEFAULT_WINDOW, history_dir
+
+if TYPE_CHECKING:
+    from lcg.ingest import CommitWindow, DeclareResult, ScanCache, SyncBackend, SyncReport
+    from lcg.rpc import ComponentProblems
 
 __all__ = ["WATCHER", "Watcher", "backoff", "register", "start_watching"]
 
@@ -150,7 +146,7 @@ class Watcher:
         self._announced = False
         self._reported: str | None = None
 
-    def _backend(self) -> ServiceBackend:
+    def _backend(self) -> SyncBackend:
         """A backend on a ready service, waiting (until stopped) for one to answer."""
         waited = False
         while self._client is None:
@@ -173,7 +169,7 @@ class Watcher:
                     waited = True
                 if self.stop.wait(0.5):
                     raise _Stopped from None
-        return ServiceBackend(self._client)
+        return service_backend(self._client)
 
     def sync(self, roots: list[Path], *, always_say: bool = False) -> None:
         """Sync ``roots``; after the service went away, every tree once it is back.
@@ -181,6 +177,8 @@ class Watcher:
         A tree whose sync raises is recorded in ``failing`` and left until its retry is due
         (``retry_due``); a tree already failing is passed over until then.
         """
+        from lcg.ingest import sync_tree
+
         pending = list(roots)
         while pending and not self.stop.is_set():
             root = pending.pop(0)
@@ -570,6 +568,8 @@ def _run(args: argparse.Namespace) -> int:
     window = commit_window(args)
     # ADR 0199: through the service that answers, else hold the workspace and serve it here.
     got = claim(config, "watch", take=lambda: take_for_process(config))
+    from lcg.workspace import watching
+
     # Listed by `lcg sources` as watched for as long as this process runs (ADR 0207).
     with watching(config.workspace / LCG_DIR, roots, args.group):
         if isinstance(got, Client):

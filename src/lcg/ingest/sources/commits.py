@@ -36,6 +36,7 @@ import msgspec
 from lcg import timestamps
 from lcg.ingest.declared.model import DeclaredMention
 from lcg.ingest.sources.gitread import GitRepository
+from lcg.ingest.sources.history import DEFAULT_COMMITS, DEFAULT_WINDOW, CommitWindow, history_dir
 from lcg.ingest.sources.store import ChunkIn
 from lcg.ingest.sources.tree import StoredChunk, TreeScope
 
@@ -62,8 +63,6 @@ __all__ = [
 
 #: The source file a tree's commits are served as, inside its label: ``notes/.git/commits``.
 COMMITS_FILE = ".git/commits"
-#: Commits held per tree when no bound is given.
-DEFAULT_COMMITS = 1000
 #: The longest commit message kept in a chunk, in characters (the rest is cut, marked ``…``).
 MAX_MESSAGE_CHARS = 2000
 #: The most touched files a chunk's ``Files:`` line names (then ``and N more``).
@@ -71,18 +70,6 @@ MAX_FILES_LISTED = 40
 #: Walks remembered (by repository, ``HEAD``, folder and window): a watcher's every save
 #: re-reads ``HEAD`` only, not the history.
 _CACHED_WALKS = 16
-
-
-class CommitWindow(msgspec.Struct, frozen=True, kw_only=True):
-    """Which commits a tree holds: at most ``limit``, newest first, committed since ``since``."""
-
-    limit: int = DEFAULT_COMMITS
-    #: Only commits whose committer time is at or after this (aware) time.
-    since: datetime | None = None
-
-
-#: The window of a sync given none: the last ``DEFAULT_COMMITS`` commits.
-DEFAULT_WINDOW = CommitWindow()
 
 
 class TreeCommit(msgspec.Struct, frozen=True, kw_only=True):
@@ -172,16 +159,6 @@ def read_commits(root: Path, window: CommitWindow) -> CommitLog:
                 _walks.clear()
             _walks[key] = log
     return log
-
-
-def history_dir(root: Path) -> Path | None:
-    """The git directory of the work tree holding ``root`` when ``gitread`` reads it: a
-    commit changes its ``HEAD``, ``refs``, ``packed-refs`` or ``logs``."""
-    repo = GitRepository.open(root)
-    if repo is None:
-        return None
-    with repo:
-        return repo.gitdir
 
 
 def _walk(repo: GitRepository, rel: str, window: CommitWindow) -> CommitLog:
