@@ -56,8 +56,12 @@ def wiki_targets(prose: str) -> list[str]:
 def markdown_targets(prose: str, source: str) -> list[str]:
     """Tree-relative paths of the inline links and reference definitions in ``prose``, in
     order, for a file at ``source``: links out of the tree, to URLs and to fragments dropped."""
-    raw = _inline_destinations(_WIKI.sub(lambda m: " " * len(m.group()), prose))
-    raw.extend(m.group(2) for m in _DEFINITION.finditer(prose) if m.group(1)[:1] != "^")
+    # Each scan only where its marks are: a search from ``^`` under MULTILINE is tried at
+    # every position of the text, a ``find`` of its mark is not.
+    unwiki = _WIKI.sub(lambda m: " " * len(m.group()), prose) if "[[" in prose else prose
+    raw = _inline_destinations(unwiki) if "](" in prose else []
+    if "]:" in prose:
+        raw.extend(m.group(2) for m in _DEFINITION.finditer(prose) if m.group(1)[:1] != "^")
     out: list[str] = []
     for dest in raw:
         path = tree_path(dest, source)

@@ -80,6 +80,15 @@ class _Index:
         self.folded: dict[str, list[str]] = {}
         self.endings: dict[str, list[str]] = {}
         self.names: list[dict[str, list[str]]] = [{}, {}, {}, {}]  # id, title, alias, stem
+        # A path as written, or with a Markdown suffix added (the first suffix that fits).
+        self.exact = {p: p for p in self.paths}
+        for suffix in MARKDOWN_SUFFIXES:
+            for path in self.paths:
+                if path.endswith(suffix):
+                    self.exact.setdefault(path[: -len(suffix)], path)
+        #: What each (kind, target, folder) resolved to: a reference's answer depends on the
+        #: folder it is written in, not on the file (a hub note is linked from many).
+        self.memo: dict[tuple[str, str, str], str | None] = {}
         for f in files:
             bare = _without_suffix(f.path)
             for key in (f.path, bare):
@@ -100,12 +109,7 @@ class _Index:
                     table.setdefault(key, []).append(f.path)
 
     def by_path(self, path: str) -> str | None:
-        if path in self.paths:
-            return path
-        for suffix in MARKDOWN_SUFFIXES:
-            if path + suffix in self.paths:
-                return path + suffix
-        return None
+        return self.exact.get(path)
 
     def by_folded_path(self, path: str, source: str) -> str | None:
         found = self.folded.get(fold(path))
@@ -125,6 +129,14 @@ class _Index:
 
     def resolve(self, ref: LinkRef, source: str) -> str | None:
         """The path of the file ``ref`` (written in ``source``) names, or ``None``."""
+        key = (ref.kind, ref.target, source[: source.rfind("/") + 1])
+        if key in self.memo:
+            return self.memo[key]
+        found = self._resolve(ref, source)
+        self.memo[key] = found
+        return found
+
+    def _resolve(self, ref: LinkRef, source: str) -> str | None:
         target = ref.target.strip()
         if not target:
             return None
