@@ -7,6 +7,7 @@ This package imports nothing of lcg's but the leaf modules ``lcg.errors``, ``lcg
 from __future__ import annotations
 
 from lcg.events.bounds import Bounds, read_bounds
+from lcg.events.chunks import chunk_description, chunk_file
 from lcg.events.codec import (
     Decoded,
     admit,
@@ -239,6 +240,8 @@ __all__ = [
     "attributes_of",
     "check_real_dir",
     "check_streams",
+    "chunk_description",
+    "chunk_file",
     "create_mark",
     "decode_group",
     "decode_line",

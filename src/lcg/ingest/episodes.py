@@ -18,7 +18,7 @@ import msgspec
 
 from lcg import telemetry, timestamps
 from lcg.errors import InvalidParamsError
-from lcg.events import DroppedEdge, EpisodeAdded, EpisodesDeleted, Event
+from lcg.events import DroppedEdge, EpisodeAdded, EpisodesDeleted, Event, chunk_description
 from lcg.ingest._common import new_uuid, parse_timestamp
 from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace
@@ -232,7 +232,7 @@ def process_chunk(
         name=chunk_id,
         content=chunk_text,
         source="text",
-        source_description=f"{source_file}:{chunk_id}",
+        source_description=chunk_description(source_file, chunk_id),
         reference_time=when,
         replaces_chunk=True,
     )

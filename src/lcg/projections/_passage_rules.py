@@ -20,6 +20,7 @@ from typing import Final
 import msgspec
 import numpy as np
 
+from lcg.events import chunk_file
 from lcg.projections._when import parse_time
 from lcg.projections.graph.rows import EpisodeRow
 
@@ -38,9 +39,7 @@ def is_file_chunk(name: str, source_description: str) -> bool:
     ``<source file>:<name>``; a conversation's episodes, a client's own chunk ids and
     ``knowledge_add_episode`` texts are not.
     """
-    if not source_description.endswith(":" + name):
-        return False
-    source = source_description[: -len(name) - 1]
+    source = chunk_file(name, source_description)
     if not source or not name.startswith(source + "#"):
         return False
     return _FILE_CHUNK.fullmatch(name, len(source)) is not None

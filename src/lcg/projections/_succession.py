@@ -37,7 +37,7 @@ from typing import Any, Final, TypeVar
 import msgspec
 
 from lcg.errors import ProjectionError
-from lcg.events import attributes_of
+from lcg.events import attributes_of, chunk_file
 from lcg.projections._passage_rules import PassageRow
 from lcg.projections.fanout import GroupFailures
 from lcg.projections.graph import GraphProjection
@@ -293,9 +293,7 @@ def facts_first(
 
 def _passage_file(row: PassageRow) -> str:
     """The source a passage's episode names (``<label>/<path>`` for a file's chunk)."""
-    suffix = f":{row.name}"
-    desc = row.source_description
-    return desc[: -len(suffix)] if desc.endswith(suffix) else desc
+    return chunk_file(row.name, row.source_description) or row.source_description
 
 
 def passages_after(rows: list[PassageRow], succession: Succession) -> list[PassageRow]:

@@ -46,6 +46,7 @@ from lcg.events import (
     SourceRemoved,
     StructureDeclared,
     attributes_of,
+    chunk_file,
 )
 
 __all__ = [
@@ -200,9 +201,7 @@ def source_of(name: str, source_description: str) -> str | None:
     Episodes added without a source file (``knowledge_add_episode``) have none: each is its
     own source for search.
     """
-    if not name or not source_description.endswith(":" + name):
-        return None
-    return source_description[: -len(name) - 1] or None
+    return chunk_file(name, source_description)
 
 
 def derive_ops(event: Event) -> list[Op]:

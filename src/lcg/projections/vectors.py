@@ -11,8 +11,9 @@ On disk, under ``root`` (``<workspace>/.lcg/vectors``), each group has a directo
 that names them together with the group's applied ``(seq, generation)``, the embedder's
 ``model_id`` and ``dim``. A crash at any point leaves the previous meta and the files it
 names intact; files no meta names are swept on the next save or load. A snapshot made by
-another embedder (``model_id`` or ``dim``) is deleted on load and its group listed in
-``discarded_groups``, so the projector replays it.
+another embedder (``model_id`` or ``dim``), or under other rules of which rows are embedded
+(``ops.VECTOR_RULES``), is deleted on load and its group listed in ``discarded_groups``, so
+the projector replays it.
 
 Checksums (ADR 0155): the meta is sealed with a CRC-32 (``lcg.projections._checksum``) and
 records each field file's CRC-32 and size, all checked on load. A group whose snapshot is
@@ -54,7 +55,7 @@ from lcg.projections._hnsw import EXACT_BELOW, FieldIndex, FieldMeta
 from lcg.projections._snapshots import SnapshotBook
 from lcg.projections.base import Batch, Capabilities
 from lcg.projections.embedding import VectorBacklog
-from lcg.projections.ops import VECTOR_FIELDS, ClearGroup, Delete, Op, Upsert
+from lcg.projections.ops import VECTOR_FIELDS, VECTOR_RULES, ClearGroup, Delete, Op, Upsert
 
 __all__ = ["FIELDS", "META_FILE", "VectorProjection", "snapshot_identities"]
 
@@ -82,6 +83,8 @@ class _GroupMeta(msgspec.Struct, frozen=True, kw_only=True):
     generation: str | None
     version: int
     fields: dict[str, FieldMeta]
+    #: The ``ops.VECTOR_RULES`` the vectors were made under ("" before ADR 0223).
+    rules: str = ""
 
 
 _ENCODER: Final = msgspec.msgpack.Encoder()
@@ -213,6 +216,11 @@ class VectorProjection:
                 self.foreign_groups[group_id] = (meta.model_id, meta.dim, meta.seq, meta.generation)
             else:
                 self._book.discard(group_id, partial(remove_tree, directory))
+            return None
+        if meta.rules != VECTOR_RULES:
+            # Made when other rows were embedded (ADR 0223): rebuilt from the stream, its
+            # texts mostly from the embedding cache.
+            self._book.discard(group_id, partial(remove_tree, directory))
             return None
         unknown = set(meta.fields) - set(FIELDS)
         if unknown:
@@ -508,6 +516,7 @@ class VectorProjection:
             generation=group.generation,
             version=version,
             fields=metas,
+            rules=VECTOR_RULES,
         )
         atomic_write(directory / META_FILE, encode_sealed(_ENCODER, meta))
         if created:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from lcg.events import attributes_of
+from lcg.events import attributes_of, chunk_file
 from lcg.ingest import heading_of
 from lcg.ui.html import Html, el, href, marked, query_terms
 from lcg.ui.site import Answer, Query, Site, html_answer
@@ -28,11 +28,7 @@ def attributes(row: dict[str, Any]) -> dict[str, Any]:
 
 def passage_file(row: dict[str, Any]) -> str:
     """The file a passage is a chunk of (its ``source_description`` is ``<file>:<chunk id>``)."""
-    name = str(row.get("name", ""))
-    description = str(row.get("source_description", ""))
-    if description.endswith(":" + name):
-        return description[: -len(name) - 1]
-    return ""
+    return chunk_file(str(row.get("name", "")), str(row.get("source_description", ""))) or ""
 
 
 def entity_link(row: dict[str, Any], group: str | None = None) -> Html:

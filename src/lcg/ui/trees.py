@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
+from lcg.events import chunk_file
 from lcg.ingest import SourceStatus, StoredChunk
 from lcg.ui.html import Html, el, href
 from lcg.ui.site import Site
@@ -59,9 +60,9 @@ def recent_files(site: Site, group: str, last_n: int) -> list[str]:
     got = site.reads.call("knowledge_get_episodes", {"group_id": group, "last_n": last_n})
     files: dict[str, None] = {}
     for row in got["episodes"]:
-        name, description = str(row.get("name", "")), str(row.get("source_description", ""))
-        if description.endswith(":" + name):
-            files.setdefault(description[: -len(name) - 1], None)
+        path = chunk_file(str(row.get("name", "")), str(row.get("source_description", "")))
+        if path:
+            files.setdefault(path, None)
     return list(files)
 
 

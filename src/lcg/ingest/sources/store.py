@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from lcg.errors import InvalidParamsError
-from lcg.events import EpisodeAdded, EpisodesDeleted, Event
+from lcg.events import EpisodeAdded, EpisodesDeleted, Event, chunk_description
 from lcg.ingest._common import new_uuid, parse_timestamp
 from lcg.ingest.episodes import content_hash
 from lcg.ingest.sources.tree import StoredChunk, TreeScope, is_source_chunk
@@ -268,7 +268,7 @@ def _record_adds(
                 uuid=new_uuid(),
                 name=chunk.chunk_id,
                 source="text",
-                source_description=f"{chunk.source_file}:{chunk.chunk_id}",
+                source_description=chunk_description(chunk.source_file, chunk.chunk_id),
                 content=chunk.chunk_text,
                 created_at=when,
                 valid_at=when,

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import msgspec
 
+from lcg.events import chunk_file
 from lcg.ingest.declared import FileDeclarations, declare_file
 from lcg.ingest.sources.chunking import DEFAULT_MAX_CHARS, chunk_document
 from lcg.ingest.sources.discover import (
@@ -174,9 +175,7 @@ def under(rel: str, part: str) -> bool:
 
 def chunk_source(chunk_id: str, source_description: str) -> str | None:
     """The source file of an episode that is a chunk of a source tree (``None``: not one)."""
-    if not source_description.endswith(":" + chunk_id) or not _CHUNK_ID.search(chunk_id):
-        return None
-    return source_description[: -len(chunk_id) - 1]
+    return chunk_file(chunk_id, source_description) if _CHUNK_ID.search(chunk_id) else None
 
 
 def prefix_of(source_file: str) -> str:

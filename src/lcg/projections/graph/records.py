@@ -14,7 +14,7 @@ import msgspec
 
 from lcg import timestamps
 from lcg.errors import ProjectionError
-from lcg.events import EdgeRecord, EntityRecord, lookup_key
+from lcg.events import EdgeRecord, EntityRecord, chunk_description, lookup_key
 from lcg.projections.graph._schema import select
 from lcg.projections.graph._statements import EDGE_FIELDS
 from lcg.projections.graph._states import edge_from_row, entity_from_row
@@ -201,7 +201,7 @@ def episodes_by_source(
         "MATCH (p:Episodic) WHERE (p.source_description = $s OR "
         f"starts_with(p.source_description, $prefix)){where} "
         "RETURN p.group_id, p.uuid ORDER BY p.created_at, p.uuid",
-        {"s": source_file, "prefix": source_file + ":", **params},
+        {"s": source_file, "prefix": chunk_description(source_file, ""), **params},
     )
     out: dict[str, list[str]] = {}
     for g, u in rows:
