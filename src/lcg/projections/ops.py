@@ -56,6 +56,7 @@ __all__ = [
     "TIME_PART",
     "TEXT_PARTS",
     "VECTOR_FIELDS",
+    "VECTOR_RULES",
     "ClearGroup",
     "Delete",
     "Kind",
@@ -92,6 +93,11 @@ KEYS_PART: Final = "keys"
 VECTOR_FIELDS: Final[frozenset[tuple[str, str]]] = frozenset(
     {("entity", "name"), ("entity", "summary"), ("edge", "fact"), ("episode", "content")}
 )
+
+
+#: Names which rows' texts this module embeds (``Upsert.embed``); a vector snapshot made
+#: under other rules is rebuilt from the stream (as one of another embedder is).
+VECTOR_RULES: Final = "adr-0223"
 
 
 class Upsert(msgspec.Struct, frozen=True, kw_only=True, tag="upsert"):
