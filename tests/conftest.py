@@ -58,13 +58,15 @@ def wal_root(tmp_path: Path) -> Path:
 def lcg_main(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """``lcg_main(workspace, *args)``: ``lcg -C WORKSPACE ARGS`` (``lcg ARGS`` for ``None``)
-    run in this process through ``lcg.cli.main.main`` (an argument or exit-status check costs
-    no interpreter start and no engine import), in the environment ``sf.run_lcg`` gives its
-    subprocess: the hash embedder, telemetry off, no ``LCG_*``,
-    ``ANTHROPIC_*`` or ``LIMINIS_*`` of the caller, the workspace as working directory.
-    argparse's exits (``--help`` 0, a usage error 2) are returned as the status. A test keeps
-    one subprocess where the console script itself is what it checks."""
+    """``lcg_main(workspace, *args, cwd=None, env=None)``: ``lcg -C WORKSPACE ARGS`` (``lcg
+    ARGS`` for ``None``) run in this process through ``lcg.cli.main.main``: an argument or
+    exit-status check costs no interpreter start and no engine import. The environment is the
+    one ``sf.run_lcg`` gives its subprocess (the hash embedder, telemetry off, no ``LCG_*``,
+    ``ANTHROPIC_*`` or ``LIMINIS_*`` of the caller) plus ``env`` for this one command (a
+    ``None`` value unsets the variable); the
+    working directory is ``cwd``, else the workspace. argparse's exits (``--help`` 0, a usage
+    error 2) are returned as the status. A test keeps one subprocess where the console script
+    itself is what it checks (ADR 0222)."""
     from lcg.cli import main as cli_main
 
     for key in [k for k in os.environ if k.startswith(("LCG_", "ANTHROPIC_", "LIMINIS_"))]:
@@ -72,15 +74,26 @@ def lcg_main(
     monkeypatch.setenv("LCG_EMBEDDER", "hash")
     monkeypatch.setenv("LCG_TELEMETRY", "off")
 
-    def run(workspace: Path | None, *args: str) -> subprocess.CompletedProcess[str]:
+    def run(
+        workspace: Path | None,
+        *args: str,
+        cwd: Path | None = None,
+        env: dict[str, str | None] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         argv = [*([] if workspace is None else ["-C", str(workspace)]), *args]
-        if workspace is not None:
-            monkeypatch.chdir(workspace)
         capsys.readouterr()  # what ran before is not this command's output
-        try:
-            status = cli_main.main(argv)
-        except SystemExit as exc:
-            status = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        with monkeypatch.context() as here:
+            if cwd is not None or workspace is not None:
+                here.chdir(cwd if cwd is not None else workspace)  # type: ignore[arg-type]
+            for key, value in (env or {}).items():
+                if value is None:
+                    here.delenv(key, raising=False)
+                else:
+                    here.setenv(key, value)
+            try:
+                status = cli_main.main(argv)
+            except SystemExit as exc:
+                status = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
         out, err = capsys.readouterr()
         return subprocess.CompletedProcess(["lcg", *argv], status, out, err)
 

@@ -1,6 +1,11 @@
-"""A new user's first commands, as real ``lcg`` subprocesses (hash embedder, named as the test
-double it is): a wrong socket fails at once, read-only commands create and change nothing,
-output is for people, and messages use the CLI's own words.
+"""A new user's first commands (hash embedder, named as the test double it is): a wrong socket
+fails at once, read-only commands create and change nothing, output is for people, and
+messages use the CLI's own words.
+
+``python -m lcg`` runs as a real process where the process is the point (``lcg mcp`` on a
+closed stdin, ``lcg serve``); every other command runs in this process through
+``lcg.cli.main.main`` (conftest's ``lcg_main``), on a copy of a workspace written once per
+module by a real ``lcg serve`` (ADR 0222).
 """
 
 from __future__ import annotations
@@ -8,15 +13,32 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 import _service_fixtures as sf
 
+Lcg = Callable[..., "subprocess.CompletedProcess[str]"]
 
-def lcg(
+
+@pytest.fixture
+def lcg(lcg_main: sf.LcgMain) -> Lcg:
+    """``lcg(*args, cwd=DIR, env=...)``: ``lcg ARGS`` run in ``DIR`` in this process, with no
+    ``LCG_TELEMETRY`` unless ``env`` sets it (a user's shell has none)."""
+
+    def run(
+        *args: str, cwd: Path, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return lcg_main(None, *args, cwd=cwd, env={"LCG_TELEMETRY": None, **(env or {})})
+
+    return run
+
+
+def lcg_process(
     *args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run ``lcg ARGS`` as a user would (the venv's interpreter, this checkout's code)."""
@@ -49,17 +71,18 @@ def test_mcp_connect_to_a_missing_socket_warns_at_startup(tmp_path: Path) -> Non
     missing = tmp_path / "missing.sock"
     # Attached MCP starts before its service (editors launch it at login): it serves the
     # static tool list and says at once, on stderr, that nothing serves there yet.
-    done = lcg("mcp", "--connect", str(missing), cwd=tmp_path, stdin="")
+    done = lcg_process("mcp", "--connect", str(missing), cwd=tmp_path, stdin="")
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"the service at {missing} is not running" in done.stderr
     assert "lcg serve" in done.stderr
     assert done.stdout == ""  # stdin closed at once: no request, no answer
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    """A workspace with one group ``g`` holding two entities (written through the service)."""
-    ws = tmp_path / "ws"
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A workspace with one group ``g`` holding two entities (written through the service),
+    written once per module; tests change copies of it (``workspace``)."""
+    ws = tmp_path_factory.mktemp("first-contact") / "ws"
     ws.mkdir()
     proc = sf.spawn_serve(ws)
     sock = ws / ".lcg" / "service.sock"
@@ -70,10 +93,19 @@ def workspace(tmp_path: Path) -> Path:
                 c.assert_entity(name=name, labels=["Person"], summary=f"{name}.", group_id="g")
     finally:
         assert sf.stop_serve(proc, sock) == 0
+    yield ws
+
+
+@pytest.fixture
+def workspace(prepared: Path, tmp_path: Path) -> Path:
+    """A copy of the prepared workspace, the test's own to change."""
+    ws = tmp_path / "ws"
+    shutil.copytree(prepared, ws, symlinks=True)
     return ws
 
 
-def test_serve_prints_one_ready_line_for_people(workspace: Path) -> None:
+def test_serve_prints_one_ready_line_for_people(prepared: Path) -> None:
+    workspace = prepared
     log = (workspace / "serve.log").read_text()  # the fixture's service: stdout and stderr
     ready = [line for line in log.splitlines() if line.startswith("lcg serve:")]
     assert len(ready) == 1, log
@@ -84,7 +116,7 @@ def test_serve_prints_one_ready_line_for_people(workspace: Path) -> None:
     assert "stop with Ctrl-C, `kill " in line and "knowledge_close" in line
 
 
-def test_no_telemetry_lines_unless_asked(workspace: Path) -> None:
+def test_no_telemetry_lines_unless_asked(workspace: Path, lcg: Lcg) -> None:
     for args in (("status",), ("verify",), ("replay", "--group", "g", "--force-clear")):
         done = lcg(*args, cwd=workspace)
         assert done.returncode == 0, done.stdout + done.stderr
@@ -110,8 +142,7 @@ LOOKING = (
 )
 
 
-@pytest.mark.long
-def test_commands_outside_a_workspace_exit_1_and_create_nothing(tmp_path: Path) -> None:
+def test_commands_outside_a_workspace_exit_1_and_create_nothing(tmp_path: Path, lcg: Lcg) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     typo = tmp_path / "typo"
@@ -126,7 +157,9 @@ def test_commands_outside_a_workspace_exit_1_and_create_nothing(tmp_path: Path) 
     assert not typo.exists() and not (tmp_path / "out").exists()
 
 
-def test_status_with_another_embedder_changes_nothing_and_says_mismatch(workspace: Path) -> None:
+def test_status_with_another_embedder_changes_nothing_and_says_mismatch(
+    workspace: Path, lcg: Lcg
+) -> None:
     lcg_dir = workspace / ".lcg"
     sidecar = lcg_dir / "wal" / "g" / ".wal-embedding-model.json"
     before = sidecar.read_bytes()
@@ -153,7 +186,9 @@ def test_status_with_another_embedder_changes_nothing_and_says_mismatch(workspac
     assert _tree(lcg_dir / "vectors") == vectors
 
 
-def test_verify_with_another_embedder_says_why_and_changes_nothing(workspace: Path) -> None:
+def test_verify_with_another_embedder_says_why_and_changes_nothing(
+    workspace: Path, lcg: Lcg
+) -> None:
     lcg_dir = workspace / ".lcg"
     vectors, streams = _tree(lcg_dir / "vectors"), _tree(lcg_dir / "wal")
     done = lcg("verify", cwd=workspace, env={"LCG_EMBEDDING_DIM": "64"})
@@ -166,9 +201,9 @@ def test_verify_with_another_embedder_says_why_and_changes_nothing(workspace: Pa
     assert ok.stdout.splitlines()[-1] == "verify: ok"
 
 
-def test_status_does_not_catch_up_a_stream_ahead_of_its_projections(workspace: Path) -> None:
-    import shutil
-
+def test_status_does_not_catch_up_a_stream_ahead_of_its_projections(
+    workspace: Path, lcg: Lcg
+) -> None:
     shutil.rmtree(workspace / ".lcg" / "vectors")
     done = lcg("status", cwd=workspace)
     assert done.returncode == 1, done.stdout + done.stderr
@@ -178,9 +213,7 @@ def test_status_does_not_catch_up_a_stream_ahead_of_its_projections(workspace: P
     assert not (workspace / ".lcg" / "vectors").exists()  # nothing was rebuilt
 
 
-def test_status_recreates_no_deleted_projection_or_cache(workspace: Path) -> None:
-    import shutil
-
+def test_status_recreates_no_deleted_projection_or_cache(workspace: Path, lcg: Lcg) -> None:
     lcg_dir = workspace / ".lcg"
     for name in ("db", "vectors", "cache"):
         shutil.rmtree(lcg_dir / name)
@@ -194,7 +227,7 @@ def test_status_recreates_no_deleted_projection_or_cache(workspace: Path) -> Non
     assert not any((lcg_dir / name).exists() for name in ("db", "vectors", "cache"))
 
 
-def test_dump_of_an_unknown_group_is_an_error_like_wal_tail(workspace: Path) -> None:
+def test_dump_of_an_unknown_group_is_an_error_like_wal_tail(workspace: Path, lcg: Lcg) -> None:
     tail = lcg("wal", "tail", "--group", "nosuch", cwd=workspace)
     dump = lcg("dump", "--group", "nosuch", "--to", str(workspace / "out"), cwd=workspace)
     assert tail.returncode == dump.returncode == 1
@@ -206,7 +239,9 @@ def test_dump_of_an_unknown_group_is_an_error_like_wal_tail(workspace: Path) -> 
 # ---- item 6: messages name the CLI's own words --------------------------------------------
 
 
-def test_replay_refusal_names_the_option_and_dry_run_reads_and_counts(workspace: Path) -> None:
+def test_replay_refusal_names_the_option_and_dry_run_reads_and_counts(
+    workspace: Path, lcg: Lcg
+) -> None:
     refused = lcg("replay", "--group", "g", cwd=workspace)
     assert refused.returncode == 1
     assert "pass --force-clear to purge" in refused.stderr
@@ -220,7 +255,7 @@ def test_replay_refusal_names_the_option_and_dry_run_reads_and_counts(workspace:
     assert _tree(lcg_dir) == before  # only read
 
 
-def test_a_one_event_group_replays_as_one_event_in_one_file(tmp_path: Path) -> None:
+def test_a_one_event_group_replays_as_one_event_in_one_file(tmp_path: Path, lcg: Lcg) -> None:
     ws = tmp_path / "one"
     ws.mkdir()
     proc = sf.spawn_serve(ws)
@@ -241,7 +276,7 @@ def test_a_one_event_group_replays_as_one_event_in_one_file(tmp_path: Path) -> N
         )
 
 
-def test_mark_create_goes_through_the_service_and_says_mark(tmp_path: Path) -> None:
+def test_mark_create_goes_through_the_service_and_says_mark(tmp_path: Path, lcg: Lcg) -> None:
     ws = tmp_path / "m"
     ws.mkdir()
     proc = sf.spawn_serve(ws)
@@ -280,7 +315,7 @@ def test_mark_create_goes_through_the_service_and_says_mark(tmp_path: Path) -> N
 # ---- item 1: data kept outside the repository is named when missing -----------------------
 
 
-def test_longmemeval_names_the_missing_data_and_where(tmp_path: Path) -> None:
+def test_longmemeval_names_the_missing_data_and_where(tmp_path: Path, lcg: Lcg) -> None:
     data = tmp_path / "lme"
     data.mkdir()
     (data / "sessions.jsonl").write_text("")
