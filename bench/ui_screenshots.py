@@ -3,8 +3,8 @@ Playwright, of what ``make demo`` leaves: the Apollo corpus synced into group ``
 fresh workspace (declared documents and links, no LLM), plus one ``lcg eval run`` so the
 Quality view has a report.
 
-    .venv/bin/python bench/ui_screenshots.py            # writes docs/img/ui-*.png
-    .venv/bin/python bench/ui_screenshots.py --out DIR --embedder hash
+    PYTHONPATH=tests .venv/bin/python bench/ui_screenshots.py      # writes docs/img/ui-*.png
+    PYTHONPATH=tests .venv/bin/python bench/ui_screenshots.py --out DIR --embedder hash
 
 The workspace is a temporary folder, removed afterwards; ``lcg demo``'s service and ``lcg ui``
 are stopped. The pages are 1280×860 viewports, not whole pages.
@@ -22,14 +22,17 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
+from lcg.rpc import Client
+
+try:
+    # The browser and `lcg ui` helpers are the browser tests' own.
+    import _ui_fixtures as uf
+except ImportError:  # pragma: no cover - said to the person running it
+    raise SystemExit(
+        "run it as: PYTHONPATH=tests .venv/bin/python bench/ui_screenshots.py"
+    ) from None
+
 REPO = Path(__file__).resolve().parents[1]
-# The browser and `lcg ui` helpers are the browser tests' own (tests/_ui_fixtures.py); a
-# script run from the command line has only bench/ on its path.
-sys.path.insert(0, str(REPO / "tests"))
-
-import _ui_fixtures as uf  # noqa: E402
-from lcg.rpc import Client  # noqa: E402
-
 LCG = Path(sys.executable).parent / "lcg"
 GROUP = "apollo"
 SEARCH = "lunar module descent"
