@@ -48,7 +48,7 @@ def running(limits: Limits | None = None) -> Iterator[tuple[Any, Path]]:
             srv.stop()
 
 
-def _connect(path: Path, timeout: float = 10) -> socket.socket:
+def _connect(path: Path, timeout: float = 60) -> socket.socket:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout)
     try:
