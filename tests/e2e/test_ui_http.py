@@ -33,11 +33,18 @@ HOSTILE = {
     "Quartz <b>bold</b> & [[Moon Base]] </script><script>alert(3)</script>\n"
 }
 HOSTILE_FILE = f"{HOSTILE_LABEL}/{HOSTILE_NAME}"
+#: A folder where one plan supersedes another (ADR 0211).
+PLANS = {
+    "old-plan.md": "# Old Plan\n\nPark in the [[Dock]].\n",
+    "dock.md": "# Dock\n\nA place to park.\n",
+    "new-plan.md": "---\nsupersedes: old-plan\n---\n# New Plan\n\nPark outside.\n",
+}
 
 
 @pytest.fixture(scope="module")
 def run() -> Iterator[uf.UiRun]:
-    with uf.ui_run(more={HOSTILE_LABEL: (uf.GROUP, HOSTILE)}) as r:
+    more = {HOSTILE_LABEL: (uf.GROUP, HOSTILE), "plans": (uf.GROUP, PLANS)}
+    with uf.ui_run(more=more) as r:
         yield r
 
 
@@ -299,6 +306,14 @@ def test_an_entity_shows_its_graph_facts_and_mentions(run: uf.UiRun) -> None:
     assert "Moon Base links to Oxygen Plant" in facts
     assert source_url(uf.GROUP, f"{uf.LABEL}/Moon Base.md") in found.hrefs()
     assert ask(run, "/entity/no-such-uuid").status == 404
+
+
+def test_a_fact_of_a_superseded_document_says_superseded(run: uf.UiRun) -> None:
+    old = run.entity("Old Plan")
+    text = page(run, f"/entity/{old['uuid']}?group={uf.GROUP}").text
+    facts = dict(re.findall(r'<span class="fact-text">(.*?)</span>.*?class="validity (\w+)"', text))
+    assert facts.get("Old Plan links to Dock") == "superseded", facts
+    assert [v for k, v in facts.items() if "New Plan" in k] == ["current"], facts
 
 
 def test_the_graph_of_a_hub_is_capped_and_says_so(run: uf.UiRun) -> None:

@@ -62,6 +62,10 @@ def _mentions(row: dict[str, Any], group: str) -> list[Html]:
     return items
 
 
+def _relation(edge: dict[str, Any]) -> str:
+    return str(edge.get("relation_type") or edge.get("name") or "")
+
+
 def _attributes_list(attrs: dict[str, Any]) -> Html:
     items = [
         el("div", el("dt", key), el("dd", msgspec.json.encode(value).decode()))
@@ -80,7 +84,11 @@ def entity_route(site: Site, q: Query) -> Answer:
     row = find_entity(site, uuid, group)
     if row is None:
         return not_found(f"no entity {uuid}" + (f" in group {group}" if group else ""))
-    data, own = neighbourhood(site, row, group)
+    data, own, far = neighbourhood(site, row, group)
+    # A fact touching a superseded document is superseded (SUPERSEDES is not: it says so).
+    superseded = frozenset(
+        str(n["uuid"]) for n in [row, *far] if attributes(n).get("superseded_by")
+    )
     if as_json:
         return json_answer(data)
     gid = group or str(row.get("group_id", ""))
@@ -107,7 +115,14 @@ def entity_route(site: Site, q: Query) -> Answer:
         el("div", id="graph", data_centre=uuid),
         json_block("graph-data", data),
         el("h2", "Facts"),
-        el("ul", *(fact_item(r) for r in own), id="facts"),
+        el(
+            "ul",
+            *(
+                fact_item(r, frozenset() if _relation(r) == "SUPERSEDES" else superseded)
+                for r in own
+            ),
+            id="facts",
+        ),
         el("h2", "Mentioned in"),
         el("ul", *mentions, id="mentions") if mentions else el("p", "no mentions", id="mentions"),
     ]

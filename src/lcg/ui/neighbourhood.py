@@ -83,8 +83,9 @@ def _edge(row: dict[str, Any]) -> GraphEdge:
 
 def neighbourhood(
     site: Site, centre: dict[str, Any], group: str | None
-) -> tuple[GraphData, list[dict[str, Any]]]:
-    """The graph around ``centre`` (an entity row), and the centre's own edges (its facts)."""
+) -> tuple[GraphData, list[dict[str, Any]], list[dict[str, Any]]]:
+    """The graph around ``centre`` (an entity row), the centre's own edges (its facts), and
+    the entities at their other ends."""
     group = group or str(centre.get("group_id") or "") or None
     groups = [group] if group else None
     uuid = str(centre["uuid"])
@@ -143,4 +144,4 @@ def neighbourhood(
         edges=list(edges.values()),
         capped=capped,
     )
-    return data, own
+    return data, own, list(first["nodes"])

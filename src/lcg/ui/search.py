@@ -37,16 +37,21 @@ def entity_link(row: dict[str, Any], group: str | None = None) -> Html:
     return el("a", str(row.get("name", "")), href=href(f"/entity/{row.get('uuid', '')}", group=gid))
 
 
-def validity(row: dict[str, Any]) -> str:
-    """``current``, ``ended`` (an end of validity) or ``superseded`` (a successor named)."""
-    if attributes(row).get("superseded_by"):
+def validity(row: dict[str, Any], superseded: frozenset[str] = frozenset()) -> str:
+    """``ended`` (an end of validity), ``superseded`` (a successor named, or an end that is a
+    document in ``superseded``), else ``current``."""
+    if row.get("invalid_at"):
+        return "ended"
+    ends = {row.get("source_node_uuid"), row.get("target_node_uuid")}
+    if attributes(row).get("superseded_by") or ends & superseded:
         return "superseded"
-    return "ended" if row.get("invalid_at") else "current"
+    return "current"
 
 
-def fact_item(row: dict[str, Any]) -> Html:
-    """A fact as a list item: its sentence, relation type and validity."""
-    state = validity(row)
+def fact_item(row: dict[str, Any], superseded: frozenset[str] = frozenset()) -> Html:
+    """A fact as a list item: its sentence, relation type and validity (``superseded``: the
+    entities another document supersedes)."""
+    state = validity(row, superseded)
     relation = str(row.get("relation_type") or row.get("name") or "")
     since = f" since {row['valid_at']}" if row.get("valid_at") else ""
     until = f" until {row['invalid_at']}" if row.get("invalid_at") else ""
