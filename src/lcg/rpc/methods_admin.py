@@ -18,7 +18,7 @@ from lcg.projections import check_read_only
 from lcg.projections import graph_records as gr
 from lcg.rpc.dispatch import State
 from lcg.rpc.host import ServiceHost
-from lcg.rpc.params import RequiredGroupIds, unique
+from lcg.rpc.params import GROUP_PARAM, RequiredGroupIds, unique
 from lcg.rpc.registry import CallContext, MethodDef, NoParams, Params
 from lcg.workspace import StatusReport, build_status, degraded_status, verify_workspace
 
@@ -105,7 +105,8 @@ class RebindParams(Params):
     """``knowledge_rebind_pointers``."""
 
     source_group_id: Annotated[
-        str, Meta(min_length=1, description="group whose pointers to re-resolve")
+        str,
+        Meta(min_length=1, description="group whose pointers to re-resolve", extra=GROUP_PARAM),
     ]
 
 
@@ -125,7 +126,9 @@ class RecoverParams(Params):
 class VerifyParams(Params):
     """``knowledge_verify``."""
 
-    group_ids: Annotated[list[str] | None, Meta(description="groups (default all)")] = None
+    group_ids: Annotated[
+        list[str] | None, Meta(description="groups (default all)", extra=GROUP_PARAM)
+    ] = None
 
 
 async def health_check(app: ServiceHost, ctx: CallContext, p: NoParams) -> Health:

@@ -18,7 +18,7 @@ from msgspec import Meta
 
 from lcg.ingest import CurationFrame, ExtractionService, curation
 from lcg.rpc.host import ServiceHost
-from lcg.rpc.params import GroupId, PositiveInt, RequiredGroupId, write_group
+from lcg.rpc.params import GROUP_PARAM, GroupId, PositiveInt, RequiredGroupId, write_group
 from lcg.rpc.registry import CallContext, MethodDef, NoParams, Params, Result
 
 __all__ = ["EXTRACTION_METHODS", "extraction_service"]
@@ -32,7 +32,11 @@ class ExtractPendingParams(Params):
     """``knowledge_extract_pending``."""
 
     group_id: (
-        Annotated[str, Meta(min_length=1, description="one group (default: every group)")] | None
+        Annotated[
+            str,
+            Meta(min_length=1, description="one group (default: every group)", extra=GROUP_PARAM),
+        ]
+        | None
     ) = None
     limit: Annotated[PositiveInt | None, Meta(description="at most this many episodes")] = None
 

@@ -28,7 +28,7 @@ from lcg.ingest import DumpResult, dump_groups, rebind_after_reset
 from lcg.projections import ReplayProgress, ReplayResult
 from lcg.rpc._paths import export_target
 from lcg.rpc.host import Job, ServiceHost
-from lcg.rpc.params import GroupId, SeqInt, write_group
+from lcg.rpc.params import GROUP_PARAM, GroupId, SeqInt, write_group
 from lcg.rpc.registry import CallContext, MethodDef, NoParams, Params
 from lcg.workspace import (
     Workspace,
@@ -111,7 +111,9 @@ class RebuildStatusParams(Params):
 class DumpParams(Params):
     """``knowledge_dump_wal``."""
 
-    group_id: Annotated[str | None, Meta(description="one group (default all)")] = None
+    group_id: Annotated[
+        str | None, Meta(description="one group (default all)", extra=GROUP_PARAM)
+    ] = None
     target_dir: Annotated[str | None, Meta(description="empty target directory")] = None
 
 

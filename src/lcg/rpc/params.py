@@ -20,12 +20,13 @@ from typing import Annotated, Any
 from msgspec import Meta
 
 from lcg.events import DEFAULT_GROUP
-from lcg.rpc.schema import MAX_SAFE_INT, Int
+from lcg.rpc.schema import GROUP_PARAM, MAX_SAFE_INT, Int
 
 __all__ = [
     "Count100",
     "Count100k",
     "Count500",
+    "GROUP_PARAM",
     "GroupId",
     "Int",
     "PositiveCount",
@@ -62,20 +63,24 @@ Count100k = Annotated[int, Meta(ge=1, le=100_000, extra={"clamp": True})]
 PositiveCount = Annotated[int, Meta(ge=1, le=MAX_SAFE_INT, extra={"below": "{name} must be > 0"})]
 
 #: One group to write to or read from (default ``liminis``; ``""`` also means the default).
-GroupId = Annotated[str | None, Meta(description="group (default liminis)")]
+#: Every group parameter is marked ``GROUP_PARAM``, so ``parse`` puts its ids in NFC.
+GroupId = Annotated[str | None, Meta(description="group (default liminis)", extra=GROUP_PARAM)]
 #: One group that must be named.
 RequiredGroupId = Annotated[
     str,
     Meta(
         min_length=1,
         description="group (required)",
-        extra={"required": "group_id is required and must be a non-empty string"},
+        extra={**GROUP_PARAM, "required": "group_id is required and must be a non-empty string"},
     ),
 ]
 #: The groups a read spans: an array of strings (non-strings dropped) or one bare string.
 ReadGroupIds = Annotated[
     list[Any] | str | None,
-    Meta(description="groups to read (default: every group; a bare string is one group)"),
+    Meta(
+        description="groups to read (default: every group; a bare string is one group)",
+        extra=GROUP_PARAM,
+    ),
 ]
 #: The groups a deletion spans: a non-empty array of non-empty strings.
 RequiredGroupIds = Annotated[
@@ -84,7 +89,8 @@ RequiredGroupIds = Annotated[
         min_length=1,
         description="groups (non-empty)",
         extra={
-            "required": ("group_ids is required and must be a non-empty array of non-empty strings")
+            **GROUP_PARAM,
+            "required": "group_ids is required and must be a non-empty array of non-empty strings",
         },
     ),
 ]

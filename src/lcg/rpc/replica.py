@@ -23,6 +23,7 @@ from lcg.events import ReadLimits
 from lcg.extract import Embedder
 from lcg.replication import Follower, Replica, ReplicaReport, SourceFactory, read_only_reason
 from lcg.rpc.app import ServiceApp, State
+from lcg.rpc.params import GROUP_PARAM
 from lcg.rpc.registry import CallContext, MethodSpec, Params, Registry, Result
 
 __all__ = [
@@ -55,7 +56,9 @@ def refuses(name: str, *, writes: bool) -> bool:
 class ReplicaStatusParams(Params):
     """``knowledge_replica_status``."""
 
-    group_id: Annotated[str | None, Meta(description="one group (default: all)")] = None
+    group_id: Annotated[
+        str | None, Meta(description="one group (default: all)", extra=GROUP_PARAM)
+    ] = None
 
 
 class ReplicaApp(ServiceApp):

@@ -39,6 +39,7 @@ from lcg.events import nfc_group_ids
 
 __all__ = [
     "MAX_SAFE_INT",
+    "GROUP_PARAM",
     "FieldDoc",
     "Int",
     "NoParams",
@@ -57,6 +58,10 @@ MAX_SAFE_INT = 2**53 - 1
 
 #: An integer parameter (bounded so that it always fits the engine's 64-bit integers).
 Int = Annotated[int, Meta(ge=-MAX_SAFE_INT, le=MAX_SAFE_INT)]
+
+#: The ``Meta(extra=...)`` of a parameter that names groups, whatever it is called: every
+#: group id it carries enters in NFC (NFC and NFD spellings name one group, ADR 0151).
+GROUP_PARAM: Final[dict[str, Any]] = {"names_groups": True}
 
 
 class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -344,14 +349,25 @@ def _invalid(cls: type[Params], f: mi.Field, value: Any) -> str:
     return f"{f.name} must be {describe_field(cls, f.name)} (got {_shown(value)})"
 
 
-#: The parameters that name groups (by name, in every method).
-_GROUP_PARAMS: Final = frozenset({"group_id", "group_ids", "source_group_id"})
+def _names_groups(t: mi.Type) -> bool:
+    """Whether ``t`` (or a member of its union) is marked ``GROUP_PARAM``."""
+    while isinstance(t, mi.Metadata):
+        if (t.extra or {}).get("names_groups"):
+            return True
+        t = t.type
+    return isinstance(t, mi.UnionType) and any(_names_groups(m) for m in t.types)
+
+
+@functools.cache
+def _group_fields(cls: type[Params]) -> frozenset[str]:
+    return frozenset(f.name for f in _fields(cls) if _names_groups(f.type))
 
 
 def parse(method: str, cls: type[Params], params: Mapping[str, Any]) -> Params:
     """``params`` checked against ``cls`` (raises ``InvalidParamsError`` saying what to fix)."""
     fields = _by_name(cls)
     ints = _int_fields(cls)
+    groups = _group_fields(cls)
     given: dict[str, Any] = {}
     for key, value in params.items():
         if key.startswith("_"):
@@ -361,7 +377,7 @@ def parse(method: str, cls: type[Params], params: Mapping[str, Any]) -> Params:
         if value is None:
             continue  # null means absent, as in the reference's parsers
         # Every group id enters in NFC: NFC and NFD spellings name one group (ADR 0151).
-        given[key] = nfc_group_ids(value) if key in _GROUP_PARAMS else value
+        given[key] = nfc_group_ids(value) if key in groups else value
     for name, f in fields.items():
         if f.required and name not in given:
             raise InvalidParamsError(f"{_required_text(f)} (see `lcg methods {method}`)")
