@@ -338,6 +338,15 @@ def test_sources_list_each_tree_and_its_files(run: uf.UiRun) -> None:
         assert source_url(uf.GROUP, file) in files, file
 
 
+def test_one_tree_has_a_page_of_its_own(run: uf.UiRun) -> None:
+    found = Found(page(run, f"/sources?group={uf.GROUP}&tree={quote(uf.LABEL)}/").text)
+    assert [t for _, t in found.classed("tree-label")] == [f"{uf.LABEL}/"]
+    files = [
+        a["href"] for tag, a, _ in found.elements if tag == "a" and "file" in a.get("class", "")
+    ]
+    assert files == [source_url(uf.GROUP, f) for f in uf.VAULT_FILES]
+
+
 def test_a_file_shows_its_chunks_links_and_backlinks(run: uf.UiRun) -> None:
     found = Found(page(run, source_url(uf.GROUP, f"{uf.LABEL}/Moon Base.md")).text)
     assert found.by_id("file-name")[2] == f"{uf.LABEL}/Moon Base.md"
