@@ -7,7 +7,8 @@ async handler ``(ctx, parsed params) -> Struct | Mapping``.
 Handlers are supplied by other modules; the transports only look methods up here.
 
 The service's methods are written as a static table of ``MethodDef`` (module-level handlers
-``(app, ctx, params)``, the app a ``ServiceHost``); ``MethodDef.bind(app)`` makes the
+``(app, ctx, params)``, the app a ``ServiceHost``). Both are a ``Method``, the one definition
+of a method's fields, over their handler type; ``MethodDef.bind(app)`` makes the
 ``MethodSpec`` a transport calls, and ``MethodDef.describe()`` the app-less one that
 documentation and attached MCP read.
 """
@@ -16,8 +17,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass, fields
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import msgspec
 
@@ -29,6 +30,7 @@ __all__ = [
     "AppHandler",
     "Handler",
     "MCP_SCOPES",
+    "Method",
     "MethodDef",
     "MethodSpec",
     "NoParams",
@@ -80,13 +82,17 @@ class CallContext(Protocol):
 Handler = Callable[[CallContext, Any], Awaitable[Result]]
 
 
+#: The handler type of a method entry: ``Handler`` once served, ``AppHandler`` in a table.
+H = TypeVar("H")
+
+
 @dataclass(frozen=True, slots=True)
-class MethodSpec:
-    """One method: name, scope, flags, description, parameters and handler."""
+class Method(Generic[H]):
+    """What a method is, whatever its handler: name, scope, flags, description, parameters."""
 
     name: str
     scope: Scope
-    handler: Handler
+    handler: H
     description: str = ""
     #: The method's parameters, one Struct (``lcg.rpc.schema``). ``None`` = free-form: the
     #: handler gets the request's mapping minus ``_progress_token`` (transport tests only;
@@ -101,7 +107,11 @@ class MethodSpec:
     #: lcg's own method, not in the reference's method and scope tables: its MCP tool
     #: description says so (ADR 0214).
     own: bool = False
-    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec(Method[Handler]):
+    """One method as a transport serves it: its handler takes ``(ctx, params)``."""
 
     def required_params(self) -> list[str]:
         """Names of the required parameters, in declaration order."""
@@ -121,18 +131,8 @@ AppHandler = Callable[[Any, CallContext, Any], Awaitable[Result]]
 
 
 @dataclass(frozen=True, slots=True)
-class MethodDef:
-    """One entry of a static method table: a ``MethodSpec`` whose handler also takes the app."""
-
-    name: str
-    scope: Scope
-    handler: AppHandler
-    description: str = ""
-    params: type[Params] | None = NoParams
-    streaming: bool = False
-    exempt: bool = False
-    writes: bool = False
-    own: bool = False
+class MethodDef(Method[AppHandler]):
+    """One entry of a static method table: a method whose handler also takes the app."""
 
     def bind(self, app: Any) -> MethodSpec:
         """The method served by ``app``: the handler with the app as its first argument."""
@@ -148,17 +148,8 @@ class MethodDef:
         return self._spec(handler)
 
     def _spec(self, handler: Handler) -> MethodSpec:
-        return MethodSpec(
-            self.name,
-            self.scope,
-            handler,
-            self.description,
-            self.params,
-            streaming=self.streaming,
-            exempt=self.exempt,
-            writes=self.writes,
-            own=self.own,
-        )
+        same = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "handler"}
+        return MethodSpec(handler=handler, **same)
 
 
 async def _unbound(name: str, ctx: CallContext, params: Any) -> Result:
@@ -197,11 +188,6 @@ class Registry:
     def names(self) -> list[str]:
         """Every method name, in registration order."""
         return list(self._specs)
-
-    def for_scopes(self, scopes: Iterable[str]) -> list[MethodSpec]:
-        """The methods whose scope is in ``scopes``, in registration order."""
-        wanted = set(scopes)
-        return [s for s in self._specs.values() if s.scope in wanted]
 
     def __iter__(self) -> Iterator[MethodSpec]:
         """Iterate over the methods in registration order."""
