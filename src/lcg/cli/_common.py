@@ -122,11 +122,14 @@ def selected_groups(config: Config, group_id: str | None) -> list[str]:
     return list_groups(config.wal_dir)
 
 
-def emit_json(value: Any) -> None:
-    """Print ``value`` (msgspec-encodable) as one line of JSON (controls escaped: ``json_safe``)."""
+def emit_json(value: Any, *, indent: int = 0) -> None:
+    """Print ``value`` (msgspec-encodable) as JSON, controls escaped (``json_safe``): one line,
+    or indented by ``indent`` spaces (a command's one report: status, verify, replay, dump)."""
     from lcg.cli._terminal import json_safe
 
-    sys.stdout.write(json_safe(_json.encode(value).decode()) + "\n")
+    data = _json.encode(value)
+    text = (msgspec.json.format(data, indent=indent) if indent else data).decode()
+    sys.stdout.write(json_safe(text) + "\n")
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

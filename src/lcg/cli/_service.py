@@ -8,12 +8,12 @@ open the workspace themselves when none does, holding it by the rule of ``cli/_h
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from lcg import telemetry
-from lcg.cli._terminal import json_safe, safe
+from lcg.cli._terminal import safe
 from lcg.client import Client
 from lcg.config import Config, require_workspace
 from lcg.errors import ConfigError, DegradedError
@@ -28,7 +28,6 @@ __all__ = [
     "attach_extractor_flags",
     "live_client",
     "open_direct",
-    "print_json",
     "show_replay",
     "wait_serving",
     "with_embedder_flags",
@@ -116,12 +115,6 @@ def wait_serving(client: Client, timeout: float, *, starting: bool = False) -> N
         client.wait_ready(timeout=timeout, starting=starting)
     except DegradedError:
         pass
-
-
-def print_json(value: Any) -> None:
-    """Print a Struct or builtin value as indented JSON."""
-    data = msgspec.json.encode(value)
-    sys.stdout.write(json_safe(msgspec.json.format(data, indent=2).decode()) + "\n")
 
 
 class ProgressBar:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import msgspec
 
-from lcg.cli._common import config_from, group_dir
+from lcg.cli._common import config_from, emit_json, group_dir
 from lcg.cli._holder import alone
-from lcg.cli._service import open_direct, print_json
+from lcg.cli._service import open_direct
 from lcg.cli._terminal import safe
 from lcg.errors import StreamError
 from lcg.events import encode_group
@@ -57,7 +57,7 @@ def _run(args: argparse.Namespace) -> int:
                 groups = [args.group] if args.group else None
                 result = msgspec.to_builtins(dump_groups(ws, target, groups))
     if args.json:
-        print_json(result)
+        emit_json(result, indent=2)
     else:
         print(
             f"dumped {result['nodes_dumped']} nodes and {result['edges_dumped']} edges into "

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lcg.cli._common import config_from
+from lcg.cli._common import config_from, emit_json
 from lcg.cli._holder import alone
-from lcg.cli._service import ProgressBar, print_json, show_replay
+from lcg.cli._service import ProgressBar, show_replay
 from lcg.cli._terminal import safe
 from lcg.errors import LcgError
 
@@ -110,7 +110,7 @@ def _run(args: argparse.Namespace) -> int:
             lines_bar.done()
             apply_bar.done()
     if args.json:
-        print_json(result)
+        emit_json(result, indent=2)
     else:
         _show(result)
     if result.message:

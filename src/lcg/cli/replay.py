@@ -8,12 +8,11 @@ from typing import Any
 
 import msgspec
 
-from lcg.cli._common import config_from, group_dir
+from lcg.cli._common import config_from, emit_json, group_dir
 from lcg.cli._holder import alone
 from lcg.cli._service import (
     ProgressBar,
     open_direct,
-    print_json,
     show_replay,
 )
 from lcg.cli._terminal import safe
@@ -117,7 +116,7 @@ def _dry_run(config: Config, args: argparse.Namespace) -> int:
         "skipped_seqs": report.skipped_seqs,
     }
     if args.json:
-        print_json(result)
+        emit_json(result, indent=2)
     else:
         skipped = (
             f"; {report.seqs_skipped} seq(s) and {report.bad_lines} bad line(s) would be skipped"
@@ -166,7 +165,7 @@ def _replay(config: Config, args: argparse.Namespace) -> int:
             result = _replay_here(config, args, bar)
     bar.done()
     if args.json:
-        print_json(result)
+        emit_json(result, indent=2)
     else:
         print(safe(_summary(result)))
     if not result.get("success", True):

@@ -7,9 +7,9 @@ from typing import Any
 
 import msgspec
 
-from lcg.cli._common import config_from, format_table
+from lcg.cli._common import config_from, emit_json, format_table
 from lcg.cli._holder import claim
-from lcg.cli._service import open_direct, print_json
+from lcg.cli._service import open_direct
 from lcg.cli._terminal import safe
 from lcg.client import Client
 
@@ -50,7 +50,7 @@ def _fetch(args: argparse.Namespace) -> dict[str, Any]:
 def _run(args: argparse.Namespace) -> int:
     data = _fetch(args)
     if args.json:
-        print_json(data)
+        emit_json(data, indent=2)
     else:
         _print_table(data)
     groups = data.get("wal_groups", {}).values()

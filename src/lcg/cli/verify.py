@@ -7,9 +7,9 @@ from typing import Any
 
 import msgspec
 
-from lcg.cli._common import config_from, group_dir
+from lcg.cli._common import config_from, emit_json, group_dir
 from lcg.cli._holder import alone
-from lcg.cli._service import open_direct, print_json
+from lcg.cli._service import open_direct
 from lcg.cli._terminal import safe
 from lcg.config import Config
 
@@ -44,7 +44,7 @@ def _run(args: argparse.Namespace) -> int:
         else:
             report = _verify_here(config, args.group, foreign)
     if args.json:
-        print_json(report)
+        emit_json(report, indent=2)
     else:
         for g in report["groups"]:
             verdict = "ok" if g["equal"] else "DIFFERENT: " + ", ".join(g["differing"])
