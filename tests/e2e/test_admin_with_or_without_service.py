@@ -7,8 +7,9 @@ generation, lcg-api.md §3.9, §5.6), and the example in its ``--help`` works; `
 ``lcg verify`` name a group whose stream was never applied (not ok, exit 1), and ``lcg verify
 --group`` of a group that does not exist is an error naming the groups that do; ``lcg mcp``
 beside a running ``lcg serve`` reaches the workspace through it; ``lcg eval check`` answers
-the same through the running service as without one. Real ``lcg`` and ``lcg serve``
-subprocesses, the MCP SDK client, real git; the hash embedder is the test double.
+the same through the running service as without one. Real ``lcg serve`` and ``lcg mcp``
+subprocesses, the MCP SDK client, real git; the ``lcg`` commands run in this process
+(``lcg.cli.main.main``, conftest's ``lcg_main``); the hash embedder is the test double.
 """
 
 from __future__ import annotations
@@ -41,9 +42,9 @@ def _layout(root: Path) -> list[str]:
     return sorted(str(p.parent.relative_to(root)) for p in root.rglob("*.jsonl"))
 
 
-def _help_example(command: str) -> list[str]:
+def _help_example(lcg_main: sf.LcgMain, command: str) -> list[str]:
     """The first example line of ``lcg <command> --help``, as arguments after ``lcg``."""
-    done = subprocess.run([str(sf.LCG), command, "--help"], capture_output=True, text=True)
+    done = lcg_main(None, command, "--help")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.split("Example:", 1)[1].strip().splitlines()
     words = shlex.split(lines[0].split("#", 1)[0])
@@ -65,15 +66,15 @@ async def _mcp_names(ws: Path) -> list[str]:
                 return sorted(n["name"] for n in found.structured_content["nodes"])
 
 
-def _check(ws: Path) -> dict[str, object]:
-    done = sf.run_lcg(ws, "eval", "check", "--golden", str(ws / "golden.json"), "--json")
+def _check(lcg_main: sf.LcgMain, ws: Path) -> dict[str, object]:
+    done = lcg_main(ws, "eval", "check", "--golden", str(ws / "golden.json"), "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert isinstance(report, dict)
     return report
 
 
-def test_admin_commands_answer_the_same_with_and_without_a_service() -> None:
+def test_admin_commands_answer_the_same_with_and_without_a_service(lcg_main: sf.LcgMain) -> None:
     with sf.temp_workspace("lcg-adm-") as ws:
         pub = open_publisher(ws)
         write_batch(pub, G, 3)
@@ -82,22 +83,22 @@ def test_admin_commands_answer_the_same_with_and_without_a_service() -> None:
         (ws / "golden.json").write_text(json.dumps(GOLDEN))
 
         # ---- without a service
-        offline = sf.run_lcg(ws, "dump", "--group", G, "--to", "dumps/offline")
+        offline = lcg_main(ws, "dump", "--group", G, "--to", "dumps/offline")
         assert offline.returncode == 0, offline.stderr
-        check_offline = _check(ws)
-        nosuch_offline = sf.run_lcg(ws, "verify", "--group", "nosuch")
+        check_offline = _check(lcg_main, ws)
+        nosuch_offline = lcg_main(ws, "verify", "--group", "nosuch")
 
         # ---- beside a running service
         proc = sf.spawn_serve(ws)
         sock = ws / ".lcg" / "service.sock"
         try:
             sf.wait_healthy(sock, proc)
-            live = sf.run_lcg(ws, "dump", "--group", G, "--to", "dumps/live")
+            live = lcg_main(ws, "dump", "--group", G, "--to", "dumps/live")
             assert live.returncode == 0, live.stderr
-            example = sf.run_lcg(ws, *_help_example("dump"))
+            example = lcg_main(ws, *_help_example(lcg_main, "dump"))
             assert example.returncode == 0, example.stderr
-            check_live = _check(ws)
-            nosuch_live = sf.run_lcg(ws, "verify", "--group", "nosuch")
+            check_live = _check(lcg_main, ws)
+            nosuch_live = lcg_main(ws, "verify", "--group", "nosuch")
             names = asyncio.run(_mcp_names(ws))
             assert names == ["Entity 0", "Entity 1", "Entity 2"]
         finally:
@@ -108,7 +109,7 @@ def test_admin_commands_answer_the_same_with_and_without_a_service() -> None:
         # ... which a publication takes as is (dump, then publish).
         repo = ws / "pubrepo"
         subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
-        published = sf.run_lcg(
+        published = lcg_main(
             ws,
             "publish",
             "--group",
@@ -132,7 +133,9 @@ def test_admin_commands_answer_the_same_with_and_without_a_service() -> None:
             assert "verify: ok" not in done.stdout
 
 
-def test_status_and_verify_name_a_group_whose_stream_was_never_applied() -> None:
+def test_status_and_verify_name_a_group_whose_stream_was_never_applied(
+    lcg_main: sf.LcgMain,
+) -> None:
     with sf.temp_workspace("lcg-adm-") as ws, sf.temp_workspace("lcg-adm-pub-") as other:
         mine = open_publisher(ws)
         assert_entity(mine, name="Ada", group_id="liminis")
@@ -143,11 +146,11 @@ def test_status_and_verify_name_a_group_whose_stream_was_never_applied() -> None
         # A publisher's stream lands while no service runs: nothing has applied it here.
         shutil.copytree(other / ".lcg" / "wal" / "one", ws / ".lcg" / "wal" / "one")
 
-        status = sf.run_lcg(ws, "status")
+        status = lcg_main(ws, "status")
         assert status.returncode == 1, status.stdout + status.stderr
         lines = [line for line in status.stdout.splitlines() if "'one'" in line]
         assert lines and "applied" in " ".join(lines), status.stdout
-        verify = sf.run_lcg(ws, "verify", "--group", "one")
+        verify = lcg_main(ws, "verify", "--group", "one")
         assert verify.returncode == 1, verify.stdout
         assert "'one'" in verify.stdout and "verify: FAILED" in verify.stdout
 
@@ -156,9 +159,9 @@ def test_status_and_verify_name_a_group_whose_stream_was_never_applied() -> None
         sock = ws / ".lcg" / "service.sock"
         try:
             sf.wait_healthy(sock, proc)
-            status = sf.run_lcg(ws, "status")
+            status = lcg_main(ws, "status")
             assert status.returncode == 0, status.stdout
         finally:
             assert sf.stop_serve(proc, sock) == 0
-        status = sf.run_lcg(ws, "status")
+        status = lcg_main(ws, "status")
         assert status.returncode == 0, status.stdout
