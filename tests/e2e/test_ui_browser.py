@@ -202,9 +202,12 @@ def test_home_shows_the_workspace_its_groups_and_recent_sources(run: uf.UiRun, t
     liminis = rows[uf.GROUP]
     wal = status["wal_groups"][uf.GROUP]
     # entities (5 documents, 3 tags), facts, episodes, chunks (10, each an episode)
+    assert wal["entity_count"] == 8
     for count in (wal["entity_count"], wal["relationship_count"], wal["episode_count"], 10):
         assert str(count) in liminis, (count, liminis)
-    assert str(1 + HUB_TAGS) in rows["stores"], rows["stores"]
+    # The hub and its tags (and the annex's shelf, once the health test synced it).
+    stores = status["wal_groups"]["stores"]["entity_count"]
+    assert stores >= 1 + HUB_TAGS and str(stores) in rows["stores"], rows["stores"]
     recent = page.locator("#recent-sources")
     assert uf.LABEL in recent.inner_text()
     files = [_query(h) for h in _hrefs(tab, "#recent-sources a[href*='/source?']")]
@@ -222,8 +225,9 @@ def test_search_shows_the_passages_entities_and_facts_lcg_search_finds(
     page.locator("nav a", has_text="Search").click()
     page.wait_for_load_state("load")
     page.fill("#search-form input[name=q]", "electrolysis")
+    page.fill("#search-form input[name=group]", uf.GROUP)
     page.locator("#search-form input[name=q]").press("Enter")
-    page.wait_for_url("**/search?**q=electrolysis**")
+    page.wait_for_url(f"**/search?**q=electrolysis**group={uf.GROUP}**")
     passages = page.locator("#passages li.passage")
     expected = _lcg_search(run, "electrolysis")
     assert passages.count() == len(expected) >= 1
@@ -352,7 +356,8 @@ def test_sources_lists_each_tree_and_its_files(run: uf.UiRun, tab: uf.Tab) -> No
     assert str(run.vault) in trees
     files = [_query(h) for h in _hrefs(tab, "#trees a.file")]
     assert sorted(f["file"] for f in files if f["group"] == uf.GROUP) == uf.VAULT_FILES
-    assert [f["file"] for f in files if f["group"] == "stores"] == ["catalogue/Hub.md"]
+    catalogue = [f["file"] for f in files if f["file"].startswith("catalogue/")]
+    assert catalogue == ["catalogue/Hub.md"]
     page.locator("#trees a.file", has_text="Rover Bay").first.click()
     page.wait_for_url("**/source?**")
     assert "Rover Bay" in page.inner_text("#file-name")
@@ -388,12 +393,28 @@ def test_health_shows_the_status_and_keeps_refreshing(run: uf.UiRun, tab: uf.Tab
     assert uf.GROUP in groups and "stores" in groups
     body = page.inner_text("body")
     assert "hydrated" in body and "hash-embedder-v1" in body
-    # No backlog: the page asks again within 10 s (the wait is the hang signal, not a bound).
+    episodes = page.locator("td[data-cell='stores|episode_count']")
+    before = int(episodes.inner_text().replace(",", ""))
+    # Work runs while the page is open: a new folder synced into the stores group. The page
+    # shows its episodes without a reload (the 60 s wait is the hang signal, not a bound).
+    annex = run.vault.parent / "annex"
+    annex.mkdir(exist_ok=True)
+    (annex / "Shelf.md").write_text("# Shelf\n\nBolts and washers.\n\n## Spares\n\nSeals.\n")
+    done = sf.run_lcg(run.workspace, "ingest", str(annex), "--group", "stores", "--no-commits")
+    assert done.returncode == 0, done.stderr
+    after = run.client.call("knowledge_status", {})["wal_groups"]["stores"]["episode_count"]
+    assert after > before
     with page.expect_request(lambda r: "/health.json" in r.url, timeout=60_000) as asked:
         pass
     answer = asked.value.response()
     assert answer is not None and answer.status == 200
     assert isinstance(answer.json(), dict)
+    page.wait_for_function(
+        "([sel, want]) => document.querySelector(sel).textContent.replace(/,/g, '') === want",
+        arg=["td[data-cell='stores|episode_count']", str(after)],
+        timeout=60_000,
+    )
+    assert page.url == run.at("/health")
 
 
 def test_quality_says_none_yet_then_shows_the_latest_eval_report(
