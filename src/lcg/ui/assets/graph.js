@@ -1,6 +1,6 @@
 // lcg ui: draws an entity's neighbourhood. The graph comes as JSON in the page
 // (<script type="application/json" id="graph-data">); a small force layout places the nodes
-// (pairs repel, edges pull, everything drifts to the middle), then the graph is written into
+// (near pairs repel, edges pull, everything drifts to the middle), then the graph is written into
 // #graph as SVG: each node a link to its own entity page, the centre marked.
 (function () {
   "use strict";
@@ -20,45 +20,53 @@
   }
 
   function layout(nodes, edges) {
+    // Fruchterman-Reingold: pairs closer than 4k push apart (k*k/d), linked nodes pull
+    // together (d*d/k), a weak pull to the middle keeps loose parts in view; each step moves
+    // a node at most the temperature, which cools to nothing.
     var n = nodes.length;
     var index = {};
-    var i, j, k;
+    var i, j, m;
     for (i = 0; i < n; i++) {
       index[nodes[i].uuid] = i;
-      var angle = (2 * Math.PI * i) / Math.max(1, n);
-      var radius = nodes[i].hop === 0 ? 0 : 80 * nodes[i].hop + (i % 7) * 6;
+      var angle = (2 * Math.PI * i) / Math.max(1, n) * 7.3;
+      var radius = nodes[i].hop === 0 ? 0 : 60 * nodes[i].hop + (i % 5) * 8;
       nodes[i].x = W / 2 + radius * Math.cos(angle);
       nodes[i].y = H / 2 + radius * Math.sin(angle);
     }
     var links = [];
-    for (k = 0; k < edges.length; k++) {
-      var a = index[edges[k].source];
-      var b = index[edges[k].target];
+    for (m = 0; m < edges.length; m++) {
+      var a = index[edges[m].source];
+      var b = index[edges[m].target];
       if (a !== undefined && b !== undefined && a !== b) { links.push([a, b]); }
     }
-    var ideal = Math.max(40, Math.min(110, 600 / Math.sqrt(n + 1)));
-    var steps = n > 120 ? 180 : 300;
+    var k = Math.max(30, Math.min(110, 0.7 * Math.sqrt((W * H) / Math.max(1, n))));
+    var reach = 4 * k;
+    var steps = 260;
+    var dx = new Float64Array(n);
+    var dy = new Float64Array(n);
     for (var step = 0; step < steps; step++) {
-      var heat = 1 - step / steps;
-      var dx = new Float64Array(n);
-      var dy = new Float64Array(n);
+      var temp = (W / 10) * (1 - step / steps) + 0.5;
+      dx.fill(0);
+      dy.fill(0);
       for (i = 0; i < n; i++) {
         for (j = i + 1; j < n; j++) {
           var ex = nodes[i].x - nodes[j].x;
           var ey = nodes[i].y - nodes[j].y;
-          var d2 = ex * ex + ey * ey + 0.01;
-          var push = (ideal * ideal) / d2;
+          if (ex > reach || ex < -reach || ey > reach || ey < -reach) { continue; }
+          var d = Math.sqrt(ex * ex + ey * ey) + 0.01;
+          if (d > reach) { continue; }
+          var push = (k * k) / (d * d);
           dx[i] += ex * push; dy[i] += ey * push;
           dx[j] -= ex * push; dy[j] -= ey * push;
         }
       }
-      for (k = 0; k < links.length; k++) {
-        var p = links[k][0];
-        var q = links[k][1];
+      for (m = 0; m < links.length; m++) {
+        var p = links[m][0];
+        var q = links[m][1];
         var lx = nodes[q].x - nodes[p].x;
         var ly = nodes[q].y - nodes[p].y;
         var dist = Math.sqrt(lx * lx + ly * ly) + 0.01;
-        var pull = (dist - ideal) / dist * 0.5;
+        var pull = dist / k;
         dx[p] += lx * pull; dy[p] += ly * pull;
         dx[q] -= lx * pull; dy[q] -= ly * pull;
       }
@@ -67,10 +75,9 @@
         dx[i] += (W / 2 - nodes[i].x) * 0.02;
         dy[i] += (H / 2 - nodes[i].y) * 0.02;
         var len = Math.sqrt(dx[i] * dx[i] + dy[i] * dy[i]) + 0.01;
-        var cap = 12 * heat + 0.5;
-        var scale = Math.min(len, cap) / len;
-        nodes[i].x = Math.max(20, Math.min(W - 20, nodes[i].x + dx[i] * scale));
-        nodes[i].y = Math.max(20, Math.min(H - 20, nodes[i].y + dy[i] * scale));
+        var scale = Math.min(len, temp) / len;
+        nodes[i].x = Math.max(16, Math.min(W - 16, nodes[i].x + dx[i] * scale));
+        nodes[i].y = Math.max(16, Math.min(H - 16, nodes[i].y + dy[i] * scale));
       }
     }
     return index;
@@ -91,6 +98,11 @@
         "class": "edge" + (e.ended ? " ended" : "") }, lines);
       make("title", {}, line).textContent = e.fact || e.relation;
     }
+    var degree = {};
+    for (var d = 0; d < data.edges.length; d++) {
+      degree[data.edges[d].source] = (degree[data.edges[d].source] || 0) + 1;
+      degree[data.edges[d].target] = (degree[data.edges[d].target] || 0) + 1;
+    }
     var group = make("g", { "class": "nodes" }, svg);
     for (var i = 0; i < nodes.length; i++) {
       var node = nodes[i];
@@ -99,8 +111,12 @@
       var link = make("a", { href: "/entity/" + encodeURIComponent(node.uuid) + "?group=" +
         encodeURIComponent(data.group) }, g);
       make("circle", { r: node.hop === 0 ? 10 : 6 }, link);
-      var label = make("text", { x: 9, y: 4 }, link);
-      label.textContent = node.name.length > 40 ? node.name.slice(0, 39) + "…" : node.name;
+      // Many nodes: only the centre's and the well-linked ones' names are written (every
+      // name shows on hover).
+      if (nodes.length <= 60 || node.hop === 0 || (degree[node.uuid] || 0) >= 3) {
+        var label = make("text", { x: 9, y: 4 }, link);
+        label.textContent = node.name.length > 40 ? node.name.slice(0, 39) + "…" : node.name;
+      }
       make("title", {}, link).textContent = node.name +
         (node.labels.length ? " [" + node.labels.join(", ") + "]" : "");
     }
