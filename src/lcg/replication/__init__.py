@@ -18,9 +18,11 @@ if TYPE_CHECKING:
     from lcg.replication.jetstream import JetStreamPublisher
     from lcg.replication.jetstream_live import LivePublisher
     from lcg.replication.kinds import (
+        NO_OPTIONS,
         Console,
         FollowSetup,
         OptionGroup,
+        Options,
         PublishRequest,
         Transport,
     )
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GITIGNORE",
+    "NO_OPTIONS",
     "Console",
     "FollowSetup",
     "Follower",
@@ -72,6 +75,7 @@ __all__ = [
     "JetStreamPublisher",
     "LivePublisher",
     "OptionGroup",
+    "Options",
     "PublishRequest",
     "PublishResult",
     "Publisher",
@@ -114,7 +118,9 @@ _MODULES: dict[str, str] = {
     "GitSource": "git",
     "JetStreamPublisher": "jetstream",
     "LivePublisher": "jetstream_live",
+    "NO_OPTIONS": "kinds",
     "Console": "kinds",
+    "Options": "kinds",
     "FollowSetup": "kinds",
     "OptionGroup": "kinds",
     "PublishRequest": "kinds",
