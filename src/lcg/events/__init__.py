@@ -28,6 +28,7 @@ from lcg.events.files import (
     probe_write,
     remove_tree,
     remove_trees,
+    rename_into_place,
     sweep_removals,
 )
 from lcg.events.generation import (
@@ -273,6 +274,7 @@ __all__ = [
     "reference_stream",
     "remove_tree",
     "remove_trees",
+    "rename_into_place",
     "seal",
     "segment_name",
     "segments_from",

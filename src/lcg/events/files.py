@@ -34,6 +34,7 @@ __all__ = [
     "probe_write",
     "remove_tree",
     "remove_trees",
+    "rename_into_place",
     "sweep_removals",
     "sweep_temps",
 ]
@@ -124,10 +125,12 @@ def atomic_write(
     path: Path, data: bytes | bytearray, *, durable: bool = True, sync_dir: bool = True
 ) -> None:
     """Replace ``path`` with ``data``: write a temp file (0600), fsync it, rename it into
-    place, fsync the directory (``durable``; ``sync_dir=False`` leaves that to the caller)."""
-    tmp = _temp_beside(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-    try:
+    place, fsync the directory (``durable``; ``sync_dir=False`` leaves that to the caller).
+
+    ``atomic_file`` with the bytes written here: fsynced through the descriptor that wrote
+    them, not by opening the file again."""
+    with atomic_file(path, durable=False) as tmp:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
         try:
             view = memoryview(data)
             while view:
@@ -136,14 +139,17 @@ def atomic_write(
                 os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        # A full disk must not also keep a half-written temp file taking its space.
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
     if durable and sync_dir:
         fsync_dir(path.parent)
+
+
+def rename_into_place(staged: Path, target: Path, *, sync_dir: bool = True) -> None:
+    """Rename ``staged`` (a file, or a directory onto an absent or empty ``target``) to
+    ``target``, then fsync the directory holding it (``sync_dir=False``: the caller does, once
+    for several): a reader sees the whole of it or none of it."""
+    os.replace(staged, target)
+    if sync_dir:
+        fsync_dir(target.parent)
 
 
 def probe_write(directory: Path, size: int = 1 << 16) -> OSError | None:

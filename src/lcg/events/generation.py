@@ -195,8 +195,7 @@ def mint_generation(group_dir: Path) -> str:
     except FileExistsError:
         # Someone else published first, or junk is there. Junk is replaced once.
         if read_generation(group_dir) is None:
-            os.replace(tmp, target)
-            fsync_dir(group_dir)
+            atomic_write(target, _encoder.encode(GenerationFile(generation=generation)))
             return generation
     finally:
         tmp.unlink(missing_ok=True)

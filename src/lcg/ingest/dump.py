@@ -35,6 +35,7 @@ from lcg.events import (
     fsync_dir,
     list_segments,
     remove_tree,
+    rename_into_place,
     sweep_removals,
 )
 from lcg.ingest.declared import declared_mentions
@@ -179,8 +180,7 @@ def dump_groups(ws: Workspace, target_dir: Path, groups: list[str] | None = None
         # The rename is the commit point: before it, the target does not exist.
         if exists:
             target_dir.rmdir()
-        os.rename(tmp, target_dir)
-        fsync_dir(target_dir.parent)
+        rename_into_place(tmp, target_dir)
     except BaseException:
         store.close()
         with contextlib.suppress(OSError):  # the failure raised below is the one to report

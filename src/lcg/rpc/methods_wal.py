@@ -23,7 +23,7 @@ from lcg.errors import (
     RebuildRefusedError,
     StreamError,
 )
-from lcg.events import MarkInfo, encode_group, remove_tree
+from lcg.events import MarkInfo, encode_group, remove_tree, rename_into_place
 from lcg.ingest import DumpResult, dump_groups, rebind_after_reset
 from lcg.projections import ReplayProgress, ReplayResult
 from lcg.rpc._paths import export_target
@@ -186,7 +186,7 @@ def _dump_group_into(ws: Workspace, target_dir: Path, group_id: str) -> DumpResu
     remove_tree(staging, durable=False)
     try:
         result = dump_groups(ws, staging, [group_id])
-        os.replace(staging / encode_group(group_id), target_dir)
+        rename_into_place(staging / encode_group(group_id), target_dir)
     finally:
         with contextlib.suppress(OSError):  # best effort: a hidden, never-committed staging
             remove_tree(staging, durable=False)

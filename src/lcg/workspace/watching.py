@@ -18,7 +18,7 @@ from pathlib import Path
 
 import msgspec
 
-from lcg.events import FILE_MODE, private_dir
+from lcg.events import FILE_MODE, private_dir, rename_into_place
 from lcg.timestamps import now
 
 __all__ = ["WATCHERS_DIR", "WatchClaim", "active_watches", "watching"]
@@ -59,7 +59,7 @@ def watching(lcg_dir: Path, roots: list[Path], group_id: str) -> Iterator[WatchC
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         os.write(fd, msgspec.json.encode(claim))
-        os.rename(draft, path)
+        rename_into_place(draft, path, sync_dir=False)
         yield claim
     finally:
         draft.unlink(missing_ok=True)

@@ -44,6 +44,7 @@ from lcg.events import (
     list_groups,
     private_dir,
     remove_tree,
+    rename_into_place,
 )
 from lcg.ingest.reference import layout
 from lcg.ingest.reference.foreign import held_elsewhere
@@ -253,7 +254,7 @@ def _put_in_place(config: Config, groups: list[str], tmp: Path, force: bool) -> 
             if dest.exists():
                 remove_tree(dest)
                 replaced.append(group_id)
-            os.rename(tmp / name, dest)
+            rename_into_place(tmp / name, dest, sync_dir=False)
         fsync_dir(config.wal_dir)
     return replaced
 
