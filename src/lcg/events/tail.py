@@ -170,13 +170,6 @@ class VerifiedTail:
                 yield from self._read_new(fh, seg.path, mark, is_last, yield_after)
             mark.stat_key = stat_key(st)
 
-    def check_prefix(
-        self, path: Path, consumed: int, expected: bytes, st: os.stat_result
-    ) -> hashlib.blake2b:
-        """Raise ``TailDefect`` unless the first ``consumed`` bytes still hash to ``expected``."""
-        with self._open(path) as fh:
-            return self._check_prefix(fh, path, consumed, expected, st)
-
     def _check_prefix(
         self, fh: BinaryIO, path: Path, consumed: int, expected: bytes, st: os.stat_result
     ) -> hashlib.blake2b:
