@@ -3,8 +3,10 @@
 ``lcg replay``, ``dump``, ``verify``, ``mark`` and ``import-reference`` with no service running
 do their work in the files; while they do, the socket answers: ``lcg status`` says the
 workspace is busy and with what, ``lcg search`` is refused with that reason at once, instead
-of both waiting for the lock and then naming the holder. Real CLI subprocesses; the replay is
-held mid-way by a FAKE embedder whose answer waits for the test (no sleeps).
+of both waiting for the lock and then naming the holder. Real CLI subprocesses for the holder
+and the commands asked meanwhile (a subprocess timeout is their hang signal); the setup's
+ingest and the search after run in this process (``lcg_main``). The replay is held mid-way by
+a FAKE embedder whose answer waits for the test (no sleeps).
 """
 
 from __future__ import annotations
@@ -132,65 +134,65 @@ def test_an_import_of_a_reference_workspace_answers_status_while_it_runs(
         )
 
 
-def _ingested(ws: Path, env: dict[str, str], tmp_path: Path) -> None:
+def _ingested(lcg_main: sf.LcgMain, ws: Path, env: dict[str, str], tmp_path: Path) -> None:
     """A note with HOLDME ingested into group G, and the embedding cache (derived state)
     removed, so whatever builds vectors next asks the embedder."""
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "a.md").write_text("# A\n\nThe platypus HOLDME lays eggs.\n")
-    done = _lcg(ws, env, "ingest", str(notes), "--group", G)
+    done = lcg_main(ws, "ingest", str(notes), "--group", G, env=env)
     assert done.returncode == 0, done.stderr
     shutil.rmtree(ws / ".lcg" / "cache" / "embeddings")
 
 
-def _found_after(ws: Path, env: dict[str, str]) -> None:
+def _found_after(lcg_main: sf.LcgMain, ws: Path, env: dict[str, str]) -> None:
     """The command gave the workspace back: the next command holds it and finds the note."""
-    search = _lcg(ws, env, "search", "platypus", "--group", G, "--json")
+    search = lcg_main(ws, "search", "platypus", "--group", G, "--json", env=env)
     assert search.returncode == 0, search.stderr
     assert [h["source_file"] for h in json.loads(search.stdout)] == ["notes/a.md"]
 
 
 def test_status_and_search_are_answered_while_a_replay_holds_the_workspace(
-    embedder: FakeEmbeddingsServer, tmp_path: Path
+    embedder: FakeEmbeddingsServer, tmp_path: Path, lcg_main: sf.LcgMain
 ) -> None:
     env = _env(embedder)
     with sf.temp_workspace("lcg-busy-") as ws:
-        _ingested(ws, env, tmp_path)
+        _ingested(lcg_main, ws, env, tmp_path)
         _answered_while_held(embedder, ws, env, "replay", "--group", G, "--force-clear", "-s")
-        _found_after(ws, env)
+        _found_after(lcg_main, ws, env)
 
 
 def test_status_and_search_are_answered_while_verify_holds_the_workspace(
-    embedder: FakeEmbeddingsServer, tmp_path: Path
+    embedder: FakeEmbeddingsServer, tmp_path: Path, lcg_main: sf.LcgMain
 ) -> None:
     env = _env(embedder)
     with sf.temp_workspace("lcg-busy-") as ws:
-        _ingested(ws, env, tmp_path)
+        _ingested(lcg_main, ws, env, tmp_path)
         _answered_while_held(embedder, ws, env, "verify", "--group", G)
-        _found_after(ws, env)
+        _found_after(lcg_main, ws, env)
 
 
 def test_status_and_search_are_answered_while_dump_holds_the_workspace(
-    embedder: FakeEmbeddingsServer, tmp_path: Path
+    embedder: FakeEmbeddingsServer, tmp_path: Path, lcg_main: sf.LcgMain
 ) -> None:
     env = _env(embedder)
     with sf.temp_workspace("lcg-busy-") as ws:
-        _ingested(ws, env, tmp_path)
+        _ingested(lcg_main, ws, env, tmp_path)
         for derived in ("db", "text", "vectors"):  # the dump's open catches them up: embeds
             shutil.rmtree(ws / ".lcg" / derived)
         _answered_while_held(embedder, ws, env, "dump", "--group", G, "--to", str(tmp_path / "d"))
         assert (tmp_path / "d" / G).is_dir()
-        _found_after(ws, env)
+        _found_after(lcg_main, ws, env)
 
 
 def test_search_goes_through_an_eval_check_that_serves_the_workspace(
-    embedder: FakeEmbeddingsServer, tmp_path: Path
+    embedder: FakeEmbeddingsServer, tmp_path: Path, lcg_main: sf.LcgMain
 ) -> None:
     """``lcg eval check`` with no service serves the workspace while it reads (the holder
     rule, as ``lcg search``): a search meanwhile is answered through it, with hits."""
     env = _env(embedder)
     with sf.temp_workspace("lcg-busy-") as ws:
-        _ingested(ws, env, tmp_path)
+        _ingested(lcg_main, ws, env, tmp_path)
         golden = tmp_path / "golden.json"
         question = {"read": "passages", "query": "HOLDME platypus"}
         golden.write_text(json.dumps([{**question, "expect": {"relevant": ["notes/a.md"]}}]))
