@@ -30,7 +30,11 @@ COMMANDS: dict[str, list[str]] = {
         "-c",
         "import sys; from lcg.cli.main import main; sys.exit(main(['ingest', '--help']))",
     ],
-    "import lcg.client": ["-c", "import lcg.client"],
+    # (a checkout from before ADR 0218 has its client in lcg.rpc.client: paired against it)
+    "import lcg.client": [
+        "-c",
+        "try:\n    import lcg.client\nexcept ModuleNotFoundError:\n    import lcg.rpc.client",
+    ],
     # What an `lcg ingest PATH` run has imported when it starts to scan (a service answering):
     # the parser, the holder's client and the sync.
     "ingest, to its scan": [

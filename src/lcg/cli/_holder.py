@@ -16,7 +16,6 @@ command becomes the holder.
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import sys
 import threading
@@ -153,6 +152,8 @@ def hosting(config: Config, command: str, *, quiet: bool = False) -> Iterator[Cl
     commands and agents go through this socket meanwhile; on leaving, the vectors the body's
     writes left to the background are made (``finish_vectors``), then the service stops, its
     socket goes and the lock is given up. SIGTERM ends the body as Ctrl-C does."""
+    import asyncio
+
     from lcg.rpc import Limits, build_app, serve
     from lcg.workspace import release_for_process
 
@@ -215,6 +216,7 @@ def alone(config: Config, command: str, *, quiet: bool = False) -> Iterator[Clie
     socket is served by a ``BusyApp``: another command or agent is answered at once, degraded
     with "busy: lcg COMMAND (pid N) ...", instead of waiting for the lock. On leaving, the
     socket goes and the lock is given up."""
+    import asyncio
     import os
 
     from lcg.rpc import BusyApp, busy_reason, serve

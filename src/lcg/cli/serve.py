@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import signal
 import sys
@@ -69,6 +68,8 @@ def ready_line(app: ServiceApp, config: Config) -> str:
 
 def announce_when_ready(app: ServiceApp, line: Callable[[], str]) -> Callable[[Server], None]:
     """A ``started`` callback that prints ``line()`` once the app has finished opening."""
+    import asyncio
+
     pending: set[asyncio.Task[None]] = set()
 
     async def wait() -> None:
@@ -114,6 +115,8 @@ def run_until_stopped(main: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(main)``, except that threads of the loop's default executor still busy
     at the end are not waited for (``asyncio.run`` joins them, so a close the server left to
     the process's end would hold the process, ADR 0197)."""
+    import asyncio
+
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     try:

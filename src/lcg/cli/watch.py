@@ -12,7 +12,6 @@ exit status 0.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import functools
 import signal
 import threading
@@ -513,6 +512,8 @@ def _watch_hosting(
     """Serve the workspace's socket here and watch through it; the watcher's problems are
     the service's health (``health_check``, ``lcg status``). A stop ends the process within
     the grace plus 2 s, as ``lcg serve`` (ADR 0197)."""
+    import asyncio
+
     from lcg.cli.serve import end_promptly, run_until_stopped
     from lcg.rpc import Limits, Server, build_app, serve
 
