@@ -10,7 +10,8 @@ their vectors are made at once. Everything else is real: ``lcg serve``, ``lcg in
 
 Before the change, ``lcg ingest`` waited for the vectors of each part (the model ran inside
 the commit, under the group's lock), so with the gate shut it never returned: the 60 s
-timeout of the subprocess is the failure signal.
+timeout of the subprocess is the failure signal. The other commands run in this process
+(conftest's ``lcg_main``).
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def _stop(proc: subprocess.Popen[bytes], ws: Path) -> None:
 
 
 def test_search_answers_by_words_before_the_vectors_then_as_a_sync_that_waited(
-    embedder: FakeEmbeddingsServer,
+    embedder: FakeEmbeddingsServer, lcg_main: sf.LcgMain
 ) -> None:
     env = _env(int(embedder.url.rsplit(":", 1)[1]))
     with sf.temp_workspace("lcg-tf-") as root:
@@ -119,7 +120,7 @@ def test_search_answers_by_words_before_the_vectors_then_as_a_sync_that_waited(
         # The reference: a sync that waited for its vectors (the gate open).
         proc = _serve(waited, env)
         try:
-            done = _lcg(waited, env, "ingest", str(tree), "--group", G)
+            done = lcg_main(waited, "ingest", str(tree), "--group", G, env=env)
             assert done.returncode == 0, done.stderr
             with Client(waited / ".lcg" / "service.sock", timeout=60) as c:
                 _drained(c)
@@ -132,6 +133,7 @@ def test_search_answers_by_words_before_the_vectors_then_as_a_sync_that_waited(
         embedder.state.release.clear()
         proc = _serve(first, env)
         try:
+            # A subprocess: its timeout is the hang signal of an ingest that waits for vectors.
             done = _lcg(first, env, "ingest", str(tree), "--group", G)
             assert done.returncode == 0, done.stderr
             assert "vectors still to come" in done.stdout, done.stdout
@@ -149,13 +151,13 @@ def test_search_answers_by_words_before_the_vectors_then_as_a_sync_that_waited(
                 health = c.health_check()
                 assert health["healthy"] is True, health
                 assert health["vectors_pending"] > 0, health
-                status = _lcg(first, env, "status", "--json")
+                status = lcg_main(first, "status", "--json", env=env)
                 data = json.loads(status.stdout)
                 assert data["vectors_pending"] > 0, data
                 assert data["wal_groups"][G]["vectors_pending"] > 0, data
                 # Vectors being made by the service are no fault: lcg status says so, exit 0.
                 assert status.returncode == 0, status.stdout + status.stderr
-                plain = _lcg(first, env, "status")
+                plain = lcg_main(first, "status", env=env)
                 assert plain.returncode == 0, plain.stdout + plain.stderr
                 assert "searchable by their words" in plain.stdout, plain.stdout
 
@@ -170,9 +172,9 @@ def test_search_answers_by_words_before_the_vectors_then_as_a_sync_that_waited(
             _stop(proc, first)
 
         # The vectors are a projection of the stream: verify agrees, a replay gives the same.
-        verified = _lcg(first, env, "verify")
+        verified = lcg_main(first, "verify", env=env)
         assert verified.returncode == 0, verified.stdout + verified.stderr
-        replayed = _lcg(first, env, "replay", "--group", G, "--force-clear")
+        replayed = lcg_main(first, "replay", "--group", G, "--force-clear", env=env)
         assert replayed.returncode == 0, replayed.stdout + replayed.stderr
         proc = _serve(first, env)
         try:
