@@ -20,6 +20,7 @@ The same seed and size give the same bytes (``Corpus.write`` is byte-identical p
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Final, Literal
@@ -27,6 +28,7 @@ from typing import Final, Literal
 import msgspec
 
 from lcg import timestamps
+from lcg.eval.corpus_names import FAMILY, GIVEN, ORG_FIRST, ORG_SECOND, PLACES, PROJECTS
 from lcg.eval.gold import (
     DocKind,
     Gold,
@@ -51,102 +53,6 @@ __all__ = [
 GENERATOR_VERSION: Final = 1
 
 Size = Literal["small", "full"]
-
-_GIVEN: Final = (
-    "Ilse",
-    "Tomas",
-    "Maren",
-    "Osric",
-    "Petra",
-    "Dagny",
-    "Lucan",
-    "Wren",
-    "Anouk",
-    "Caspian",
-    "Elodie",
-    "Fenwick",
-    "Greer",
-    "Halvard",
-    "Isolde",
-    "Jory",
-    "Kestrin",
-    "Liesel",
-    "Mirela",
-    "Nils",
-    "Orla",
-    "Piet",
-    "Quillon",
-    "Rosalind",
-    "Soren",
-    "Talia",
-    "Ulric",
-    "Vesna",
-)
-_FAMILY: Final = (
-    "Varga",
-    "Brandt",
-    "Okafor",
-    "Lindqvist",
-    "Marchetti",
-    "Oyelaran",
-    "Haldane",
-    "Strand",
-    "Quennell",
-    "Ashdown",
-    "Belcourt",
-    "Corvin",
-    "Draycott",
-    "Everleigh",
-    "Falkner",
-    "Gorringe",
-    "Hollis",
-    "Ingersoll",
-    "Jessup",
-    "Kavanagh",
-    "Lowther",
-    "Merriman",
-    "Northcott",
-    "Ormsby",
-    "Pellow",
-    "Radcliffe",
-)
-_ORG_FIRST: Final = (
-    "Harrow",
-    "Quillmere",
-    "Tessaly",
-    "Brackwater",
-    "Oakhollow",
-    "Silvane",
-    "Marrowgate",
-    "Fernleigh",
-    "Coldharbour",
-    "Wintermoot",
-)
-_ORG_SECOND: Final = ("Foundry", "Collective", "Instruments", "Trust", "Cartography", "Works")
-_PROJECTS: Final = (
-    "Kestrel",
-    "Basalt",
-    "Lantern",
-    "Meridian",
-    "Juniper",
-    "Halcyon",
-    "Tidewater",
-    "Cobalt",
-    "Sparrowhawk",
-    "Orrery",
-    "Quarry",
-    "Vireo",
-)
-_PLACES: Final = (
-    "Velmora",
-    "Ostrend",
-    "Carrow Bay",
-    "Lindenfall",
-    "Port Aubrey",
-    "Greywick",
-    "Sallowmere",
-    "Thornbury Cross",
-)
 
 _RELATIONS: Final[dict[str, tuple[str, str, str]]] = {
     # name: (source type, target type, description)
@@ -188,7 +94,6 @@ _FILLER: Final = (
     "Attendance was good despite the weather.",
     "A few questions were parked for later.",
 )
-_CHANNELS: Final = ("general", "ops", "planning", "field-notes", "hiring")
 _TITLES: Final = (
     "Weekly sync",
     "Planning notes",
@@ -274,9 +179,9 @@ class _World:
     def __init__(self, rng: random.Random, size: Size) -> None:
         self.rng = rng
         n_people, n_orgs, n_projects, n_places = (5, 2, 2, 2) if size == "small" else (14, 5, 6, 4)
-        given = rng.sample(_GIVEN, n_people + 1)
-        family = rng.sample(_FAMILY, n_people + 1)
-        firsts = rng.sample(_ORG_FIRST, n_orgs)
+        given = rng.sample(GIVEN, n_people + 1)
+        family = rng.sample(FAMILY, n_people + 1)
+        firsts = rng.sample(ORG_FIRST, n_orgs)
         self.people = [
             GoldEntity(
                 key=f"person:{i}",
@@ -290,7 +195,7 @@ class _World:
         self.phantom = f"{given[n_people]} {family[n_people]}"
         self.orgs = []
         for i in range(n_orgs):
-            name = f"{firsts[i]} {rng.choice(_ORG_SECOND)}"
+            name = f"{firsts[i]} {rng.choice(ORG_SECOND)}"
             self.orgs.append(
                 GoldEntity(
                     key=f"org:{i}", name=name, entity_type="Organization", aliases=[name.upper()]
@@ -298,11 +203,11 @@ class _World:
             )
         self.projects = [
             GoldEntity(key=f"project:{i}", name=f"Project {p}", entity_type="Project")
-            for i, p in enumerate(rng.sample(_PROJECTS, n_projects))
+            for i, p in enumerate(rng.sample(PROJECTS, n_projects))
         ]
         self.places = [
             GoldEntity(key=f"place:{i}", name=p, entity_type="Place")
-            for i, p in enumerate(rng.sample(_PLACES, n_places))
+            for i, p in enumerate(rng.sample(PLACES, n_places))
         ]
         self.entities = {e.key: e for e in [*self.people, *self.orgs, *self.projects, *self.places]}
         self.pairs: list[tuple[str, str, str]] = []
@@ -385,10 +290,50 @@ def generate(seed: int, size: Size = "full") -> Corpus:
     """The corpus of ``seed`` at ``size`` (``small`` ≈ 12 documents, ``full`` ≈ 50)."""
     rng = random.Random(f"lcg-eval:{seed}:{size}")
     world = _World(rng, size)
+    writer = _Writer(rng, world, _plan(rng, world, size))
+    for i in range(writer.plan.n_docs):
+        writer.document(i)
+    gold = Gold(
+        seed=seed,
+        size=size,
+        generator_version=GENERATOR_VERSION,
+        entities=list(world.entities.values()),
+        facts=writer.gold_facts,
+        decoys=writer.gold_decoys,
+        documents=writer.gold_docs,
+        phantom=world.phantom,
+    )
+    return Corpus(
+        seed=seed, size=size, documents=writer.documents, ontology=ontology_yaml(), gold=gold
+    )
+
+
+#: A planted fact or decoy: (relation, source key, target key).
+_Triple = tuple[str, str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """Which document states what: kinds, dates, facts, decoys, the two special documents."""
+
+    n_docs: int
+    #: The withdrawn document (in the middle) and the superseding one (the last, dated after
+    #: every other document).
+    withdrawn_idx: int
+    last_idx: int
+    doc_kind: dict[int, DocKind]
+    dates: dict[int, str]
+    #: The superseded LEADS fact (stated before the last document) and its successor.
+    superseded: _Triple
+    successor: _Triple
+    facts_per_doc: dict[int, list[_Triple]]
+    decoys_per_doc: dict[int, list[_Triple]]
+
+
+def _plan(rng: random.Random, world: _World, size: Size) -> _Plan:
+    """The plan of the corpus (the seeded draws in the generator's fixed order)."""
     planned = world.plan_facts()
     n_docs = 12 if size == "small" else 50
-    # Two documents are special: the withdrawn one (in the middle) and the superseding one
-    # (the last, dated after every other document).
     withdrawn_idx = n_docs // 2
     last_idx = n_docs - 1
     regular = [i for i in range(n_docs) if i not in (withdrawn_idx, last_idx)]
@@ -398,9 +343,8 @@ def generate(seed: int, size: Size = "full") -> Corpus:
     doc_kind[withdrawn_idx] = "note"
     doc_kind[last_idx] = "note"
     # The superseded fact is a LEADS fact; it must be stated before the last document.
-    leads = [f for f in planned if f[0] == "LEADS"]
-    superseded = leads[0]
-    facts_per_doc: dict[int, list[tuple[str, str, str]]] = {i: [] for i in range(n_docs)}
+    superseded = next(f for f in planned if f[0] == "LEADS")
+    facts_per_doc: dict[int, list[_Triple]] = {i: [] for i in range(n_docs)}
     for n, f in enumerate(planned):
         facts_per_doc[regular[n % len(regular)]].append(f)
     taken = set(planned)
@@ -417,131 +361,156 @@ def generate(seed: int, size: Size = "full") -> Corpus:
     taken.add(successor)
     # Decoys: one per three planted facts, spread over the regular documents.
     n_decoys = max(1, round((len(planned) + 2) / 3))
-    decoy_rel = [r for r in _DECOY_TEMPLATES]
-    decoys_per_doc: dict[int, list[tuple[str, str, str]]] = {i: [] for i in range(n_docs)}
+    decoy_rel = list(_DECOY_TEMPLATES)
+    decoys_per_doc: dict[int, list[_Triple]] = {i: [] for i in range(n_docs)}
     for n in range(n_decoys):
         rel = decoy_rel[rng.randrange(len(decoy_rel))]
         s, t = world.decoy_pair(rel, taken)
         taken.add((rel, s, t))
         decoys_per_doc[regular[(n * 7 + 3) % len(regular)]].append((rel, s, t))
+    return _Plan(
+        n_docs=n_docs,
+        withdrawn_idx=withdrawn_idx,
+        last_idx=last_idx,
+        doc_kind=doc_kind,
+        dates={i: _iso(_BASE_DATE + timedelta(days=3 * i, hours=i % 5)) for i in range(n_docs)},
+        superseded=superseded,
+        successor=successor,
+        facts_per_doc=facts_per_doc,
+        decoys_per_doc=decoys_per_doc,
+    )
 
-    dates = {i: _iso(_BASE_DATE + timedelta(days=3 * i, hours=i % 5)) for i in range(n_docs)}
-    gold_facts: list[GoldFact] = []
-    gold_decoys: list[GoldDecoy] = []
-    gold_docs: list[GoldDocument] = []
-    documents: list[CorpusDocument] = []
-    fact_key_of: dict[tuple[str, str, str], str] = {}
-    superseded_key = ""
-    for i in range(n_docs):
-        kind = doc_kind[i]
-        doc_id = f"d{i:02d}"
+
+@dataclass
+class _Page:
+    """What one document states, as it is written: statements and the gold keys they carry."""
+
+    kind: DocKind
+    doc_id: str
+    #: (kind, sentence, source surface, target surface) of each statement.
+    statements: list[tuple[str, str, str, str]] = field(default_factory=list)
+    fact_keys: list[str] = field(default_factory=list)
+    decoy_keys: list[str] = field(default_factory=list)
+    ending_keys: list[str] = field(default_factory=list)
+    mention_keys: list[str] = field(default_factory=list)
+
+
+class _Writer:
+    """Writes the planned documents in order, and the gold of each as it goes."""
+
+    def __init__(self, rng: random.Random, world: _World, plan: _Plan) -> None:
+        self.rng, self.world, self.plan = rng, world, plan
+        self.gold_facts: list[GoldFact] = []
+        self.gold_decoys: list[GoldDecoy] = []
+        self.gold_docs: list[GoldDocument] = []
+        self.documents: list[CorpusDocument] = []
+        self.superseded_key = ""
+
+    def document(self, i: int) -> None:
+        """Write document ``i``: its facts, the supersession (last), its decoys, its text."""
+        plan, rng = self.plan, self.rng
+        kind = plan.doc_kind[i]
+        page = _Page(kind=kind, doc_id=f"d{i:02d}")
         title = rng.choice(_TITLES)
         ext = {"note": "md", "message": "txt", "record": "json"}[kind]
         folder = {"note": "notes", "message": "messages", "record": "records"}[kind]
-        path = f"{folder}/{doc_id}-{title.lower().replace(' ', '-')}.{ext}"
-        statements: list[tuple[str, str, str, str]] = []
-        fact_keys: list[str] = []
-        decoy_keys: list[str] = []
-        ending_keys: list[str] = []
-        mention_keys: list[str] = []
-
-        def sentence_for(rel: str, s: str, t: str, kind: DocKind = kind) -> str:
-            template = rng.choice(_TEMPLATES[rel])
-            return template.format(s=_surface(world, s, kind), t=_surface(world, t, kind))
-
-        entries = list(facts_per_doc[i])
-        if i == last_idx:
-            entries = []
-        for rel, s, t in entries:
-            key = f"f{len(gold_facts):03d}"
-            fact_key_of[(rel, s, t)] = key
-            sentence = sentence_for(rel, s, t)
-            gold_facts.append(
-                GoldFact(key=key, source=s, target=t, relation=rel, sentence=sentence, doc=doc_id)
-            )
-            if (rel, s, t) == superseded:
-                superseded_key = key
-            statements.append(
-                ("fact", sentence, _surface(world, s, kind), _surface(world, t, kind))
-            )
-            fact_keys.append(key)
-            mention_keys += [s, t]
-        if i == last_idx:
-            when = dates[i]
-            old_lead = world.entities[superseded[1]].name
-            proj = world.entities[superseded[2]].name
-            new_lead = world.entities[successor[1]].name
-            ending = f"{old_lead} stepped down as lead of {proj} on {when[:10]}."
-            succ_sentence = f"{new_lead} took over as lead of {proj} on {when[:10]}."
-            succ_key = f"f{len(gold_facts):03d}"
-            gold_facts.append(
-                GoldFact(
-                    key=succ_key,
-                    source=successor[1],
-                    target=successor[2],
-                    relation="LEADS",
-                    sentence=succ_sentence,
-                    doc=doc_id,
-                )
-            )
-            idx = next(n for n, f in enumerate(gold_facts) if f.key == superseded_key)
-            gold_facts[idx] = msgspec.structs.replace(
-                gold_facts[idx],
-                ended_at=when,
-                superseded_by=succ_key,
-                ending_doc=doc_id,
-                ending_sentence=ending,
-            )
-            statements.append(("ending", ending, old_lead, proj))
-            statements.append(("fact", succ_sentence, new_lead, proj))
-            fact_keys.append(succ_key)
-            ending_keys.append(superseded_key)
-            mention_keys += [superseded[1], superseded[2], successor[1]]
-        for rel, s, t in decoys_per_doc[i]:
-            key = f"x{len(gold_decoys):03d}"
-            sentence = rng.choice(_DECOY_TEMPLATES[rel]).format(
-                s=_surface(world, s, kind), t=_surface(world, t, kind)
-            )
-            gold_decoys.append(
-                GoldDecoy(key=key, doc=doc_id, sentence=sentence, source=s, target=t, relation=rel)
-            )
-            statements.append(("decoy", sentence, "", ""))
-            decoy_keys.append(key)
-            mention_keys += [s, t]
+        path = f"{folder}/{page.doc_id}-{title.lower().replace(' ', '-')}.{ext}"
+        if i == plan.last_idx:
+            self._supersession(page, plan.dates[i])
+        else:
+            self._facts(page, plan.facts_per_doc[i])
+        self._decoys(page, plan.decoys_per_doc[i])
         # Statements and decoys interleave in a seeded order so no layout is fixed.
-        order = list(range(len(statements)))
+        order = list(range(len(page.statements)))
         rng.shuffle(order)
-        statements = [statements[k] for k in order]
+        statements = [page.statements[k] for k in order]
         filler = rng.sample(_FILLER, 2)
-        text = _render(kind, doc_id, dates[i], title, statements, filler)
+        text = _render(kind, page.doc_id, plan.dates[i], title, statements, filler)
         mentions = [
-            GoldMention(entity=k, surface=_surface(world, k, kind))
-            for k in dict.fromkeys(mention_keys)
+            GoldMention(entity=k, surface=_surface(self.world, k, kind))
+            for k in dict.fromkeys(page.mention_keys)
         ]
-        gold_docs.append(
+        self.gold_docs.append(
             GoldDocument(
-                doc_id=doc_id,
+                doc_id=page.doc_id,
                 path=path,
                 kind=kind,
-                date=dates[i],
+                date=plan.dates[i],
                 mentions=mentions,
-                facts=fact_keys,
-                decoys=decoy_keys,
-                endings=ending_keys,
-                withdrawn=i == withdrawn_idx,
+                facts=page.fact_keys,
+                decoys=page.decoy_keys,
+                endings=page.ending_keys,
+                withdrawn=i == plan.withdrawn_idx,
             )
         )
-        documents.append(
-            CorpusDocument(doc_id=doc_id, path=path, kind=kind, date=dates[i], text=text)
+        self.documents.append(
+            CorpusDocument(doc_id=page.doc_id, path=path, kind=kind, date=plan.dates[i], text=text)
         )
-    gold = Gold(
-        seed=seed,
-        size=size,
-        generator_version=GENERATOR_VERSION,
-        entities=list(world.entities.values()),
-        facts=gold_facts,
-        decoys=gold_decoys,
-        documents=gold_docs,
-        phantom=world.phantom,
-    )
-    return Corpus(seed=seed, size=size, documents=documents, ontology=ontology_yaml(), gold=gold)
+
+    def _facts(self, page: _Page, facts: list[_Triple]) -> None:
+        world, kind = self.world, page.kind
+        for rel, s, t in facts:
+            key = f"f{len(self.gold_facts):03d}"
+            template = self.rng.choice(_TEMPLATES[rel])
+            sentence = template.format(s=_surface(world, s, kind), t=_surface(world, t, kind))
+            self.gold_facts.append(
+                GoldFact(
+                    key=key, source=s, target=t, relation=rel, sentence=sentence, doc=page.doc_id
+                )
+            )
+            if (rel, s, t) == self.plan.superseded:
+                self.superseded_key = key
+            page.statements.append(
+                ("fact", sentence, _surface(world, s, kind), _surface(world, t, kind))
+            )
+            page.fact_keys.append(key)
+            page.mention_keys += [s, t]
+
+    def _supersession(self, page: _Page, when: str) -> None:
+        """The last document: the superseded lead steps down, the successor takes over."""
+        superseded, successor = self.plan.superseded, self.plan.successor
+        old_lead = self.world.entities[superseded[1]].name
+        proj = self.world.entities[superseded[2]].name
+        new_lead = self.world.entities[successor[1]].name
+        ending = f"{old_lead} stepped down as lead of {proj} on {when[:10]}."
+        succ_sentence = f"{new_lead} took over as lead of {proj} on {when[:10]}."
+        succ_key = f"f{len(self.gold_facts):03d}"
+        self.gold_facts.append(
+            GoldFact(
+                key=succ_key,
+                source=successor[1],
+                target=successor[2],
+                relation="LEADS",
+                sentence=succ_sentence,
+                doc=page.doc_id,
+            )
+        )
+        idx = next(n for n, f in enumerate(self.gold_facts) if f.key == self.superseded_key)
+        self.gold_facts[idx] = msgspec.structs.replace(
+            self.gold_facts[idx],
+            ended_at=when,
+            superseded_by=succ_key,
+            ending_doc=page.doc_id,
+            ending_sentence=ending,
+        )
+        page.statements.append(("ending", ending, old_lead, proj))
+        page.statements.append(("fact", succ_sentence, new_lead, proj))
+        page.fact_keys.append(succ_key)
+        page.ending_keys.append(self.superseded_key)
+        page.mention_keys += [superseded[1], superseded[2], successor[1]]
+
+    def _decoys(self, page: _Page, decoys: list[_Triple]) -> None:
+        world, kind = self.world, page.kind
+        for rel, s, t in decoys:
+            key = f"x{len(self.gold_decoys):03d}"
+            sentence = self.rng.choice(_DECOY_TEMPLATES[rel]).format(
+                s=_surface(world, s, kind), t=_surface(world, t, kind)
+            )
+            self.gold_decoys.append(
+                GoldDecoy(
+                    key=key, doc=page.doc_id, sentence=sentence, source=s, target=t, relation=rel
+                )
+            )
+            page.statements.append(("decoy", sentence, "", ""))
+            page.decoy_keys.append(key)
+            page.mention_keys += [s, t]
