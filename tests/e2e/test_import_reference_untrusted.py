@@ -9,7 +9,8 @@ without end). The line must be reported as not mapped (reason ``unrecognised``, 
 excerpt), no file may appear where it points, the ordinary entity alone must land in the new
 stream, and the process must exit 0 (the loss was accepted). The last test imports rows that
 reuse uuids another group of the workspace holds: refused and named, the other group unchanged.
-Everything is real (the CLI process, Kuzu, files); the embedder is the hash test double.
+Everything is real (the CLI process, Kuzu, files; ``lcg verify`` after runs in this process,
+``lcg_main``); the embedder is the hash test double.
 """
 
 from __future__ import annotations
@@ -198,7 +199,9 @@ CASES = sorted(_hostile_lines(Path("/x")))
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_a_hostile_line_is_reported_and_never_executed(tmp_path: Path, case: str) -> None:
+def test_a_hostile_line_is_reported_and_never_executed(
+    tmp_path: Path, case: str, lcg_main: sf.LcgMain
+) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.csv").write_text("stolen-1,Stolen secret\n", encoding="utf-8")
@@ -228,7 +231,7 @@ def test_a_hostile_line_is_reported_and_never_executed(tmp_path: Path, case: str
     assert sorted(p.name for p in outside.iterdir()) == ["evil.so", "secret.csv"]
     assert extension.stat().st_atime == 0
     assert _stream_uuids(ws) == {"liminis": {"kept"}}
-    verify = sf.run_lcg(ws, "verify")
+    verify = lcg_main(ws, "verify")
     assert verify.returncode == 0 and "verify: ok" in verify.stdout, verify.stdout
 
 
@@ -308,7 +311,9 @@ def _state(ws: Path, group_id: str) -> tuple[list[str], list[str], list[str]]:
         )
 
 
-def test_rows_reusing_another_groups_uuids_are_refused(tmp_path: Path) -> None:
+def test_rows_reusing_another_groups_uuids_are_refused(
+    tmp_path: Path, lcg_main: sf.LcgMain
+) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     ours = {"a": "U-alice", "b": "U-bank", "edge": "R-uses", "episode": "P-note"}
@@ -337,7 +342,7 @@ def test_rows_reusing_another_groups_uuids_are_refused(tmp_path: Path) -> None:
     assert run.status == 0, run.err[-2000:]
     assert _state(ws, "a") == before
     assert _state(ws, "b") == (["M-own=Mallory's bank"], [], [])
-    verify = sf.run_lcg(ws, "verify")
+    verify = lcg_main(ws, "verify")
     assert verify.returncode == 0 and "verify: ok" in verify.stdout, verify.stdout
 
 
