@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -24,7 +24,7 @@ import numpy as np
 
 from lcg import timestamps
 from lcg.config import Config
-from lcg.events import EpisodeAdded, Event
+from lcg.events import EpisodeAdded, Event, chunk_description
 from lcg.extract import Embedder
 from lcg.projections import DEFAULT_HALF_LIFE_DAYS, DEFAULT_WEIGHTS, PassageWeights, Searcher
 from lcg.workspace import Workspace
@@ -178,131 +178,24 @@ def run_longmemeval(
     sessions, questions = _load(data_dir)
     turns = _turns(sessions)
     cfg = Config.from_env(workspace, env={"LCG_EMBEDDER": "hash"})
-    ingested = 0
+
+    def evaluate(name: str, rank: _Rank) -> MethodScores:
+        if scoring is not None:
+            scoring(name)
+        return _evaluate(name, questions, rank)
+
     with Workspace.open(cfg, embedder) as ws:
         started = time.perf_counter()
-        have = ws.graph.counts(GROUP).episodes
-        if have < len(turns):
-            ingested = len(turns)
-            if have:
-                from lcg.ingest import delete_by_group
-
-                delete_by_group(ws, [GROUP], confirm=True, dry_run=False)
-            batch: list[Event] = []
-            done = 0
-            for uuid, session_id, date, text in turns:
-                batch.append(
-                    EpisodeAdded(
-                        group_id=GROUP,
-                        uuid=uuid,
-                        name=uuid,
-                        source_description=f"{session_id}:{uuid}",
-                        content=text,
-                        created_at=date,
-                        valid_at=date,
-                    )
-                )
-                if len(batch) == 256:
-                    ws.commit(GROUP, batch)
-                    done += len(batch)
-                    batch = []
-                    if progress is not None:
-                        progress(done, len(turns))
-            if batch:
-                ws.commit(GROUP, batch)
-            ws.projector.save()
+        ingested = _ingest(ws, turns, progress)
         ingest_s = time.perf_counter() - started
-        searcher = Searcher(ws.graph, ws.text, ws.vectors, ws.text_embedder)
-
-        def evaluate(name: str, rank: Callable[[_Question], list[str]]) -> MethodScores:
-            if scoring is not None:
-                scoring(name)
-            return _evaluate(name, questions, rank)
-
-        def ours(
-            mode: str = "hybrid",
-            fusion: str = "weighted",
-            weights: PassageWeights | None = None,
-            as_of: bool = False,
-            half_life: float = DEFAULT_HALF_LIFE_DAYS,
-        ) -> Callable[[_Question], list[str]]:
-            def rank(q: _Question) -> list[str]:
-                rows = searcher.search_passages(
-                    q.question,
-                    [GROUP],
-                    pool,
-                    0.0,
-                    mode=mode,  # type: ignore[arg-type]
-                    fusion=fusion,  # type: ignore[arg-type]
-                    weights=weights,
-                    as_of=_date(q.question_date) if as_of and q.question_date else None,
-                    recency_half_life_days=half_life,
-                )
-                return [r.uuid for r in rows]
-
-            return rank
-
-        methods = [
-            evaluate("lcg default (weighted)", ours()),
-            evaluate("lcg default, as_of question date", ours(as_of=True)),
-            evaluate("lcg as_of, recency prior off", ours(as_of=True, half_life=0.0)),
-            evaluate(
-                "lcg as_of, both time priors off",
-                ours(as_of=True, half_life=0.0, weights=_NO_TIME_PRIORS),
-            ),
-            evaluate("lcg fused (rrf)", ours(fusion="rrf")),
-            evaluate("lcg rrf, as_of question date", ours(fusion="rrf", as_of=True)),
-            evaluate("lcg bm25 (weighted)", ours("bm25")),
-            evaluate("lcg vector (weighted)", ours("vector")),
-            evaluate("lcg bm25 (rrf)", ours("bm25", "rrf")),
-            evaluate("lcg vector (rrf, hnsw)", ours("vector", "rrf")),
-        ]
-        if ablations:  # asked at the question's date, as a client that knows the date asks
-            zero = {leg: 0.0 for leg in _LEGS}
-            for leg in _LEGS:
-                only = msgspec.structs.replace(DEFAULT_WEIGHTS, **{**zero, leg: 1.0})
-                methods.append(evaluate(f"as_of, only {leg}", ours(weights=only, as_of=True)))
-                without = msgspec.structs.replace(DEFAULT_WEIGHTS, **{leg: 0.0})
-                methods.append(evaluate(f"as_of, without {leg}", ours(weights=without, as_of=True)))
-        ids = [t[0] for t in turns]
-        texts = [t[3] for t in turns]
-        vectors = ws.text_embedder.vectors(texts)
-        matrix = np.stack([vectors[t] for t in texts]).astype(np.float32)
-
-        def brute(question: _Question) -> list[str]:
-            query = question.question
-            q = ws.text_embedder.vectors([query])[query]
-            sims = matrix @ q
-            top = np.argpartition(-sims, pool)[:pool]
-            return [ids[i] for i in top[np.argsort(-sims[top])]]
-
-        methods.append(evaluate("exact cosine (numpy)", brute))
-        hits = 0
-        for q in questions:
-            qv = ws.text_embedder.vectors([q.question])[q.question]
-            approx = {
-                u for u, _s, _g in ws.vectors.search_groups([GROUP], "episode.content", qv, 10)
-            }
-            sims = matrix @ qv
-            exact = {ids[i] for i in np.argpartition(-sims, 10)[:10]}
-            hits += len(approx & exact)
-        hnsw_recall = hits / (10 * len(questions))
-        if with_bm25s:
-            try:
-                import bm25s
-            except ImportError:
-                bm25s = None
-            if bm25s is not None:
-                tokens = bm25s.tokenize(texts, stopwords="en", show_progress=False)
-                retriever = bm25s.BM25()
-                retriever.index(tokens, show_progress=False)
-
-                def rank_bm25s(question: _Question) -> list[str]:
-                    qt = bm25s.tokenize([question.question], stopwords="en", show_progress=False)
-                    docs, _scores_ = retriever.retrieve(qt, k=pool, show_progress=False)
-                    return [ids[int(i)] for i in docs[0]]
-
-                methods.append(evaluate("bm25s", rank_bm25s))
+        ours = _Ours(Searcher(ws.graph, ws.text, ws.vectors, ws.text_embedder), pool)
+        methods = [evaluate(name, rank) for name, rank in ours.methods(ablations=ablations)]
+        exact = _Exact(ws, turns, pool)
+        methods.append(evaluate("exact cosine (numpy)", exact.rank))
+        hnsw_recall = exact.hnsw_recall(questions)
+        rank_bm25s = _bm25s(turns, pool) if with_bm25s else None
+        if rank_bm25s is not None:
+            methods.append(evaluate("bm25s", rank_bm25s))
     return LongMemEvalReport(
         questions=len(questions),
         sessions=len(sessions),
@@ -313,3 +206,155 @@ def run_longmemeval(
         ingest_seconds=round(ingest_s, 1),
         ingest_turns_per_second=round(ingested / ingest_s, 1) if ingested and ingest_s else 0.0,
     )
+
+
+#: A ranking method: a question's episode uuids, best first.
+_Rank = Callable[[_Question], list[str]]
+
+
+def _ingest(
+    ws: Workspace,
+    turns: list[tuple[str, str, str, str]],
+    progress: Callable[[int, int], None] | None,
+) -> int:
+    """Record one episode per turn unless the workspace holds them all; how many recorded."""
+    have = ws.graph.counts(GROUP).episodes
+    if have >= len(turns):
+        return 0
+    if have:
+        from lcg.ingest import delete_by_group
+
+        delete_by_group(ws, [GROUP], confirm=True, dry_run=False)
+    batch: list[Event] = []
+    done = 0
+    for uuid, session_id, date, text in turns:
+        batch.append(
+            EpisodeAdded(
+                group_id=GROUP,
+                uuid=uuid,
+                name=uuid,
+                source_description=chunk_description(session_id, uuid),
+                content=text,
+                created_at=date,
+                valid_at=date,
+            )
+        )
+        if len(batch) == 256:
+            ws.commit(GROUP, batch)
+            done += len(batch)
+            batch = []
+            if progress is not None:
+                progress(done, len(turns))
+    if batch:
+        ws.commit(GROUP, batch)
+    ws.projector.save()
+    return len(turns)
+
+
+class _Ours:
+    """lcg's own rankings: ``search_passages`` over a pool, in each mode, fusion and weights."""
+
+    def __init__(self, searcher: Searcher, pool: int) -> None:
+        self.searcher, self.pool = searcher, pool
+
+    def methods(self, *, ablations: bool) -> Iterator[tuple[str, _Rank]]:
+        """Each named ranking, in the report's order."""
+        ours = self.ranking
+        yield "lcg default (weighted)", ours()
+        yield "lcg default, as_of question date", ours(as_of=True)
+        yield "lcg as_of, recency prior off", ours(as_of=True, half_life=0.0)
+        yield (
+            "lcg as_of, both time priors off",
+            ours(as_of=True, half_life=0.0, weights=_NO_TIME_PRIORS),
+        )
+        yield "lcg fused (rrf)", ours(fusion="rrf")
+        yield "lcg rrf, as_of question date", ours(fusion="rrf", as_of=True)
+        yield "lcg bm25 (weighted)", ours("bm25")
+        yield "lcg vector (weighted)", ours("vector")
+        yield "lcg bm25 (rrf)", ours("bm25", "rrf")
+        yield "lcg vector (rrf, hnsw)", ours("vector", "rrf")
+        if ablations:  # asked at the question's date, as a client that knows the date asks
+            zero = {leg: 0.0 for leg in _LEGS}
+            for leg in _LEGS:
+                only = msgspec.structs.replace(DEFAULT_WEIGHTS, **{**zero, leg: 1.0})
+                yield f"as_of, only {leg}", ours(weights=only, as_of=True)
+                without = msgspec.structs.replace(DEFAULT_WEIGHTS, **{leg: 0.0})
+                yield f"as_of, without {leg}", ours(weights=without, as_of=True)
+
+    def ranking(
+        self,
+        mode: str = "hybrid",
+        fusion: str = "weighted",
+        weights: PassageWeights | None = None,
+        as_of: bool = False,
+        half_life: float = DEFAULT_HALF_LIFE_DAYS,
+    ) -> _Rank:
+        """``search_passages`` with these settings, as a ranking method."""
+
+        def rank(q: _Question) -> list[str]:
+            rows = self.searcher.search_passages(
+                q.question,
+                [GROUP],
+                self.pool,
+                0.0,
+                mode=mode,  # type: ignore[arg-type]
+                fusion=fusion,  # type: ignore[arg-type]
+                weights=weights,
+                as_of=_date(q.question_date) if as_of and q.question_date else None,
+                recency_half_life_days=half_life,
+            )
+            return [r.uuid for r in rows]
+
+        return rank
+
+
+class _Exact:
+    """Exact cosine over every turn's vector (numpy): a ranking, and the yardstick of the
+    HNSW index's recall."""
+
+    def __init__(self, ws: Workspace, turns: list[tuple[str, str, str, str]], pool: int) -> None:
+        self.ws, self.pool = ws, pool
+        self.ids = [t[0] for t in turns]
+        texts = [t[3] for t in turns]
+        vectors = ws.text_embedder.vectors(texts)
+        self.matrix = np.stack([vectors[t] for t in texts]).astype(np.float32)
+
+    def rank(self, question: _Question) -> list[str]:
+        """The ``pool`` turns nearest the question, best first."""
+        query = question.question
+        q = self.ws.text_embedder.vectors([query])[query]
+        sims = self.matrix @ q
+        top = np.argpartition(-sims, self.pool)[: self.pool]
+        return [self.ids[i] for i in top[np.argsort(-sims[top])]]
+
+    def hnsw_recall(self, questions: list[_Question]) -> float:
+        """The share of the exact ten nearest that the HNSW index's ten hold."""
+        hits = 0
+        for q in questions:
+            qv = self.ws.text_embedder.vectors([q.question])[q.question]
+            approx = {
+                u for u, _s, _g in self.ws.vectors.search_groups([GROUP], "episode.content", qv, 10)
+            }
+            sims = self.matrix @ qv
+            exact = {self.ids[i] for i in np.argpartition(-sims, 10)[:10]}
+            hits += len(approx & exact)
+        return hits / (10 * len(questions))
+
+
+def _bm25s(turns: list[tuple[str, str, str, str]], pool: int) -> _Rank | None:
+    """The ``bm25s`` package's ranking over the turns (``None``: it is not installed)."""
+    try:
+        import bm25s
+    except ImportError:
+        return None
+    ids = [t[0] for t in turns]
+    tokens = bm25s.tokenize([t[3] for t in turns], stopwords="en", show_progress=False)
+    retriever = bm25s.BM25()
+    retriever.index(tokens, show_progress=False)
+
+    def rank_bm25s(question: _Question) -> list[str]:
+        qt = bm25s.tokenize([question.question], stopwords="en", show_progress=False)
+        docs, _scores_ = retriever.retrieve(qt, k=pool, show_progress=False)
+        return [ids[int(i)] for i in docs[0]]
+
+    return rank_bm25s
