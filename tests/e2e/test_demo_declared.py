@@ -6,6 +6,8 @@ The whole corpus through the real ``lcg demo``: every article is a Document and 
 11's neighbourhood, ``lcg search --entities`` / ``--facts`` answer from the declared graph and
 say so, and a second run appends nothing. Then the written folder through a plain
 ``lcg ingest`` in another workspace, and what ``lcg search`` says when nothing matches.
+``lcg demo`` runs as a process (its service keeps running); ``lcg search`` and ``lcg ingest``
+in this process (conftest's ``lcg_main``).
 """
 
 from __future__ import annotations
@@ -46,7 +48,9 @@ def _attributes(row: dict[str, Any]) -> dict[str, Any]:
     return parsed
 
 
-def test_the_demo_corpus_is_a_linked_graph_with_no_llm(tmp_path: Path) -> None:
+def test_the_demo_corpus_is_a_linked_graph_with_no_llm(
+    tmp_path: Path, lcg_main: sf.LcgMain
+) -> None:
     expected = write_corpus(read_articles(EXAMPLE_CORPUS), tmp_path / "apollo")
     documents, links = len(expected.files), sum(expected.links.values())
     with sf.temp_workspace("lcg-demo-") as ws:
@@ -89,12 +93,12 @@ def test_the_demo_corpus_is_a_linked_graph_with_no_llm(tmp_path: Path) -> None:
                 assert [n["name"] for n in nodes["nodes"]].count("Neil Armstrong") == 1
                 before = c.status()["wal_groups"]["apollo"]["max_seq"]
 
-            entities = sf.run_lcg(ws, "search", "Apollo 11", "--entities", "-n", "3")
+            entities = lcg_main(ws, "search", "Apollo 11", "--entities", "-n", "3")
             assert entities.returncode == 0, entities.stderr
             assert entities.stdout.splitlines()[0] == (
                 "1. Apollo 11  [Document]  declared in apollo/Apollo 11.md"
             ), entities.stdout
-            facts = sf.run_lcg(ws, "search", "Apollo 11 links to Neil Armstrong", "--facts")
+            facts = lcg_main(ws, "search", "Apollo 11 links to Neil Armstrong", "--facts")
             assert facts.returncode == 0, facts.stderr
             assert "Apollo 11 links to Neil Armstrong  [LINKS_TO, declared]" in facts.stdout
 
@@ -112,7 +116,7 @@ def test_the_demo_corpus_is_a_linked_graph_with_no_llm(tmp_path: Path) -> None:
 
 
 def test_lcg_ingest_of_the_written_folder_answers_search_from_the_declared_graph(
-    tmp_path: Path,
+    tmp_path: Path, lcg_main: sf.LcgMain
 ) -> None:
     folder = tmp_path / "apollo"
     articles = [
@@ -122,19 +126,19 @@ def test_lcg_ingest_of_the_written_folder_answers_search_from_the_declared_graph
     ]
     write_corpus(articles, folder)
     with sf.temp_workspace() as ws:
-        ingested = sf.run_lcg(ws, "ingest", str(folder), "--group", "apollo")
+        ingested = lcg_main(ws, "ingest", str(folder), "--group", "apollo")
         assert ingested.returncode == 0, ingested.stderr
         # Each of the three mentions the other two.
         assert "declared: 3 documents, 6 links" in ingested.stdout, ingested.stdout
         # A group with nothing in it: the message says where the graph's rows come from.
-        nothing = sf.run_lcg(ws, "search", "Apollo 11", "--entities", "--group", "empty")
+        nothing = lcg_main(ws, "search", "Apollo 11", "--entities", "--group", "empty")
         assert nothing.returncode == 0, nothing.stderr
         assert nothing.stdout.startswith("no entities match (the graph holds a document per file")
         assert "`lcg ingest` writes them with no LLM" in nothing.stdout
-        no_facts = sf.run_lcg(ws, "search", "Apollo 11", "--facts", "--group", "empty")
+        no_facts = lcg_main(ws, "search", "Apollo 11", "--facts", "--group", "empty")
         assert no_facts.stdout.startswith("no facts match (the graph holds the links")
 
-        entities = sf.run_lcg(ws, "search", "Apollo 11", "--entities", "-n", "1")
+        entities = lcg_main(ws, "search", "Apollo 11", "--entities", "-n", "1")
         assert entities.stdout == "1. Apollo 11  [Document]  declared in apollo/Apollo 11.md\n"
-        facts = sf.run_lcg(ws, "search", "Buzz Aldrin", "--facts", "-n", "10")
+        facts = lcg_main(ws, "search", "Buzz Aldrin", "--facts", "-n", "10")
         assert "Apollo 11 links to Buzz Aldrin  [LINKS_TO, declared]" in facts.stdout, facts.stdout

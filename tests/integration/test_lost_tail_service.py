@@ -2,7 +2,8 @@
 c; stop; delete the stream's last line; start; assert d. The write used to be acknowledged
 (``created: true``) and never shown, with status ``hydrated`` and ``lcg verify`` DIFFERENT; now
 the group is degraded with the reason and remedy, d is refused, ``lcg status`` exits 1, and
-``lcg replay --force-clear`` (the remedy) makes the group take writes again (ADR 0076)."""
+``lcg replay --force-clear`` (the remedy) makes the group take writes again (ADR 0076). The
+``lcg`` commands run in this process (conftest's ``lcg_main``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from _service_fixtures import run_lcg, spawn_serve, stop_serve, temp_workspace, wait_healthy
+import _service_fixtures as sf
+from _service_fixtures import spawn_serve, stop_serve, temp_workspace, wait_healthy
 from lcg.events.segments import list_segments
 from lcg.rpc.client import Client
 from lcg.rpc.errors import DEGRADED, RemoteError, TransportError
@@ -38,7 +40,7 @@ def _settled_health(sock: Path, proc: Any) -> dict[str, Any]:
         time.sleep(0.02)
 
 
-def test_a_write_after_a_lost_tail_is_refused_not_lost() -> None:
+def test_a_write_after_a_lost_tail_is_refused_not_lost(lcg_main: sf.LcgMain) -> None:
     with temp_workspace() as ws:
         sock = ws / ".lcg" / "service.sock"
         proc = spawn_serve(ws)
@@ -73,25 +75,27 @@ def test_a_write_after_a_lost_tail_is_refused_not_lost() -> None:
                 assert group["degraded_reason"] and status["entity_count"] == 3
             assert len(segment.path.read_bytes().splitlines()) == 2  # nothing appended
 
-            shown = run_lcg(ws, "status")
+            shown = lcg_main(ws, "status")
             assert shown.returncode == 1 and "degraded: group 'liminis'" in shown.stdout
 
             # The remedy: rebuild from what the stream holds; then d is written and shown.
-            replay = run_lcg(ws, "replay", "--group", GROUP, "--force-clear")
+            replay = lcg_main(ws, "replay", "--group", GROUP, "--force-clear")
             assert replay.returncode == 0, replay.stdout + replay.stderr
             with Client(sock, timeout=60) as c:
                 assert c.health_check()["state"] == "healthy"
                 created = c.call("knowledge_assert_entity", {"name": "d"})
                 assert created["created"] is True
                 assert c.call("knowledge_status", {})["entity_count"] == 3  # a, b, d
-            verified = run_lcg(ws, "verify")
+            verified = lcg_main(ws, "verify")
             assert verified.returncode == 0, verified.stdout + verified.stderr
-            assert run_lcg(ws, "status").returncode == 0
+            assert lcg_main(ws, "status").returncode == 0
         finally:
             stop_serve(proc, sock)
 
 
-def test_a_corrupt_line_degrades_the_service_until_the_loss_is_accepted_over_rpc() -> None:
+def test_a_corrupt_line_degrades_the_service_until_the_loss_is_accepted_over_rpc(
+    lcg_main: sf.LcgMain,
+) -> None:
     with temp_workspace() as ws:
         sock = ws / ".lcg" / "service.sock"
         proc = spawn_serve(ws)
@@ -111,11 +115,11 @@ def test_a_corrupt_line_degrades_the_service_until_the_loss_is_accepted_over_rpc
         try:
             health = _settled_health(sock, proc)
             assert health["state"] == "degraded" and "--accept-loss" in health["reason"]
-            lossy = run_lcg(ws, "replay", "--group", GROUP, "--force-clear", "--json")
+            lossy = lcg_main(ws, "replay", "--group", GROUP, "--force-clear", "--json")
             assert lossy.returncode == 1
             result = json.loads(lossy.stdout)
             assert result["success"] is False and result["skipped_seqs"] == [[3, 3]]
-            accepted = run_lcg(ws, "replay", "--group", GROUP, "--force-clear", "--accept-loss")
+            accepted = lcg_main(ws, "replay", "--group", GROUP, "--force-clear", "--accept-loss")
             assert accepted.returncode == 0, accepted.stdout + accepted.stderr
             assert "loss accepted for 1 seq(s): 3" in accepted.stdout
             with Client(sock, timeout=60) as c:
