@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import msgspec
 
@@ -22,6 +22,12 @@ from lcg.cli._service import ProgressBar
 from lcg.cli._terminal import safe
 from lcg.config import Config
 from lcg.errors import ConfigError
+
+if TYPE_CHECKING:
+    from lcg.eval import BackendSpec, Capture, Corpus, Report
+
+    #: The ``lcg eval`` subcommands' subparsers.
+    _Sub = argparse._SubParsersAction[argparse.ArgumentParser]
 
 __all__ = ["register"]
 
@@ -77,26 +83,50 @@ def _judge(config: Config, args: argparse.Namespace) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lcg.eval import (
-        BackendSpec,
-        Capture,
-        SeedRun,
-        build_extractor,
-        build_report,
-        estimate_price,
-        generate,
-        judge_facts,
-        judge_pairwise,
-        parse_backend,
-        render_summary,
-        reports_dir,
-        run_seed,
-        save_report,
-    )
-    from lcg.extract import ReplayExtractor
+    from lcg.eval import estimate_price, generate, reports_dir
 
     config = config_from(args)
     seeds = _seeds(args)
+    specs = _specs(args)
+    corpora = [generate(s, args.size) for s in seeds]
+    prices = {s.spec: estimate_price(s, corpora, config) for s in specs}
+    out = sys.stderr if args.json else sys.stdout
+    _print_plan(args, specs, prices, corpora, seeds, out)
+    if args.dry_run:
+        return _dry_run(args, specs, corpora, config, out)
+    paid = [s for s in specs if s.paid]
+    if paid and not _confirm(
+        "send the corpus to " + ", ".join(s.spec for s in paid) + "?", args.yes
+    ):
+        print("not sent", file=out)
+        return 1
+    judge = _judge(config, args)
+    embedder = _embedder(config)
+    answers: _Answers = {}
+    try:
+        reports = [
+            _score_backend(args, config, s, corpora, embedder, prices[s.spec], judge, answers)
+            for s in specs
+        ]
+    finally:
+        embedder.close()
+    comparison: dict[str, Any] | None = None
+    if len(specs) > 1:
+        comparison = _comparison(seeds, specs, corpora, reports, judge, answers)
+        cmp_path = reports_dir(config.workspace) / f"{reports[0][0].stamp}-comparison.json"
+        cmp_path.write_bytes(msgspec.json.format(msgspec.json.encode(comparison), indent=2))
+    _print_reports(args, reports, comparison)
+    return 0 if all(r.structural_passed for r, _ in reports) else 1
+
+
+#: The answers each backend gave, by backend spec, then seed, then document.
+_Answers = dict[str, dict[int, dict[str, "Capture"]]]
+
+
+def _specs(args: argparse.Namespace) -> list[BackendSpec]:
+    """The ``--backend`` specs, each once (a cassette file once too)."""
+    from lcg.eval import parse_backend
+
     specs: list[BackendSpec] = [parse_backend(s) for s in (args.backend or ["scripted"])]
     if len({s.spec for s in specs}) != len(specs):
         raise ConfigError("each --backend may be given once")
@@ -105,9 +135,20 @@ def _run(args: argparse.Namespace) -> int:
         raise ConfigError("two --backend cassettes are the same file; the comparison is void")
     if args.record and len(specs) != 1:
         raise ConfigError("--record records one backend; give exactly one --backend")
-    corpora = [generate(s, args.size) for s in seeds]
-    prices = {s.spec: estimate_price(s, corpora, config) for s in specs}
-    out = sys.stderr if args.json else sys.stdout
+    return specs
+
+
+def _print_plan(
+    args: argparse.Namespace,
+    specs: list[BackendSpec],
+    prices: dict[str, Any],
+    corpora: list[Corpus],
+    seeds: list[int],
+    out: TextIO,
+) -> None:
+    """What the run will send, to whom, at what price, and each corpus's gold digest."""
+    from lcg.extract import ReplayExtractor
+
     for s in specs:
         p = prices[s.spec]
         usd = "unpriced" if p.usd is None else f"${p.usd:.4f}"
@@ -122,91 +163,121 @@ def _run(args: argparse.Namespace) -> int:
         )
     for c in corpora:
         print(f"plan: seed {c.seed} gold digest {c.digest}", file=out)
-    if args.dry_run:
-        # Resolve each backend exactly as a run would (keys, endpoints, cassettes), build
-        # its extractor and close it unused: nothing is sent.
-        from lcg.errors import LcgError
 
-        for s in specs:
-            try:
-                built = build_extractor(
-                    s, corpora[0], config, record=Path(args.record) if args.record else None
-                )
-            except LcgError as exc:
-                print(f"plan: {s.spec} would be refused: {exc}", file=out)
-                continue
-            print(f"plan: {s.spec} resolves to model {built.model_id}", file=out)
-            built.close()
-        print("dry run: nothing was sent", file=out)
-        return 0
-    paid = [s for s in specs if s.paid]
-    if paid and not _confirm(
-        "send the corpus to " + ", ".join(s.spec for s in paid) + "?", args.yes
-    ):
-        print("not sent", file=out)
-        return 1
-    judge = _judge(config, args)
-    embedder = _embedder(config)
-    scratch_root = reports_dir(config.workspace).parent / "scratch"
-    reports = []
-    answers: dict[str, dict[int, dict[str, Capture]]] = {}
-    try:
-        for s in specs:
-            runs: list[SeedRun] = []
-            for c in corpora:
-                extractor = build_extractor(
-                    s, c, config, record=Path(args.record) if args.record else None
-                )
-                got: dict[str, Capture] = {}
-                try:
-                    runs.append(
-                        run_seed(
-                            c,
-                            extractor,
-                            embedder,
-                            config,
-                            scratch_root / f"{s.label}-seed-{c.seed}",
-                            backend=s.spec,
-                            keep=args.keep,
-                            answers_out=got,
-                        )
-                    )
-                finally:
-                    extractor.close()
-                answers.setdefault(s.spec, {})[c.seed] = got
-                print(f"scored {s.spec} seed {c.seed}", file=sys.stderr)
-            judged = None
-            if judge is not None:
-                per = [judge_facts(judge, c, answers[s.spec][c.seed]) for c in corpora]
-                judged = {k: round(sum(p[k] for p in per) / len(per), 4) for k in per[0]}
-            report = build_report(
-                runs,
-                backend=s.spec,
-                embedder=embedder.model_id,
-                price=prices[s.spec],
-                judged=judged,
+
+def _dry_run(
+    args: argparse.Namespace,
+    specs: list[BackendSpec],
+    corpora: list[Corpus],
+    config: Config,
+    out: TextIO,
+) -> int:
+    """Resolve each backend exactly as a run would (keys, endpoints, cassettes), build its
+    extractor and close it unused: nothing is sent."""
+    from lcg.errors import LcgError
+    from lcg.eval import build_extractor
+
+    for s in specs:
+        try:
+            built = build_extractor(
+                s, corpora[0], config, record=Path(args.record) if args.record else None
             )
-            path = save_report(report, reports_dir(config.workspace))
-            reports.append((report, path))
-    finally:
-        embedder.close()
-    comparison: dict[str, Any] | None = None
-    if len(specs) > 1:
-        comparison = {
-            "seeds": seeds,
-            "strict": {r.backend: r.metrics for r, _ in reports},
-            "judged": {r.backend: r.judged for r, _ in reports} if judge is not None else None,
-            "pairwise": None,
-        }
-        if judge is not None:
-            comparison["pairwise"] = {
-                str(c.seed): msgspec.to_builtins(
-                    judge_pairwise(judge, c, {s.spec: answers[s.spec][c.seed] for s in specs})
+        except LcgError as exc:
+            print(f"plan: {s.spec} would be refused: {exc}", file=out)
+            continue
+        print(f"plan: {s.spec} resolves to model {built.model_id}", file=out)
+        built.close()
+    print("dry run: nothing was sent", file=out)
+    return 0
+
+
+def _score_backend(
+    args: argparse.Namespace,
+    config: Config,
+    s: BackendSpec,
+    corpora: list[Corpus],
+    embedder: Any,
+    price: Any,
+    judge: Any,
+    answers: _Answers,
+) -> tuple[Report, Path]:
+    """Score one backend on every seed, judge it if asked, and save its report."""
+    from lcg.eval import (
+        SeedRun,
+        build_extractor,
+        build_report,
+        judge_facts,
+        reports_dir,
+        run_seed,
+        save_report,
+    )
+
+    scratch_root = reports_dir(config.workspace).parent / "scratch"
+    runs: list[SeedRun] = []
+    for c in corpora:
+        extractor = build_extractor(s, c, config, record=Path(args.record) if args.record else None)
+        got: dict[str, Capture] = {}
+        try:
+            runs.append(
+                run_seed(
+                    c,
+                    extractor,
+                    embedder,
+                    config,
+                    scratch_root / f"{s.label}-seed-{c.seed}",
+                    backend=s.spec,
+                    keep=args.keep,
+                    answers_out=got,
                 )
-                for c in corpora
-            }
-        cmp_path = reports_dir(config.workspace) / f"{reports[0][0].stamp}-comparison.json"
-        cmp_path.write_bytes(msgspec.json.format(msgspec.json.encode(comparison), indent=2))
+            )
+        finally:
+            extractor.close()
+        answers.setdefault(s.spec, {})[c.seed] = got
+        print(f"scored {s.spec} seed {c.seed}", file=sys.stderr)
+    judged = None
+    if judge is not None:
+        per = [judge_facts(judge, c, answers[s.spec][c.seed]) for c in corpora]
+        judged = {k: round(sum(p[k] for p in per) / len(per), 4) for k in per[0]}
+    report = build_report(
+        runs, backend=s.spec, embedder=embedder.model_id, price=price, judged=judged
+    )
+    return report, save_report(report, reports_dir(config.workspace))
+
+
+def _comparison(
+    seeds: list[int],
+    specs: list[BackendSpec],
+    corpora: list[Corpus],
+    reports: list[tuple[Report, Path]],
+    judge: Any,
+    answers: _Answers,
+) -> dict[str, Any]:
+    """The backends side by side: strict metrics, judged ones and pairwise verdicts."""
+    from lcg.eval import judge_pairwise
+
+    comparison: dict[str, Any] = {
+        "seeds": seeds,
+        "strict": {r.backend: r.metrics for r, _ in reports},
+        "judged": {r.backend: r.judged for r, _ in reports} if judge is not None else None,
+        "pairwise": None,
+    }
+    if judge is not None:
+        comparison["pairwise"] = {
+            str(c.seed): msgspec.to_builtins(
+                judge_pairwise(judge, c, {s.spec: answers[s.spec][c.seed] for s in specs})
+            )
+            for c in corpora
+        }
+    return comparison
+
+
+def _print_reports(
+    args: argparse.Namespace,
+    reports: list[tuple[Report, Path]],
+    comparison: dict[str, Any] | None,
+) -> None:
+    from lcg.eval import render_summary
+
     if args.json:
         emit_json(
             {
@@ -216,14 +287,13 @@ def _run(args: argparse.Namespace) -> int:
                 "comparison": comparison,
             }
         )
-    else:
-        for report, path in reports:
-            print(safe(render_summary(report), lines=True), end="")
-            print(f"report: {path}")
-            print(f"chart:  {path.with_suffix('.png')} (summary {path.with_suffix('.txt')})")
-        if comparison is not None:
-            _print_comparison(comparison)
-    return 0 if all(r.structural_passed for r, _ in reports) else 1
+        return
+    for report, path in reports:
+        print(safe(render_summary(report), lines=True), end="")
+        print(f"report: {path}")
+        print(f"chart:  {path.with_suffix('.png')} (summary {path.with_suffix('.txt')})")
+    if comparison is not None:
+        _print_comparison(comparison)
 
 
 def _print_comparison(comparison: dict[str, Any]) -> None:
@@ -406,7 +476,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="eval_command", metavar="SUBCOMMAND", required=True)
+    _register_run(sub)
+    _register_reports(sub)
+    _register_check(sub)
+    register_declared(sub)
+    _register_longmemeval(sub)
 
+
+def _register_run(sub: _Sub) -> None:
     p = add_command(
         sub,
         "run",
@@ -444,6 +521,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--judge-cache", metavar="PATH", help="the judge's answer cache (JSONL)")
     p.add_argument("--json", action="store_true", help="print the reports as JSON")
 
+
+def _register_reports(sub: _Sub) -> None:
     p = add_command(
         sub,
         "compare",
@@ -466,6 +545,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--json", action="store_true", help="print JSON")
 
+
+def _register_check(sub: _Sub) -> None:
     p = add_command(
         sub,
         "check",
@@ -478,8 +559,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--group", default=None, help="one group (default: every group)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
-    register_declared(sub)
 
+def _register_longmemeval(sub: _Sub) -> None:
     p = add_command(
         sub,
         "longmemeval",
