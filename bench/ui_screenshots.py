@@ -7,7 +7,8 @@ Quality view has a report.
     PYTHONPATH=tests .venv/bin/python bench/ui_screenshots.py --out DIR --embedder hash
 
 The workspace is a temporary folder, removed afterwards; ``lcg demo``'s service and ``lcg ui``
-are stopped. The pages are 1280×860 viewports, not whole pages.
+are stopped. The pages are 1280×860 viewports, not whole pages (the entity
+page down to the bottom of its graph).
 """
 
 from __future__ import annotations
@@ -99,10 +100,17 @@ def _shoot(out: Path, ws: Path, env: dict[str, str]) -> list[Path]:
                 answer = page.goto(origin + path, wait_until="load")
                 if answer is None or answer.status != 200:
                     raise SystemExit(f"{path}: {answer and answer.status}")
-                if name == "entity":
-                    page.wait_for_selector("#graph svg g.node")
                 target = out / f"ui-{name}.png"
-                page.screenshot(path=str(target))
+                if name == "entity":
+                    # From the top of the page to the bottom of the drawn graph.
+                    page.wait_for_selector("#graph svg g.node")
+                    box = page.locator("#graph").bounding_box()
+                    assert box is not None
+                    bottom = box["y"] + box["height"] + 16
+                    clip = {"x": 0, "y": 0, "width": 1280, "height": bottom}
+                    page.screenshot(path=str(target), full_page=True, clip=clip)
+                else:
+                    page.screenshot(path=str(target))
                 written.append(target)
             context.close()
             if errors:
