@@ -56,7 +56,6 @@ __all__ = [
     "JetStreamPublisher",
     "JetStreamTarget",
     "LiveLines",
-    "is_nats_target",
 ]
 
 _T = TypeVar("_T")
@@ -68,11 +67,6 @@ H_GROUP = "Lcg-Group"
 WINDOW = 512
 #: How long an acknowledgement may take before the publish is retried from the server's end.
 ACK_TIMEOUT_S = 10.0
-
-
-def is_nats_target(target: str) -> bool:
-    """Whether a ``--to`` / ``follow`` target names a NATS server (else it is a path)."""
-    return target.startswith(("nats://", "tls://"))
 
 
 class JetStreamTarget(msgspec.Struct, frozen=True, kw_only=True):

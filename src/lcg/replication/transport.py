@@ -1,7 +1,8 @@
 """The replication transport seam: what a publisher delivers and what a follower reads.
 
-A transport is a sibling module implementing two small protocols (``replication/git.py`` is
-the first; a second is a module beside it plus its run of the contract suite,
+A transport's engine is a sibling module implementing two small protocols
+(``replication/git.py`` is the first; each also has a registry entry, ``replication.kinds
+.Transport``, listed in ``replication.targets.TRANSPORTS``, and its run of the contract suite,
 tests/integration/test_transport_contract.py):
 
 * ``Publisher.deliver(staged, reset=..., message=...)`` carries one staged group
