@@ -9,11 +9,12 @@ document mentions), ``current`` (who holds a role now, after a supersession) and
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from collections.abc import Iterator
+from typing import Any, Final, Literal
 
 import msgspec
 
-from lcg.eval.gold import Gold, GoldFact
+from lcg.eval.gold import Gold, GoldDocument, GoldFact
 
 __all__ = ["Question", "QuestionKind", "ReadKind", "plant_questions"]
 
@@ -72,23 +73,37 @@ def _ask(gold: Gold, f: GoldFact) -> str:
 def plant_questions(gold: Gold) -> list[Question]:
     """Every planted question of ``gold``, in a fixed order."""
     limit = _LIMITS.get(gold.size, 16)
-    withdrawn = gold.withdrawn()
     live_docs = [d for d in gold.documents if not d.withdrawn]
-    withdrawn_facts = set(withdrawn.facts) if withdrawn else set()
-    out: list[Question] = []
+    asks = [
+        *_entity_questions(gold, live_docs, limit),
+        *_fact_questions(gold, limit),
+        *_neighbor_questions(gold, limit),
+        *_source_questions(live_docs, limit),
+        *_current_questions(gold),
+        *_withdrawn_questions(gold),
+    ]
+    return [Question(qid=f"q{n:03d}", **kw) for n, kw in enumerate(asks)]
 
-    def add(**kw: object) -> None:
-        out.append(Question(qid=f"q{len(out):03d}", **kw))  # type: ignore[arg-type]
 
-    # entity: the alias form where the corpus writes one (a record), else the name.
+#: A question's fields but its id (``plant_questions`` numbers them in order).
+_Ask = dict[str, Any]
+
+
+def _entity_questions(gold: Gold, live_docs: list[GoldDocument], limit: int) -> Iterator[_Ask]:
+    """entity: the alias form where the corpus writes one (a record), else the name."""
     live_mentions: dict[str, str] = {}
     for d in live_docs:
         for m in d.mentions:
             if m.surface != gold.entity(m.entity).name or m.entity not in live_mentions:
                 live_mentions[m.entity] = m.surface
     for key in sorted(live_mentions)[:limit]:
-        add(kind="entity", read="entities", query=live_mentions[key], expected=[key])
-    # fact and passage: one per live, current fact whose question is unambiguous.
+        yield {"kind": "entity", "read": "entities", "query": live_mentions[key], "expected": [key]}
+
+
+def _fact_questions(gold: Gold, limit: int) -> Iterator[_Ask]:
+    """fact and passage: one per live, current fact whose question is unambiguous."""
+    withdrawn = gold.withdrawn()
+    withdrawn_facts = set(withdrawn.facts) if withdrawn else set()
     by_question: dict[str, list[GoldFact]] = {}
     # A question the withdrawn document's fact would answer too is ambiguous at the graph
     # level (deletion keeps derived edges), so it is not asked as a fact question.
@@ -107,10 +122,18 @@ def plant_questions(gold: Gold) -> list[Question]:
         if any(f.relation == "LEADS" and f.target in superseded_targets for f in facts):
             continue  # asked below as the current-vs-superseded question
         asked += 1
-        add(kind="fact", read="relationships", query=q, expected=[f.key for f in facts])
+        yield {
+            "kind": "fact",
+            "read": "relationships",
+            "query": q,
+            "expected": [f.key for f in facts],
+        }
         docs = sorted({f.doc for f in facts})
-        add(kind="passage", read="passages", query=q, expected=docs)
-    # neighbors: the one-hop entities of every planted fact (an ended edge is still an edge).
+        yield {"kind": "passage", "read": "passages", "query": q, "expected": docs}
+
+
+def _neighbor_questions(gold: Gold, limit: int) -> Iterator[_Ask]:
+    """neighbors: the one-hop entities of every planted fact (an ended edge is still an edge)."""
     hops: dict[str, set[str]] = {}
     for f in gold.facts:
         # The withdrawn document's fact counts: deleting an episode keeps the edges derived
@@ -118,43 +141,54 @@ def plant_questions(gold: Gold) -> list[Question]:
         hops.setdefault(f.source, set()).add(f.target)
         hops.setdefault(f.target, set()).add(f.source)
     for key in sorted(hops)[:limit]:
-        add(kind="neighbors", read="neighbors", entity=key, expected=sorted(hops[key]))
-    # by_source: the entities each live document mentions.
+        yield {
+            "kind": "neighbors",
+            "read": "neighbors",
+            "entity": key,
+            "expected": sorted(hops[key]),
+        }
+
+
+def _source_questions(live_docs: list[GoldDocument], limit: int) -> Iterator[_Ask]:
+    """by_source: the entities each live document mentions."""
     for d in live_docs[:limit]:
-        add(
-            kind="by_source",
-            read="by_source",
-            source=d.path,
-            expected=sorted({m.entity for m in d.mentions}),
-        )
-    # current: after the supersession, the successor answers and the ended fact must not.
+        expected = sorted({m.entity for m in d.mentions})
+        yield {"kind": "by_source", "read": "by_source", "source": d.path, "expected": expected}
+
+
+def _current_questions(gold: Gold) -> Iterator[_Ask]:
+    """current: after the supersession, the successor answers and the ended fact must not."""
     for f in gold.facts:
         if f.superseded_by:
             succ = gold.fact(f.superseded_by)
-            add(
-                kind="current",
-                read="relationships",
-                query=_ask(gold, succ),
-                expected=[succ.key],
-                forbidden=[f.key],
-                current_only=True,
-            )
-    # withdrawn: the withdrawn document's fact asked; the live document beside it answers.
-    if withdrawn is not None:
-        for key in withdrawn.facts:
-            f = gold.fact(key)
-            live = [
-                g
-                for g in gold.facts
-                if g.relation == f.relation and g.source == f.source and g.doc != withdrawn.doc_id
-            ]
-            if not live:
-                continue
-            add(
-                kind="withdrawn",
-                read="passages",
-                query=_ask(gold, live[0]),
-                expected=sorted({g.doc for g in live}),
-                forbidden=[withdrawn.doc_id],
-            )
-    return out
+            yield {
+                "kind": "current",
+                "read": "relationships",
+                "query": _ask(gold, succ),
+                "expected": [succ.key],
+                "forbidden": [f.key],
+                "current_only": True,
+            }
+
+
+def _withdrawn_questions(gold: Gold) -> Iterator[_Ask]:
+    """withdrawn: the withdrawn document's fact asked; the live document beside it answers."""
+    withdrawn = gold.withdrawn()
+    if withdrawn is None:
+        return
+    for key in withdrawn.facts:
+        f = gold.fact(key)
+        live = [
+            g
+            for g in gold.facts
+            if g.relation == f.relation and g.source == f.source and g.doc != withdrawn.doc_id
+        ]
+        if not live:
+            continue
+        yield {
+            "kind": "withdrawn",
+            "read": "passages",
+            "query": _ask(gold, live[0]),
+            "expected": sorted({g.doc for g in live}),
+            "forbidden": [withdrawn.doc_id],
+        }
