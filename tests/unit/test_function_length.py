@@ -23,8 +23,6 @@ ALLOWED: dict[str, str] = {
     "mcp.py:run": "not split yet",
     "config.py:Config.from_env": "not split yet",
     "declared_corpus.py:generate_declared": "not split yet",
-    "runner.py:run_seed": "not split yet",
-    "scoring.py:score_extraction": "not split yet",
     "reader.py:StreamReader.batches": "not split yet",
     "merge.py:merge_entities": "not split yet",
     "sync.py:sync_tree": "not split yet",

@@ -31,6 +31,7 @@ from lcg.eval.questions import plant_questions
 from lcg.eval.retrieval import RetrievalScores, score_retrieval
 from lcg.eval.scoring import ExtractionScores, score_extraction
 from lcg.eval.structural import StructuralScores, score_structural
+from lcg.events import chunk_description
 from lcg.extract import DelegatingExtractor, Embedder, ExtractionOutput, Extractor, ExtractRequest
 from lcg.ingest import ExtractionService, add_episode, delete_by_source, process_chunk
 from lcg.workspace import OntologyLoader, Workspace, workspace_ontology_path
@@ -134,48 +135,17 @@ def run_seed(
 
     ``answers_out`` receives the model's answer per document (for judging).
     """
-    if scratch.exists():
-        shutil.rmtree(scratch)
-    scratch.mkdir(parents=True)
-    corpus.write(scratch / "corpus")
-    onto = workspace_ontology_path(scratch)
-    onto.parent.mkdir(parents=True, exist_ok=True)
-    onto.write_text(corpus.ontology, encoding="utf-8")
+    _prepare(corpus, scratch)
     config = _scratch_config(base_config, scratch)
     capture = CapturingExtractor(extractor)
     probe = _Probe(capture)
     service = ExtractionService(
         probe, OntologyLoader(scratch), concurrency=base_config.extraction_concurrency
     )
-    episodes: dict[str, str] = {}
-    withdrawal: Withdrawal | None = None
     started = time.perf_counter()
     try:
         with Workspace.open(config, embedder) as ws:
-            ordered = sorted(corpus.documents, key=lambda d: (d.date, d.doc_id))
-            for doc in ordered:
-                if doc.kind == "message":
-                    res = add_episode(
-                        ws,
-                        name=doc.doc_id,
-                        episode_body=doc.text,
-                        source="message",
-                        source_description=f"{doc.path}:{doc.doc_id}",
-                        reference_time=doc.date,
-                        group_id=GROUP,
-                    )
-                    episodes[doc.doc_id] = res.episode_uuid
-                else:
-                    chunk = process_chunk(
-                        ws,
-                        chunk_text=doc.text,
-                        chunk_id=doc.doc_id,
-                        source_file=doc.path,
-                        group_id=GROUP,
-                        reference_time=doc.date,
-                    )
-                    episodes[doc.doc_id] = chunk.episode_uuid
-            uuids = [episodes[d.doc_id] for d in ordered]
+            episodes, uuids = _record(ws, corpus)
             service.extract_many(ws, uuids)
             probe.probing = False
             # One document at a time, in date order: each resolves against the ones before
@@ -183,12 +153,7 @@ def run_seed(
             for uuid in uuids:
                 service.extract_episode(ws, uuid)
             ingest_s = time.perf_counter() - started
-            gone = corpus.gold.withdrawn()
-            if gone is not None:
-                deleted = delete_by_source(ws, gone.path, [GROUP])
-                withdrawal = Withdrawal(
-                    doc_id=gone.doc_id, path=gone.path, deleted=deleted.deleted_count
-                )
+            withdrawal = _withdraw(ws, corpus)
             scoring = time.perf_counter()
             structural = score_structural(ws, GROUP, corpus, episodes, capture.captures)
             extraction = score_extraction(corpus.gold, capture.captures)
@@ -219,3 +184,53 @@ def run_seed(
         ),
         scratch=str(scratch) if keep else None,
     )
+
+
+def _prepare(corpus: Corpus, scratch: Path) -> None:
+    """A fresh scratch folder holding the corpus and its ontology."""
+    if scratch.exists():
+        shutil.rmtree(scratch)
+    scratch.mkdir(parents=True)
+    corpus.write(scratch / "corpus")
+    onto = workspace_ontology_path(scratch)
+    onto.parent.mkdir(parents=True, exist_ok=True)
+    onto.write_text(corpus.ontology, encoding="utf-8")
+
+
+def _record(ws: Workspace, corpus: Corpus) -> tuple[dict[str, str], list[str]]:
+    """Record every document as an episode in date order (a message through
+    ``add_episode``, the others as chunks): the episode uuid per document, and in order."""
+    episodes: dict[str, str] = {}
+    ordered = sorted(corpus.documents, key=lambda d: (d.date, d.doc_id))
+    for doc in ordered:
+        if doc.kind == "message":
+            res = add_episode(
+                ws,
+                name=doc.doc_id,
+                episode_body=doc.text,
+                source="message",
+                source_description=chunk_description(doc.path, doc.doc_id),
+                reference_time=doc.date,
+                group_id=GROUP,
+            )
+            episodes[doc.doc_id] = res.episode_uuid
+        else:
+            chunk = process_chunk(
+                ws,
+                chunk_text=doc.text,
+                chunk_id=doc.doc_id,
+                source_file=doc.path,
+                group_id=GROUP,
+                reference_time=doc.date,
+            )
+            episodes[doc.doc_id] = chunk.episode_uuid
+    return episodes, [episodes[d.doc_id] for d in ordered]
+
+
+def _withdraw(ws: Workspace, corpus: Corpus) -> Withdrawal | None:
+    """Delete the withdrawn document by source (``None``: the corpus withdraws none)."""
+    gone = corpus.gold.withdrawn()
+    if gone is None:
+        return None
+    deleted = delete_by_source(ws, gone.path, [GROUP])
+    return Withdrawal(doc_id=gone.doc_id, path=gone.path, deleted=deleted.deleted_count)

@@ -11,14 +11,20 @@ right endpoints and relation type). Type accuracy is over normalised entity matc
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import msgspec
 from rapidfuzz import fuzz
 
 from lcg.eval.backends import Capture
-from lcg.eval.gold import Gold
-from lcg.extract import ExtractedEdge, pascal_case, screaming_snake
+from lcg.eval.gold import Gold, GoldDocument
+from lcg.extract import (
+    ExtractedEdge,
+    ExtractedEntity,
+    ExtractionOutput,
+    pascal_case,
+    screaming_snake,
+)
 from lcg.ingest import fuzzy_key, name_key
 
 __all__ = [
@@ -126,67 +132,88 @@ def _edge_matches_decoy(
 
 def score_extraction(gold: Gold, captures: Mapping[str, Capture]) -> ExtractionScores:
     """Score the model's answers (``captures`` by document id) against ``gold``."""
-    index = GoldIndex(gold)
-    ent_strict = ent_norm = ent_pred = ent_gold = 0
-    typed_ok = typed_n = 0
-    type_hits: dict[str, list[int]] = {}
-    fact_strict = fact_norm = fact_pred = fact_gold = 0
-    rel_hits: dict[str, list[int]] = {}
-    decoys_served: list[str] = []
-    missed: list[str] = []
-    calls = tin = tout = failures = 0
-    usd: float | None = 0.0
+    tally = _Tally(gold)
     for gdoc in gold.documents:
         cap = captures.get(gdoc.doc_id)
         out = cap.output if cap is not None else None
-        if cap is None or out is None:
-            failures += 1
-        else:
-            calls += out.calls
-            tin += out.input_tokens
-            tout += out.output_tokens
-            if out.cost_usd is None and out.input_tokens:
-                usd = None
-            elif usd is not None:
-                usd += out.cost_usd or 0.0
-        entities = out.entities if out is not None else []
+        tally.cost(out)
         edges = out.edges if out is not None else []
-        # entities
-        ent_gold += len(gdoc.mentions)
+        tally.entities(gdoc, out.entities if out is not None else [])
+        used = tally.facts(gdoc, edges)
+        tally.decoys(gdoc, edges, used)
+    return tally.scores()
+
+
+class _Tally:
+    """The counts ``score_extraction`` adds up over the documents."""
+
+    def __init__(self, gold: Gold) -> None:
+        self.gold = gold
+        self.index = GoldIndex(gold)
+        self.ent_strict = self.ent_norm = self.ent_pred = self.ent_gold = 0
+        self.typed_ok = self.typed_n = 0
+        self.type_hits: dict[str, list[int]] = {}
+        self.fact_strict = self.fact_norm = self.fact_pred = self.fact_gold = 0
+        self.rel_hits: dict[str, list[int]] = {}
+        self.decoys_served: list[str] = []
+        self.missed: list[str] = []
+        self.calls = self.tin = self.tout = self.failures = 0
+        self.usd: float | None = 0.0
+
+    def cost(self, out: ExtractionOutput | None) -> None:
+        """One document's calls, tokens and dollars (no answer: a failure)."""
+        if out is None:
+            self.failures += 1
+            return
+        self.calls += out.calls
+        self.tin += out.input_tokens
+        self.tout += out.output_tokens
+        if out.cost_usd is None and out.input_tokens:
+            self.usd = None
+        elif self.usd is not None:
+            self.usd += out.cost_usd or 0.0
+
+    def entities(self, gdoc: GoldDocument, entities: Sequence[ExtractedEntity]) -> None:
+        """One document's mentions against the entities the model named."""
+        index = self.index
+        self.ent_gold += len(gdoc.mentions)
         names_by_key: dict[str, list[tuple[str, str]]] = {}
         for e in entities:
             key = index.key_of(e.name)
             if key is not None:
                 names_by_key.setdefault(key, []).append((e.name, e.entity_type))
-        distinct = {index.identity(e.name) for e in entities}
-        ent_pred += len(distinct)
+        self.ent_pred += len({index.identity(e.name) for e in entities})
         for m in gdoc.mentions:
             etype = index.types[m.entity]
-            hit = type_hits.setdefault(etype, [0, 0])
+            hit = self.type_hits.setdefault(etype, [0, 0])
             hit[1] += 1
             found = names_by_key.get(m.entity)
             if not found:
                 continue
-            ent_norm += 1
+            self.ent_norm += 1
             hit[0] += 1
             if any(n == m.surface for n, _t in found):
-                ent_strict += 1
-            typed_n += 1
+                self.ent_strict += 1
+            self.typed_n += 1
             if pascal_case(found[0][1]) == etype:
-                typed_ok += 1
-        # facts: planted facts, and the ending of a superseded fact (an edge with invalid_at)
-        wanted: list[tuple[str, tuple[str, str, str], str, bool]] = []
+                self.typed_ok += 1
+
+    def facts(self, gdoc: GoldDocument, edges: Sequence[ExtractedEdge]) -> set[int]:
+        """One document's planted facts and endings (an edge with ``invalid_at``) against the
+        model's edges; the indices of the edges that matched one."""
+        gold, index = self.gold, self.index
+        wanted: list[tuple[tuple[str, str, str], str, bool]] = []
         for key in gdoc.facts:
             f = gold.fact(key)
-            wanted.append((key, (f.relation, f.source, f.target), f.sentence, False))
+            wanted.append(((f.relation, f.source, f.target), f.sentence, False))
         for key in gdoc.endings:
             f = gold.fact(key)
-            wanted.append((key, (f.relation, f.source, f.target), f.ending_sentence or "", True))
-        fact_gold += len(wanted)
-        fact_pred += len(edges)
+            wanted.append(((f.relation, f.source, f.target), f.ending_sentence or "", True))
+        self.fact_gold += len(wanted)
+        self.fact_pred += len(edges)
         used: set[int] = set()
-        for _key, triple, sentence, ending in wanted:
-            rel = rel_hits.setdefault(triple[0], [0, 0])
+        for triple, sentence, ending in wanted:
+            rel = self.rel_hits.setdefault(triple[0], [0, 0])
             rel[1] += 1
             hit_idx = None
             for i, edge in enumerate(edges):
@@ -200,41 +227,51 @@ def score_extraction(gold: Gold, captures: Mapping[str, Capture]) -> ExtractionS
                 if edge.fact == sentence:
                     break
             if hit_idx is None:
-                missed.append(f"{gdoc.doc_id}: {sentence}")
+                self.missed.append(f"{gdoc.doc_id}: {sentence}")
                 continue
             used.add(hit_idx)
-            fact_norm += 1
+            self.fact_norm += 1
             rel[0] += 1
             if edges[hit_idx].fact == sentence:
-                fact_strict += 1
+                self.fact_strict += 1
+        return used
+
+    def decoys(self, gdoc: GoldDocument, edges: Sequence[ExtractedEdge], used: set[int]) -> None:
+        """One document's decoys that an edge no fact matched states."""
         for dkey in gdoc.decoys:
-            d = next(x for x in gold.decoys if x.key == dkey)
+            d = next(x for x in self.gold.decoys if x.key == dkey)
             dt = (d.relation, d.source, d.target)
             for i, edge in enumerate(edges):
                 if i in used:
                     continue
-                t = index.triple(edge.relation_type, edge.source_name, edge.target_name)
+                t = self.index.triple(edge.relation_type, edge.source_name, edge.target_name)
                 if _edge_matches_decoy(edge, t, d.sentence, dt):
-                    decoys_served.append(d.sentence)
+                    self.decoys_served.append(d.sentence)
                     break
-    return ExtractionScores(
-        entities_strict=prf(ent_strict, ent_pred, ent_gold),
-        entities_normalised=prf(ent_norm, ent_pred, ent_gold),
-        type_accuracy=round(typed_ok / typed_n, 4) if typed_n else 1.0,
-        entity_type_recall={k: round(v[0] / v[1], 4) for k, v in sorted(type_hits.items())},
-        facts_strict=prf(fact_strict, fact_pred, fact_gold),
-        facts_normalised=prf(fact_norm, fact_pred, fact_gold),
-        relation_recall={k: round(v[0] / v[1], 4) for k, v in sorted(rel_hits.items())},
-        wording_exact=round(fact_strict / fact_norm, 4) if fact_norm else 1.0,
-        decoys_served=len(decoys_served),
-        decoys_total=len(gold.decoys),
-        decoys_served_sentences=decoys_served,
-        missed_facts=missed,
-        cost=CostScores(
-            calls=calls,
-            input_tokens=tin,
-            output_tokens=tout,
-            usd=None if usd is None else round(usd, 6),
-            failures=failures,
-        ),
-    )
+
+    def scores(self) -> ExtractionScores:
+        """The scores of the documents tallied."""
+        fact_norm, fact_strict = self.fact_norm, self.fact_strict
+        return ExtractionScores(
+            entities_strict=prf(self.ent_strict, self.ent_pred, self.ent_gold),
+            entities_normalised=prf(self.ent_norm, self.ent_pred, self.ent_gold),
+            type_accuracy=round(self.typed_ok / self.typed_n, 4) if self.typed_n else 1.0,
+            entity_type_recall={
+                k: round(v[0] / v[1], 4) for k, v in sorted(self.type_hits.items())
+            },
+            facts_strict=prf(fact_strict, self.fact_pred, self.fact_gold),
+            facts_normalised=prf(fact_norm, self.fact_pred, self.fact_gold),
+            relation_recall={k: round(v[0] / v[1], 4) for k, v in sorted(self.rel_hits.items())},
+            wording_exact=round(fact_strict / fact_norm, 4) if fact_norm else 1.0,
+            decoys_served=len(self.decoys_served),
+            decoys_total=len(self.gold.decoys),
+            decoys_served_sentences=self.decoys_served,
+            missed_facts=self.missed,
+            cost=CostScores(
+                calls=self.calls,
+                input_tokens=self.tin,
+                output_tokens=self.tout,
+                usd=None if self.usd is None else round(self.usd, 6),
+                failures=self.failures,
+            ),
+        )
