@@ -109,60 +109,65 @@ __all__ = [
     "transports",
 ]
 
-#: Each name of the face → the module that defines it.
-_MODULES: dict[str, str] = {
-    "Follower": "follow",
-    "GITIGNORE": "git",
-    "GitPublisher": "git",
-    "GitPuller": "git",
-    "GitSource": "git",
-    "JetStreamPublisher": "jetstream",
-    "LivePublisher": "jetstream_live",
-    "NO_OPTIONS": "kinds",
-    "Console": "kinds",
-    "Options": "kinds",
-    "FollowSetup": "kinds",
-    "OptionGroup": "kinds",
-    "PublishRequest": "kinds",
-    "Transport": "kinds",
-    "publish_group": "publish",
-    "Replica": "service",
-    "ReplicaReport": "service",
-    "SourceFactory": "service",
-    "read_only_reason": "service",
-    "replica_config": "service",
-    "StagedGroup": "staging",
-    "StagedLine": "staging",
-    "stage_group": "staging",
-    "ReplicaApplied": "status",
-    "ReplicaResetDetected": "status",
-    "ReplicaState": "status",
-    "ReplicaStatus": "status",
-    "ReplicaStopped": "status",
-    "add_transport_arguments": "targets",
-    "chosen_transport": "targets",
-    "follow_setup": "targets",
-    "open_publisher": "targets",
-    "transport_for": "targets",
-    "transport_of": "targets",
-    "transports": "targets",
-    "GroupCursor": "transport",
-    "PublishResult": "transport",
-    "Publisher": "transport",
-    "Puller": "transport",
-    "Source": "transport",
-    "SourceTail": "transport",
-    "TreeSource": "tree",
-    "SavedFile": "verified",
-    "SavedTrack": "verified",
+#: Module holding each name of the face.
+_HOMES: dict[str, str] = {
+    "Follower": "lcg.replication.follow",
+    "GITIGNORE": "lcg.replication.git",
+    "GitPublisher": "lcg.replication.git",
+    "GitPuller": "lcg.replication.git",
+    "GitSource": "lcg.replication.git",
+    "JetStreamPublisher": "lcg.replication.jetstream",
+    "LivePublisher": "lcg.replication.jetstream_live",
+    "NO_OPTIONS": "lcg.replication.kinds",
+    "Console": "lcg.replication.kinds",
+    "Options": "lcg.replication.kinds",
+    "FollowSetup": "lcg.replication.kinds",
+    "OptionGroup": "lcg.replication.kinds",
+    "PublishRequest": "lcg.replication.kinds",
+    "Transport": "lcg.replication.kinds",
+    "publish_group": "lcg.replication.publish",
+    "Replica": "lcg.replication.service",
+    "ReplicaReport": "lcg.replication.service",
+    "SourceFactory": "lcg.replication.service",
+    "read_only_reason": "lcg.replication.service",
+    "replica_config": "lcg.replication.service",
+    "StagedGroup": "lcg.replication.staging",
+    "StagedLine": "lcg.replication.staging",
+    "stage_group": "lcg.replication.staging",
+    "ReplicaApplied": "lcg.replication.status",
+    "ReplicaResetDetected": "lcg.replication.status",
+    "ReplicaState": "lcg.replication.status",
+    "ReplicaStatus": "lcg.replication.status",
+    "ReplicaStopped": "lcg.replication.status",
+    "add_transport_arguments": "lcg.replication.targets",
+    "chosen_transport": "lcg.replication.targets",
+    "follow_setup": "lcg.replication.targets",
+    "open_publisher": "lcg.replication.targets",
+    "transport_for": "lcg.replication.targets",
+    "transport_of": "lcg.replication.targets",
+    "transports": "lcg.replication.targets",
+    "GroupCursor": "lcg.replication.transport",
+    "PublishResult": "lcg.replication.transport",
+    "Publisher": "lcg.replication.transport",
+    "Puller": "lcg.replication.transport",
+    "Source": "lcg.replication.transport",
+    "SourceTail": "lcg.replication.transport",
+    "TreeSource": "lcg.replication.tree",
+    "SavedFile": "lcg.replication.verified",
+    "SavedTrack": "lcg.replication.verified",
 }
 
 
 def __getattr__(name: str) -> Any:
     """Import the module that defines ``name`` when the name is first asked for."""
-    module = _MODULES.get(name)
-    if module is None:
+    home = _HOMES.get(name)
+    if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    value = getattr(importlib.import_module(home), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    """The face's names, imported or not."""
+    return sorted({*globals(), *__all__})
