@@ -103,6 +103,9 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "lcg-ui"
     sys_version = ""
     protocol_version = "HTTP/1.1"
+    # Headers and body are two writes on a kept-alive connection: with Nagle's algorithm the
+    # body waits for the browser's delayed ACK of the headers (up to 40 ms a request).
+    disable_nagle_algorithm = True
 
     def __getattr__(self, name: str) -> Any:
         # Every method has a handler: GET and HEAD are answered, any other (POST, PUT, a
