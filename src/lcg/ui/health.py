@@ -1,6 +1,6 @@
 """``/health`` and ``/health.json``: ``lcg status`` as a page — per group its positions,
 hydration, counts, extraction and vector backlog and damage; the embedder; the service's
-state. ``app.js`` asks ``/health.json`` again (every 2 s while a backlog is not zero, else
+state. ``app.js`` asks ``/health.json`` again (every 2 s while a backlog is moving, else
 every 10 s) and writes its cells into the table (each ``td[data-cell]``)."""
 
 from __future__ import annotations

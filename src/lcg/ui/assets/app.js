@@ -1,6 +1,7 @@
 // lcg ui: keeps the health figures of the page current. It asks /health.json (same origin,
-// the cookie goes with it) every 2 s while extraction or vectors are still to come, else
-// every 10 s, and writes each figure into the element that shows it.
+// the cookie goes with it) every 2 s while the backlog of extraction or vectors is moving, else
+// every 10 s (a backlog that stands still, such as extraction with no model, is not work
+// running), and writes each figure into the element that shows it.
 (function () {
   "use strict";
   var FAST = 2000;
@@ -30,19 +31,20 @@
     }
   }
 
-  function poll(delay) {
+  function poll(delay, last) {
     window.setTimeout(function () {
       fetch("/health.json", { credentials: "same-origin", cache: "no-store" })
         .then(function (r) { return r.ok ? r.json() : null; })
         .then(function (data) {
           if (data) { apply(data); }
-          poll(data && data.backlog > 0 ? FAST : SLOW);
+          var moving = data && data.backlog > 0 && data.backlog !== last;
+          poll(moving ? FAST : SLOW, data ? data.backlog : last);
         })
-        .catch(function () { poll(SLOW); });
+        .catch(function () { poll(SLOW, last); });
     }, delay);
   }
 
   var backlog = document.getElementById("backlog");
-  var busy = backlog && backlog.textContent.replace(/[^0-9]/g, "") !== "0";
-  poll(busy ? FAST : SLOW);
+  var shown = backlog ? Number(backlog.textContent.replace(/[^0-9]/g, "")) : 0;
+  poll(shown > 0 ? FAST : SLOW, shown);
 })();
