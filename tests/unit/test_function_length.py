@@ -22,7 +22,6 @@ ALLOWED: dict[str, str] = {
     "demo.py:run": "not split yet",
     "mcp.py:run": "not split yet",
     "config.py:Config.from_env": "not split yet",
-    "declared_corpus.py:generate_declared": "not split yet",
     "reader.py:StreamReader.batches": "not split yet",
     "merge.py:merge_entities": "not split yet",
     "sync.py:sync_tree": "not split yet",

@@ -323,83 +323,161 @@ def _body(doc: _Doc, decoy: str) -> str:
 def generate_declared(seed: int) -> DeclaredCorpus:
     """The corpus of ``seed`` (same seed, same bytes)."""
     rng = random.Random(seed)
-    epics = [
-        _Doc("epic", f"epics/{_slug(t)}.md", t, f"EPIC-{i + 1}")
-        for i, t in enumerate(rng.sample(_EPICS, 3))
-    ]
-    features = [
-        _Doc("feature", f"features/{_slug(t)}.md", t, f"FEAT-{i + 1}")
-        for i, t in enumerate(rng.sample(_FEATURES, 5))
-    ]
-    stories = [
-        _Doc("story", f"stories/{_slug(t)}.md", t, f"STORY-{i + 1:03d}")
-        for i, t in enumerate(rng.sample(_STORIES, 12))
-    ]
-    notes = [_Doc("note", f"notes/{_slug(t)}.md", t, None) for t in rng.sample(_NOTES, 6)]
-    code = [
-        _Doc("code", f"{_PACKAGE}/{name}.py", name, None)
-        for name in rng.sample(sorted(_CODE), len(_CODE))
-    ]
-    # The hierarchy: every epic has a feature; two stories hang straight under an epic.
-    for i, f in enumerate(features):
-        f.parent = epics[i % 3]
-        f.parent_form = ("id", "wiki", "path", "id", "id")[i]
-    for i, s in enumerate(stories):
-        s.parent = epics[i % 3] if i in (2, 7) else features[i % 5]
-        s.parent_form = "wiki" if i == 5 else "id"
-    # Two later stories supersede earlier ones (same parent: the same work, redone).
-    for new, old in ((10, 3), (11, 6)):
-        stories[new].supersedes = stories[old]
-        stories[new].parent = stories[old].parent
-    withdrawn = stories[8]
-    notes[0].alias = rng.choice(_ALIASES)
-    for d in [*epics, *features, *stories]:
-        d.tags = sorted(rng.sample(_TAGS, 1 if d.kind != "story" else 2))
-    for i, s in enumerate(stories):
-        role, reason = rng.choice(_ROLES), rng.choice(_REASONS)
-        s.sentence = f"As a {role} I want to {s.title.lower()}, because {reason}."
-        s.links.append((notes[i % 6], "markdown" if i % 2 else "wiki"))
-    for f in features:
-        f.sentence = f"Everything a {rng.choice(_ROLES)} needs for {f.title.lower()}."
-        f.links.append((notes[rng.randrange(6)], "wiki"))
-    for e in epics:
-        e.sentence = f"The {e.title.lower()} work of this season."
-    forms = ("wiki", "wiki-alias", "wiki-heading", "markdown", "wiki", "markdown")
-    for i, n in enumerate(notes):
-        n.sentence = f"What we learned about {n.title.lower()}."
-        other = notes[(i + 1) % 6] if i != 5 else notes[0]
-        form = forms[i]
-        if form == "wiki-alias" and other.alias is None:
-            other = notes[0]
-        n.links.append((other, form))
-        n.links.append((stories[(2 * i + 1) % 12], "markdown"))
-        n.mentions = [stories[(2 * i + 4) % 12], features[i % 5]]
-        n.inline_tags = [rng.choice(_TAGS)]
-    # The withdrawn story is linked to and mentioned from elsewhere: both must go with it.
-    if withdrawn not in [t for n in notes for t, _ in n.links]:
-        notes[1].links.append((withdrawn, "markdown"))
-    if withdrawn not in [t for n in notes for t in n.mentions]:
-        notes[2].mentions.append(withdrawn)
-    phantom = f"STORY-{rng.randrange(900, 1000)}"
-    decoy_note = notes[3]
-    linked = {t.path for t, _ in decoy_note.links} | {t.path for t in decoy_note.mentions}
-    fenced_note = next(n for n in notes if n is not decoy_note and n.path not in linked)
-    fenced_story = next(s for s in stories if s.path not in linked and s is not withdrawn)
-    missing = f"specs/{_slug(rng.choice(_STORIES))}-old.md"
-    assert fenced_story.doc_id is not None
-    decoy_text = "\n".join(
-        [
-            f"The old ticket {phantom} was never written up, and "
-            f"[the first spec]({_rel(decoy_note.path, missing)}) is gone.",
-            f"Drafts carry `{DECOY_TAG}` until review.",
-            "",
-            "```markdown",
-            f"[[{fenced_note.title}]] and [a story]({_rel(decoy_note.path, fenced_story.path)})",
-            f"see {fenced_story.doc_id}",
-            "```",
-        ]
+    world = _Drawn(rng)
+    decoy = _Decoy(rng, world)
+    files = _files(rng, world, decoy)
+    all_paths = [x.path for x in files]
+    assert not any(a != b and a in b for a in all_paths for b in all_paths), "a path in a path"
+    edges, children = _edges(world)
+    commits = _commits(rng, files, world.withdrawn, edges)
+    windows = _windows(rng, commits)
+    docs = world.docs
+    return DeclaredCorpus(
+        seed=seed,
+        version=DECLARED_GENERATOR_VERSION,
+        files=files,
+        gold=DeclaredGold(
+            edges=sorted(edges),
+            children={p: sorted(c) for p, c in sorted(children.items())},
+            supersessions=[(d.path, d.supersedes.path) for d in world.stories if d.supersedes],
+            ids={d.path: d.doc_id for d in docs if d.doc_id is not None},
+            titles={x.path: x.title for x in files},
+            phantom_id=decoy.phantom,
+            missing_target=decoy.missing,
+            decoys=decoy.gold(),
+            decoy_tag=DECOY_TAG,
+            withdrawn=world.withdrawn.path,
+            commits=commits,
+            windows=windows,
+        ),
     )
-    docs = [*epics, *features, *stories, *notes]
+
+
+class _Drawn:
+    """The documents of one seed and how they point at each other (the seeded draws, in the
+    generator's fixed order)."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.epics = [
+            _Doc("epic", f"epics/{_slug(t)}.md", t, f"EPIC-{i + 1}")
+            for i, t in enumerate(rng.sample(_EPICS, 3))
+        ]
+        self.features = [
+            _Doc("feature", f"features/{_slug(t)}.md", t, f"FEAT-{i + 1}")
+            for i, t in enumerate(rng.sample(_FEATURES, 5))
+        ]
+        self.stories = [
+            _Doc("story", f"stories/{_slug(t)}.md", t, f"STORY-{i + 1:03d}")
+            for i, t in enumerate(rng.sample(_STORIES, 12))
+        ]
+        self.notes = [_Doc("note", f"notes/{_slug(t)}.md", t, None) for t in rng.sample(_NOTES, 6)]
+        self.code = [
+            _Doc("code", f"{_PACKAGE}/{name}.py", name, None)
+            for name in rng.sample(sorted(_CODE), len(_CODE))
+        ]
+        self.withdrawn = self.stories[8]
+        self._hierarchy()
+        self._texts(rng)
+        self._notes(rng)
+        # The withdrawn story is linked to and mentioned from elsewhere: both must go with it.
+        notes, withdrawn = self.notes, self.withdrawn
+        if withdrawn not in [t for n in notes for t, _ in n.links]:
+            notes[1].links.append((withdrawn, "markdown"))
+        if withdrawn not in [t for n in notes for t in n.mentions]:
+            notes[2].mentions.append(withdrawn)
+
+    @property
+    def docs(self) -> list[_Doc]:
+        """Every document but the code, in the order they are written."""
+        return [*self.epics, *self.features, *self.stories, *self.notes]
+
+    def _hierarchy(self) -> None:
+        epics, features, stories = self.epics, self.features, self.stories
+        # Every epic has a feature; two stories hang straight under an epic.
+        for i, f in enumerate(features):
+            f.parent = epics[i % 3]
+            f.parent_form = ("id", "wiki", "path", "id", "id")[i]
+        for i, s in enumerate(stories):
+            s.parent = epics[i % 3] if i in (2, 7) else features[i % 5]
+            s.parent_form = "wiki" if i == 5 else "id"
+        # Two later stories supersede earlier ones (same parent: the same work, redone).
+        for new, old in ((10, 3), (11, 6)):
+            stories[new].supersedes = stories[old]
+            stories[new].parent = stories[old].parent
+
+    def _texts(self, rng: random.Random) -> None:
+        notes = self.notes
+        notes[0].alias = rng.choice(_ALIASES)
+        for d in [*self.epics, *self.features, *self.stories]:
+            d.tags = sorted(rng.sample(_TAGS, 1 if d.kind != "story" else 2))
+        for i, s in enumerate(self.stories):
+            role, reason = rng.choice(_ROLES), rng.choice(_REASONS)
+            s.sentence = f"As a {role} I want to {s.title.lower()}, because {reason}."
+            s.links.append((notes[i % 6], "markdown" if i % 2 else "wiki"))
+        for f in self.features:
+            f.sentence = f"Everything a {rng.choice(_ROLES)} needs for {f.title.lower()}."
+            f.links.append((notes[rng.randrange(6)], "wiki"))
+        for e in self.epics:
+            e.sentence = f"The {e.title.lower()} work of this season."
+
+    def _notes(self, rng: random.Random) -> None:
+        notes, stories = self.notes, self.stories
+        forms = ("wiki", "wiki-alias", "wiki-heading", "markdown", "wiki", "markdown")
+        for i, n in enumerate(notes):
+            n.sentence = f"What we learned about {n.title.lower()}."
+            other = notes[(i + 1) % 6] if i != 5 else notes[0]
+            form = forms[i]
+            if form == "wiki-alias" and other.alias is None:
+                other = notes[0]
+            n.links.append((other, form))
+            n.links.append((stories[(2 * i + 1) % 12], "markdown"))
+            n.mentions = [stories[(2 * i + 4) % 12], self.features[i % 5]]
+            n.inline_tags = [rng.choice(_TAGS)]
+
+
+class _Decoy:
+    """The decoy note's paragraph: an id no document has, a link to a missing file, a tag in
+    code, and links and a mention inside a fenced block; none of them is an edge."""
+
+    def __init__(self, rng: random.Random, world: _Drawn) -> None:
+        self.phantom = f"STORY-{rng.randrange(900, 1000)}"
+        note = self.note = world.notes[3]
+        linked = {t.path for t, _ in note.links} | {t.path for t in note.mentions}
+        self.fenced_note = next(n for n in world.notes if n is not note and n.path not in linked)
+        self.fenced_story = next(
+            s for s in world.stories if s.path not in linked and s is not world.withdrawn
+        )
+        self.missing = f"specs/{_slug(rng.choice(_STORIES))}-old.md"
+        assert self.fenced_story.doc_id is not None
+        self.text = "\n".join(
+            [
+                f"The old ticket {self.phantom} was never written up, and "
+                f"[the first spec]({_rel(note.path, self.missing)}) is gone.",
+                f"Drafts carry `{DECOY_TAG}` until review.",
+                "",
+                "```markdown",
+                f"[[{self.fenced_note.title}]] and "
+                f"[a story]({_rel(note.path, self.fenced_story.path)})",
+                f"see {self.fenced_story.doc_id}",
+                "```",
+            ]
+        )
+
+    def gold(self) -> list[GoldEdge]:
+        """The edges the decoy paragraph seems to state and does not."""
+        note, story = self.note.path, self.fenced_story.path
+        return sorted(
+            [
+                GoldEdge(relation="LINKS_TO", source=note, target=self.fenced_note.path),
+                GoldEdge(relation="LINKS_TO", source=note, target=story),
+                GoldEdge(relation="MENTIONS", source=note, target=story),
+                GoldEdge(relation="TAGGED", source=note, target=DECOY_TAG),
+            ]
+        )
+
+
+def _files(rng: random.Random, world: _Drawn, decoy: _Decoy) -> list[DeclaredFile]:
+    """Every file's text: front matter and body, then the code modules."""
     statuses = ("active", "ready", "draft", "done")
     files = [
         DeclaredFile(
@@ -408,18 +486,22 @@ def generate_declared(seed: int) -> DeclaredCorpus:
             title=d.title,
             doc_id=d.doc_id,
             text=_front_matter(d, rng.choice(statuses))
-            + _body(d, decoy_text if d is decoy_note else ""),
+            + _body(d, decoy.text if d is decoy.note else ""),
         )
-        for d in docs
+        for d in world.docs
     ]
     files += [
-        DeclaredFile(path=d.path, kind="code", title=d.title, text=_CODE[d.title]) for d in code
+        DeclaredFile(path=d.path, kind="code", title=d.title, text=_CODE[d.title])
+        for d in world.code
     ]
-    all_paths = [x.path for x in files]
-    assert not any(a != b and a in b for a in all_paths for b in all_paths), "a path in a path"
+    return files
+
+
+def _edges(world: _Drawn) -> tuple[set[GoldEdge], dict[str, list[str]]]:
+    """Every edge the files declare, and each parent's children."""
     edges: set[GoldEdge] = set()
     children: dict[str, list[str]] = {}
-    for d in docs:
+    for d in world.docs:
         if d.parent is not None:
             edges.add(GoldEdge(relation="PART_OF", source=d.path, target=d.parent.path))
             children.setdefault(d.parent.path, []).append(d.path)
@@ -431,10 +513,17 @@ def generate_declared(seed: int) -> DeclaredCorpus:
             edges.add(GoldEdge(relation="LINKS_TO", source=d.path, target=target.path))
         for target in d.mentions:
             edges.add(GoldEdge(relation="MENTIONS", source=d.path, target=target.path))
-    by_module = {d.title: d.path for d in code}
+    by_module = {d.title: d.path for d in world.code}
     for src, dst in _IMPORTS:
         edges.add(GoldEdge(relation="IMPORTS", source=by_module[src], target=by_module[dst]))
-    # One dated commit per file, a day apart, then the withdrawal.
+    return edges, children
+
+
+def _commits(
+    rng: random.Random, files: list[DeclaredFile], withdrawn: _Doc, edges: set[GoldEdge]
+) -> list[GoldCommit]:
+    """One dated commit per file, a day apart (each one's MENTIONS edge added to ``edges``),
+    then the withdrawal."""
     start = datetime(2024, 1, 8, 9, 0, tzinfo=UTC) + timedelta(days=rng.randrange(0, 200))
     commits: list[GoldCommit] = []
     for i, written in enumerate(files):
@@ -452,33 +541,7 @@ def generate_declared(seed: int) -> DeclaredCorpus:
             removes=True,
         )
     )
-    windows = _windows(rng, commits)
-    return DeclaredCorpus(
-        seed=seed,
-        version=DECLARED_GENERATOR_VERSION,
-        files=files,
-        gold=DeclaredGold(
-            edges=sorted(edges),
-            children={p: sorted(c) for p, c in sorted(children.items())},
-            supersessions=[(d.path, d.supersedes.path) for d in stories if d.supersedes],
-            ids={d.path: d.doc_id for d in docs if d.doc_id is not None},
-            titles={x.path: x.title for x in files},
-            phantom_id=phantom,
-            missing_target=missing,
-            decoys=sorted(
-                [
-                    GoldEdge(relation="LINKS_TO", source=decoy_note.path, target=fenced_note.path),
-                    GoldEdge(relation="LINKS_TO", source=decoy_note.path, target=fenced_story.path),
-                    GoldEdge(relation="MENTIONS", source=decoy_note.path, target=fenced_story.path),
-                    GoldEdge(relation="TAGGED", source=decoy_note.path, target=DECOY_TAG),
-                ]
-            ),
-            decoy_tag=DECOY_TAG,
-            withdrawn=withdrawn.path,
-            commits=commits,
-            windows=windows,
-        ),
-    )
+    return commits
 
 
 def _iso(when: datetime) -> str:
