@@ -100,17 +100,17 @@ def test_help_groups_each_transport_s_own_options(capsys: pytest.CaptureFixture[
     [
         (
             ["publish", "-g", G, "--to", "{repo}", "--live"],
-            "Error: --live is JetStream's (a target nats://HOST:PORT[/PREFIX]); --to {repo} is "
+            "Error: --live is JetStream's, for nats://HOST:PORT[/PREFIX]; --to {repo} is "
             "git's (a path or a git URL), which takes no such option",
         ),
         (
             ["publish", "-g", G, "--repo", "nats://127.0.0.1:9", "-m", "x", "--with-marks"],
-            "Error: --message and --with-marks are git's (a target a path or a git URL); --repo "
+            "Error: --message and --with-marks are git's, for a path or a git URL; --repo "
             "nats://127.0.0.1:9 is JetStream's",
         ),
         (
             ["follow", "nats://127.0.0.1:9", "--pull-every", "5"],
-            "Error: --pull-every is git's (a target a path or a git URL); nats://127.0.0.1:9 is "
+            "Error: --pull-every is git's, for a path or a git URL; nats://127.0.0.1:9 is "
             "JetStream's",
         ),
     ],
@@ -185,11 +185,11 @@ def test_a_third_transport_is_one_registry_line(
             ["-C", str(pubws), "publish", "-g", G, "--to", other, "--double-note", "x"]
         )
         assert rc == 1
-        assert "Error: --double-note is folder double's (a target double-folder://DIR)" in (
+        assert "Error: --double-note is folder double's, for double-folder://DIR;" in (
             capsys.readouterr().err
         )
     assert cli_main.main([*argv, "--with-marks"]) == 1
-    assert f"--with-marks is git's (a target a path or a git URL); --to {target} is folder" in (
+    assert f"--with-marks is git's, for a path or a git URL; --to {target} is folder" in (
         capsys.readouterr().err
     )
 

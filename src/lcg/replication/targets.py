@@ -139,8 +139,8 @@ def chosen_transport(
         owner = next(t for t in TRANSPORTS if t.name == name)
         named = f"{flag} {target}" if flag else target
         raise ConfigError(
-            f"{' and '.join(flags)} {'is' if len(flags) == 1 else 'are'} {owner.title}'s "
-            f"(a target {owner.form}); {named} is {transport.title}'s ({transport.form}), "
-            f"which takes no such option"
+            f"{' and '.join(flags)} {'is' if len(flags) == 1 else 'are'} {owner.title}'s, for "
+            f"{owner.form}; {named} is {transport.title}'s ({transport.form}), which takes no "
+            "such option"
         )
     return transport, mine
