@@ -285,19 +285,7 @@ def run(workspace: Path, data: str | None, limit: int | None, silent: bool) -> i
     config = Config.from_env(workspace)
     lcg = lcg_command()
     print(f"lcg demo: workspace {workspace}, corpus {corpus}")
-    client = live_client(config)
-    if client is None:
-        log = workspace / "serve.log"
-        print(f"starting lcg serve (log: {log}) ...")
-        started = time.monotonic()
-        proc = _start_service(workspace)
-        client = Client(config.socket_path, timeout=None)
-        _wait_started(proc, client, log)
-        pid: int | None = proc.pid
-        print(f"service healthy after {time.monotonic() - started:.1f} s (pid {pid})")
-    else:
-        pid = service_pid(config.socket_path)
-        print(f"using the service already running in this workspace (pid {pid or 'unknown'})")
+    client, pid = _connect(workspace, config)
     articles = read_articles(corpus, limit)
     folder = workspace / CORPUS_FOLDER
     written = write_corpus(articles, folder)
@@ -330,6 +318,32 @@ def run(workspace: Path, data: str | None, limit: int | None, silent: bool) -> i
         centre = max(written.links, key=lambda t: written.links[t], default="")
     if centre:
         _show_neighbourhood(client, centre)
+    _show_searches(client)
+    client.close()
+    _print_status(workspace, lcg)
+    _print_next(workspace, config, lcg, pid)
+    return 0
+
+
+def _connect(workspace: Path, config: Config) -> tuple[Client, int | None]:
+    """A client of the workspace's service, started here unless one runs; and its pid."""
+    client = live_client(config)
+    if client is not None:
+        pid = service_pid(config.socket_path)
+        print(f"using the service already running in this workspace (pid {pid or 'unknown'})")
+        return client, pid
+    log = workspace / "serve.log"
+    print(f"starting lcg serve (log: {log}) ...")
+    started = time.monotonic()
+    proc = _start_service(workspace)
+    client = Client(config.socket_path, timeout=None)
+    _wait_started(proc, client, log)
+    print(f"service healthy after {time.monotonic() - started:.1f} s (pid {proc.pid})")
+    return client, proc.pid
+
+
+def _show_searches(client: Client) -> None:
+    """The three searches a newcomer would try: entities, facts, passages."""
     ents = client.find_entities(query="first man on the moon", group_ids=[GROUP], num_results=3)
     _show('find_entities "first man on the moon"', [entity_line(n) for n in ents["nodes"]])
     facts_found = client.find_relationships(
@@ -345,8 +359,10 @@ def run(workspace: Path, data: str | None, limit: int | None, silent: bool) -> i
         'search_passages "first crewed landing on the Moon"',
         [_passage(r) for r in passages["passages"]],
     )
-    client.close()
-    _print_status(workspace, lcg)
+
+
+def _print_next(workspace: Path, config: Config, lcg: str, pid: int | None) -> None:
+    """Where the service runs and what to do next."""
     stop = f"kill {pid}   (or call knowledge_close)" if pid else "call knowledge_close"
     print(
         f"\nThe service keeps running (pid {pid or 'unknown'}) on {config.socket_path}.\n"
@@ -359,7 +375,6 @@ def run(workspace: Path, data: str | None, limit: int | None, silent: bool) -> i
             f"  (`lcg` is not on your PATH: run it as {lcg}, or first "
             f"`. {Path(lcg).parent / 'activate'}` to use plain `lcg`)"
         )
-    return 0
 
 
 def _positive(text: str) -> int:
