@@ -69,15 +69,20 @@ def test_a_floor_that_shortens_the_answer_says_so(
     assert bad.value.code == 2
 
 
-def test_the_hint_comes_through_a_running_service() -> None:
+def test_the_hint_comes_through_a_running_service(lcg_main: sf.LcgMain) -> None:
     with sf.temp_workspace("lcg-floor-") as ws:
         notes = _tree(ws)
         sock = ws / ".lcg" / "service.sock"
         proc = sf.spawn_serve(ws)
         try:
             sf.wait_healthy(sock, proc)
-            assert sf.run_lcg(ws, "ingest", str(notes)).returncode == 0
-            done = sf.run_lcg(ws, "search", "river", "--min-score", "0.6")
+            assert lcg_main(ws, "ingest", str(notes)).returncode == 0
+            # The service makes the vectors after the ingest answers (text first, ADR 0201):
+            # the floor is about similarity, so the search waits for them (it was a
+            # subprocess's start-up that gave the service the time).
+            with sf.Client(sock, timeout=60) as c:
+                sf.eventually(lambda: "vectors_pending" not in c.health_check(), "the vectors made")
+            done = lcg_main(ws, "search", "river", "--min-score", "0.6")
             assert done.returncode == 0, done.stderr
             assert "notes/exact.md" in done.stdout
             assert f"(2 passages {HINT})" in done.stdout

@@ -179,7 +179,7 @@ def test_single_files_and_two_trees_of_one_name(tmp_path: Path, lcg: Lcg) -> Non
     assert status == 1 and "no such file or folder" in err
 
 
-def test_ingest_and_search_through_a_running_service(tmp_path: Path) -> None:
+def test_ingest_and_search_through_a_running_service(tmp_path: Path, lcg_main: sf.LcgMain) -> None:
     ws = sf.short_tmp()
     notes = tmp_path / "notes"
     _write(notes, {"moon.md": MOON})
@@ -187,11 +187,11 @@ def test_ingest_and_search_through_a_running_service(tmp_path: Path) -> None:
     sock = ws / ".lcg" / "service.sock"
     try:
         sf.wait_healthy(sock, proc)
-        done = sf.run_lcg(ws, "ingest", str(notes))
+        done = lcg_main(ws, "ingest", str(notes))
         assert done.returncode == 0, done.stderr
         assert "through the running service" in done.stderr
         assert "files 1 new" in done.stdout and "lite mode" in done.stdout
-        found = sf.run_lcg(ws, "search", "Michael Collins orbited")
+        found = lcg_main(ws, "search", "Michael Collins orbited")
         assert found.returncode == 0, found.stderr
         assert found.stdout.startswith("1. notes/moon.md › Apollo 11 › Crew")
         assert "Michael Collins" in found.stdout and "\x1b[" not in found.stdout  # not a tty

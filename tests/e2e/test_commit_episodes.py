@@ -86,8 +86,8 @@ def _arm(tmp_path: Path, repo: Path) -> Path:
     return marker
 
 
-def _ingest(ws: Path, *args: str) -> dict[str, Any]:
-    done = sf.run_lcg(ws, "ingest", *args, "--json")
+def _ingest(lcg_main: sf.LcgMain, ws: Path, *args: str) -> dict[str, Any]:
+    done = lcg_main(ws, "ingest", *args, "--json")
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     return result
@@ -102,12 +102,12 @@ def _commit_events(ws: Path) -> list[dict[str, Any]]:
     ]
 
 
-def test_a_commit_is_a_searchable_episode_at_its_time(tmp_path: Path) -> None:
+def test_a_commit_is_a_searchable_episode_at_its_time(tmp_path: Path, lcg_main: sf.LcgMain) -> None:
     repo = _repo(tmp_path)
     marker = _arm(tmp_path, repo)
     ws = tmp_path / "ws"
     ws.mkdir()
-    first = _ingest(ws, str(repo))
+    first = _ingest(lcg_main, ws, str(repo))
     assert not marker.exists(), "lcg ingest ran a command the repository configures"
     assert (first["commits_read"], first["commits_added"]) == (3, 3)
     assert first["files_new"] == 3  # exports.py, csv_export.py, docs/notes.md
@@ -117,7 +117,7 @@ def test_a_commit_is_a_searchable_episode_at_its_time(tmp_path: Path) -> None:
     assert "Files: csv_export.py, exports.py" in split["content"]
     assert "priya@example.com" not in split["content"]
 
-    done = sf.run_lcg(ws, "search", "why did we split the exports", "--json")
+    done = lcg_main(ws, "search", "why did we split the exports", "--json")
     assert done.returncode == 0, done.stderr
     hits = json.loads(done.stdout)
     assert hits and "Split the exports" in hits[0]["text"], hits
@@ -125,24 +125,26 @@ def test_a_commit_is_a_searchable_episode_at_its_time(tmp_path: Path) -> None:
     assert hits[0]["reference_time"].replace("T", " ").startswith("2023-03-14 19:09:26")
 
     wal = sf.stream_bytes(ws / ".lcg" / "wal")
-    again = _ingest(ws, str(repo))
+    again = _ingest(lcg_main, ws, str(repo))
     assert (again["commits_read"], again["commits_added"], again["chunks_added"]) == (3, 0, 0)
     assert again["files_removed"] == 0
     assert sf.stream_bytes(ws / ".lcg" / "wal") == wal, "an ingest again appends nothing"
     assert not marker.exists()
 
 
-def test_the_count_since_and_no_commits_bound_what_is_held(tmp_path: Path) -> None:
+def test_the_count_since_and_no_commits_bound_what_is_held(
+    tmp_path: Path, lcg_main: sf.LcgMain
+) -> None:
     repo = _repo(tmp_path)
     ws = tmp_path / "ws"
     ws.mkdir()
-    one = _ingest(ws, str(repo), "--commits", "1")
+    one = _ingest(lcg_main, ws, str(repo), "--commits", "1")
     assert (one["commits_read"], one["commits_added"]) == (1, 1)
-    since = _ingest(ws, str(repo), "--since", "2023-03-01")
+    since = _ingest(lcg_main, ws, str(repo), "--since", "2023-03-01")
     assert (since["commits_read"], since["commits_added"], since["commits_removed"]) == (2, 1, 0)
-    none = _ingest(ws, str(repo), "--no-commits")
+    none = _ingest(lcg_main, ws, str(repo), "--no-commits")
     assert (none["commits_read"], none["commits_removed"]) == (0, 2)
-    bad = sf.run_lcg(ws, "ingest", str(repo), "--since", "last tuesday")
+    bad = lcg_main(ws, "ingest", str(repo), "--since", "last tuesday")
     assert bad.returncode == 2 and "is no date" in bad.stderr
 
 

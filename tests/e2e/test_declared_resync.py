@@ -60,8 +60,8 @@ def _vault(root: Path, files: dict[str, str] = NOTES) -> Path:
     return root
 
 
-def _ingest(ws: Path, vault: Path) -> str:
-    done = sf.run_lcg(ws, "ingest", str(vault), "--group", G)
+def _ingest(lcg_main: sf.LcgMain, ws: Path, vault: Path) -> str:
+    done = lcg_main(ws, "ingest", str(vault), "--group", G)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -151,11 +151,11 @@ def _node_names(client: Client) -> set[str]:
 
 
 def test_a_renamed_file_linked_by_path_is_unresolved_never_a_node(
-    ws: Path, tmp_path: Path, services: _Services
+    ws: Path, tmp_path: Path, services: _Services, lcg_main: sf.LcgMain
 ) -> None:
     vault = _vault(tmp_path / "vault")
     client = services.start(ws)
-    out = _ingest(ws, vault)
+    out = _ingest(lcg_main, ws, vault)
     assert "1 unresolved" in out  # [[Later]]
     assert ("Plan", "LINKS_TO", "Log") in _named(client)
     log = next(
@@ -166,7 +166,7 @@ def test_a_renamed_file_linked_by_path_is_unresolved_never_a_node(
 
     git(vault, "mv", "notes/log.md", "notes/journal.md")
     git(vault, "commit", "-q", "-m", "rename the log")
-    out = _ingest(ws, vault)
+    out = _ingest(lcg_main, ws, vault)
     # The path link no longer resolves: counted, no edge, and no node for the missing path;
     # the wiki link by title resolves again to the same entity under its new path.
     assert "2 unresolved" in out, out
@@ -185,45 +185,45 @@ def test_a_renamed_file_linked_by_path_is_unresolved_never_a_node(
     # Mending the link by its new path draws the edge again.
     plan = (vault / "plan.md").read_text()
     (vault / "plan.md").write_text(plan.replace("notes/log.md", "notes/journal.md"))
-    out = _ingest(ws, vault)
+    out = _ingest(lcg_main, ws, vault)
     assert "1 unresolved" in out, out
     assert ("Plan", "LINKS_TO", "Log") in _named(client)
 
 
 def test_a_replay_after_a_sync_gives_the_same_graph(
-    ws: Path, tmp_path: Path, services: _Services
+    ws: Path, tmp_path: Path, services: _Services, lcg_main: sf.LcgMain
 ) -> None:
     vault = _vault(tmp_path / "vault")
-    _ingest(ws, vault)  # each command serves the workspace itself while it runs
+    _ingest(lcg_main, ws, vault)  # each command serves the workspace itself while it runs
     (vault / "epic.md").write_text("# Epic\n\nThe whole mission, no link now.\n")
     (vault / "notes" / "log.md").unlink()
     (vault / "later.md").write_text("---\naliases: [Later]\n---\n# After\n\nSee STORY-1.\n")
-    _ingest(ws, vault)
+    _ingest(lcg_main, ws, vault)
     client = services.start(ws)
     before = _graph(client)
     edges = _named(client)
     assert {("Plan", "LINKS_TO", "After"), ("main", "IMPORTS", "helper")} <= edges, edges
     assert ("Plan", "LINKS_TO", "Epic") in edges and ("Epic", "LINKS_TO", "Log") not in edges
     services.stop()
-    done = sf.run_lcg(ws, "replay", "--group", G, "--force-clear")
+    done = lcg_main(ws, "replay", "--group", G, "--force-clear")
     assert done.returncode == 0, done.stdout + done.stderr
     client = services.start(ws)
     assert _graph(client) == before
 
 
 def test_a_replica_following_the_group_serves_the_same_graph(
-    ws: Path, tmp_path: Path, services: _Services
+    ws: Path, tmp_path: Path, services: _Services, lcg_main: sf.LcgMain
 ) -> None:
     repos = make_repos(tmp_path)
     vault = _vault(tmp_path / "vault")
-    _ingest(ws, vault)
+    _ingest(lcg_main, ws, vault)
     # A second sync that ends edges and draws new ones: the replica applies both.
     (vault / "epic.md").write_text("# Epic\n\nThe whole mission, no link now.\n")
     (vault / "later.md").write_text("# Later\n\nAfter STORY-1.\n")
     git(vault, "add", "-A")
     git(vault, "commit", "-q", "-m", "later")
-    _ingest(ws, vault)
-    done = sf.run_lcg(ws, "publish", "--group", G, "--repo", str(repos.pub), "--json")
+    _ingest(lcg_main, ws, vault)
+    done = lcg_main(ws, "publish", "--group", G, "--repo", str(repos.pub), "--json")
     assert done.returncode == 0, done.stderr
     max_seq = json.loads(done.stdout)["max_seq"]
     repos.push()

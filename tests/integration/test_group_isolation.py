@@ -21,10 +21,10 @@ from typing import Any
 import msgspec
 import pytest
 
+import _service_fixtures as sf
 from _service_fixtures import (
     HASH_ENV,
     eventually,
-    run_lcg,
     short_tmp,
     spawn_serve,
     stop_serve,
@@ -122,7 +122,7 @@ def served_a() -> Iterator[tuple[Path, dict[str, Any]]]:
 
 
 def test_a_copied_stream_is_refused_alone_and_purging_it_spares_the_original(
-    served_a: tuple[Path, dict[str, Any]],
+    served_a: tuple[Path, dict[str, Any]], lcg_main: sf.LcgMain
 ) -> None:
     ws, before = served_a
     wal = ws / ".lcg" / "wal"
@@ -152,9 +152,9 @@ def test_a_copied_stream_is_refused_alone_and_purging_it_spares_the_original(
                 assert refused.value.code == DEGRADED
                 assert "writes to group 'b' are refused" in str(refused.value.data)
         # A replay meets the same lines; accepting the loss skips what names group a.
-        again = run_lcg(ws, "replay", "--group", "b", "--force-clear", "--json")
+        again = lcg_main(ws, "replay", "--group", "b", "--force-clear", "--json")
         assert again.returncode == 1 and json.loads(again.stdout)["success"] is False
-        accepted = run_lcg(ws, "replay", "--group", "b", "--force-clear", "--accept-loss")
+        accepted = lcg_main(ws, "replay", "--group", "b", "--force-clear", "--accept-loss")
         assert accepted.returncode == 0, accepted.stdout + accepted.stderr
         with Client(sock, timeout=120) as c:
             assert c.health_check()["state"] == "healthy"
@@ -163,7 +163,7 @@ def test_a_copied_stream_is_refused_alone_and_purging_it_spares_the_original(
             assert c.call("knowledge_get_nodes_by_group", {"group_ids": ["b"]})["nodes"] == []
     finally:
         assert stop_serve(proc, sock) == 0
-    verified = run_lcg(ws, "verify")
+    verified = lcg_main(ws, "verify")
     assert verified.returncode == 1, verified.stdout
     lines = verified.stdout.splitlines()
     assert any(line.startswith("a ") and line.endswith(": ok") for line in lines), lines
@@ -171,7 +171,7 @@ def test_a_copied_stream_is_refused_alone_and_purging_it_spares_the_original(
 
 
 def test_a_copy_that_replays_first_is_refused_and_the_original_loads(
-    served_a: tuple[Path, dict[str, Any]],
+    served_a: tuple[Path, dict[str, Any]], lcg_main: sf.LcgMain
 ) -> None:
     source, before = served_a
     ws = short_tmp("lcg-iso-")
@@ -194,7 +194,7 @@ def test_a_copy_that_replays_first_is_refused_and_the_original_loads(
                 c.call("knowledge_assert_entity", {"name": "Carol", "group_id": "a"})
         finally:
             assert stop_serve(proc, sock) == 0
-        verified = run_lcg(ws, "verify")
+        verified = lcg_main(ws, "verify")
         lines = verified.stdout.splitlines()
         assert any(line.startswith("a ") and line.endswith(": ok") for line in lines), lines
         assert "degraded: group 'B-copy'" in verified.stdout

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from _service_fixtures import run_lcg, spawn_serve, stop_serve, temp_workspace, wait_healthy
+import _service_fixtures as sf
+from _service_fixtures import spawn_serve, stop_serve, temp_workspace, wait_healthy
 from lcg.rpc.client import Client
 from lcg.rpc.errors import INVALID_PARAMS, RemoteError
 
@@ -35,7 +36,7 @@ def _edges(c: Client, group: str = GROUP) -> list[dict[str, Any]]:
     return found
 
 
-def test_year_0001_and_0999_are_applied_and_the_group_keeps_writing() -> None:
+def test_year_0001_and_0999_are_applied_and_the_group_keeps_writing(lcg_main: sf.LcgMain) -> None:
     with temp_workspace() as ws:
         sock = ws / ".lcg" / "service.sock"
         proc = spawn_serve(ws)
@@ -87,9 +88,9 @@ def test_year_0001_and_0999_are_applied_and_the_group_keeps_writing() -> None:
             line = next((ws / ".lcg" / "wal" / GROUP).glob("*.jsonl")).read_text()
             assert '"valid_at":"0001-01-01T00:00:00.000000Z"' in line
             for group in (GROUP, "annals"):
-                replay = run_lcg(ws, "replay", "--group", group, "--force-clear")
+                replay = lcg_main(ws, "replay", "--group", group, "--force-clear")
                 assert replay.returncode == 0, replay.stdout + replay.stderr
-            verified = run_lcg(ws, "wal", "verify")
+            verified = lcg_main(ws, "wal", "verify")
             assert verified.returncode == 0, verified.stdout
             with Client(sock, timeout=60) as c:
                 (edge,) = _edges(c)
@@ -151,7 +152,7 @@ def test_times_past_the_calendar_in_utc_are_invalid_params() -> None:
             stop_serve(proc, sock)
 
 
-def test_a_stream_written_with_unpadded_years_replays() -> None:
+def test_a_stream_written_with_unpadded_years_replays(lcg_main: sf.LcgMain) -> None:
     with temp_workspace() as ws:
         shutil.copytree(FIXTURES / "unpadded-years" / "wal", ws / ".lcg" / "wal")
         sock = ws / ".lcg" / "service.sock"
@@ -168,7 +169,7 @@ def test_a_stream_written_with_unpadded_years_replays() -> None:
                 (passage,) = passages["passages"]
                 assert passage["name"] == "old-chunk"
                 c.call("knowledge_assert_entity", {"name": "Carol"})  # the group takes writes
-            replay = run_lcg(ws, "replay", "--group", GROUP, "--force-clear")
+            replay = lcg_main(ws, "replay", "--group", GROUP, "--force-clear")
             assert replay.returncode == 0, replay.stdout + replay.stderr
             # The old lines stay as they were written: upcast on read, never rewritten.
             on_disk = (ws / ".lcg" / "wal" / GROUP / "000000000000.jsonl").read_bytes()
@@ -177,10 +178,10 @@ def test_a_stream_written_with_unpadded_years_replays() -> None:
             stop_serve(proc, sock)
 
 
-def test_wal_verify_reports_a_line_no_projection_can_apply() -> None:
+def test_wal_verify_reports_a_line_no_projection_can_apply(lcg_main: sf.LcgMain) -> None:
     with temp_workspace() as ws:
         shutil.copytree(FIXTURES / "unappliable-time" / "wal", ws / ".lcg" / "wal")
-        shown = run_lcg(ws, "wal", "verify")
+        shown = lcg_main(ws, "wal", "verify")
         assert shown.returncode == 1, shown.stdout
         assert "1 failed lines" in shown.stdout
         # By seq and file:line, with the field and what it must be.
