@@ -264,7 +264,7 @@ def main() -> None:
             print(f"    {configs[ci]} R@10 {m[1]:.4f} nDCG {m[2]:.4f}")
     np.save(workspace / "fusion_res.npy", res)  # per question and fusion: R@5, R@10, nDCG@10
     # Stage two: the time prior's weight on top of the best as_of configuration.
-    from lcg.projections._when import parse_time, resolve_windows, time_prior
+    from lcg.query._when import parse_time, resolve_windows, time_prior
 
     best = max([ci for ci, c in enumerate(configs) if c[3]], key=lambda ci: obj[ci].mean())
     w, sv, cvn, _ = configs[best]

@@ -27,8 +27,8 @@ from lme_fusion_cv import (
 from lcg.eval.longmemeval import _date, _load, _turns
 from lcg.extract.embedders import LocalEmbedder
 from lcg.projections._analyzer import term_counts
-from lcg.projections._when import parse_time, recency_prior, resolve_windows, time_prior
 from lcg.projections.cache import EmbeddingCache, embed_with_cache
+from lcg.query._when import parse_time, recency_prior, resolve_windows, time_prior
 
 DISCOUNT = 1 / np.log2(np.arange(10) + 2)
 #: Questions whose youngest evidence session is at least this old at the asking time.

@@ -28,7 +28,7 @@ from pathlib import Path
 from lcg.config import Config
 from lcg.extract.embedders import LocalEmbedder
 from lcg.ingest.sources import DirectBackend, heading_of, sync_tree
-from lcg.projections.search import Searcher
+from lcg.query.search import Searcher
 from lcg.workspace import Workspace
 
 CORPUS = Path(__file__).resolve().parents[1] / "examples" / "apollo" / "corpus_prose.jsonl"

@@ -16,8 +16,8 @@ import pytest
 
 import _cypher_support as cs
 import _service_fixtures as sf
-from lcg.projections.cypher import check_read_only
 from lcg.projections.graph import records as gr
+from lcg.query.cypher import check_read_only
 
 pytestmark = pytest.mark.bench
 

@@ -118,7 +118,7 @@ def test_passage_query_p50_by_fusion(tmp_path: Path) -> None:
     from lcg.config import Config
     from lcg.events.model import EpisodeAdded, Event
     from lcg.extract.embedders import HashEmbedder
-    from lcg.projections.search import Searcher
+    from lcg.query.search import Searcher
     from lcg.workspace import Workspace
 
     rng = random.Random(14)

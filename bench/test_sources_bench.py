@@ -162,7 +162,7 @@ def test_search_warm_on_10000_chunks() -> None:
     import json
 
     from lcg.extract.embedders import HashEmbedder
-    from lcg.projections.search import Searcher
+    from lcg.query.search import Searcher
 
     rows = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
     paragraphs = [p for r in rows if "prose" in r for p in r["prose"].split("\n") if len(p) > 80]

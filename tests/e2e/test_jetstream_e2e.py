@@ -21,7 +21,7 @@ import nats
 
 from _nats_fixtures import NatsServer, nats_cluster, nats_server
 from _service_fixtures import LCG, serve_env, short_tmp, wait_healthy
-from lcg.projections.graph.reads import nodes_by_group
+from lcg.query.reads import nodes_by_group
 from lcg.rpc.client import Client
 from lcg.workspace import Workspace
 from replica_support import open_publisher, write_batch

@@ -34,7 +34,7 @@ from lcg.extract.embedders import HashEmbedder
 from lcg.ingest import assertion
 from lcg.ingest.reference import layout
 from lcg.projections.graph import records as gr
-from lcg.projections.search import Searcher
+from lcg.query.search import Searcher
 from lcg.workspace import Workspace
 
 FIXTURES = SCRIPT.OUT

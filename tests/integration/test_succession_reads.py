@@ -15,7 +15,7 @@ import pytest
 from lcg.config import Config
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest import assertion
-from lcg.projections import Searcher
+from lcg.query import Searcher
 from lcg.workspace import Workspace
 
 G = "plans"

@@ -27,7 +27,7 @@ from lcg import telemetry
 from lcg.config import Config
 from lcg.ingest.sources import ChunkIn, DirectBackend, SyncProgress, sync_chunks, sync_tree
 from lcg.ingest.sources.sync import ADD_BATCH_CHUNKS, DEFERRED_BATCH_CHUNKS
-from lcg.projections import Searcher
+from lcg.query import Searcher
 from lcg.rpc.client import Client
 from lcg.workspace import Workspace
 from lcg.workspace.vector_drain import drain_group

@@ -32,7 +32,7 @@ from lcg.events.model import EdgeRecord, EpisodeAdded, Event, RelationshipAssert
 from lcg.events.reader import ReadReport, StreamReader
 from lcg.extract.embedders import HashEmbedder
 from lcg.projections.graph.pointers import Pointer, Pointers, with_pointers
-from lcg.projections.search import Searcher
+from lcg.query.search import Searcher
 from lcg.timestamps import to_text
 from lcg.workspace import Workspace
 

@@ -5,7 +5,11 @@ Imports point one way (ARCHITECTURE.md §2, ADR 0118)::
 
     cli ─▶ rpc ─▶ replication ─▶ workspace ─▶ projections ─▶ events
      │      │                        ▲              │
-     └─▶ eval ─▶ ingest ─────────────┘              └─▶ extract (a leaf: the outside world)
+     └─▶ eval ─▶ ingest ─▶ query ────┘              └─▶ extract (a leaf: the outside world)
+
+``query`` (search, the Cypher guard and sandbox, the graph reads, ADR 0226) reads the
+projections and opens its sandbox on a workspace; ``ingest``, ``eval`` and ``rpc`` read through
+it, and ``projections`` and ``workspace`` never import it.
 
 ``client`` (the Python client, ADR 0218) imports only the leaves; ``cli`` and ``rpc`` import it.
 
@@ -50,11 +54,21 @@ ALLOWED: dict[str, frozenset[str]] = {
     "extract": frozenset(),
     "projections": frozenset({"events", "extract"}),
     "workspace": frozenset({"projections", "events", "extract"}),
-    "ingest": frozenset({"workspace", "projections", "events", "extract"}),
+    "query": frozenset({"workspace", "projections", "events", "extract"}),
+    "ingest": frozenset({"query", "workspace", "projections", "events", "extract"}),
     "replication": frozenset({"workspace", "projections", "events", "extract"}),
-    "eval": frozenset({"ingest", "workspace", "projections", "events", "extract"}),
+    "eval": frozenset({"ingest", "query", "workspace", "projections", "events", "extract"}),
     "rpc": frozenset(
-        {"client", "replication", "ingest", "workspace", "projections", "events", "extract"}
+        {
+            "client",
+            "replication",
+            "ingest",
+            "query",
+            "workspace",
+            "projections",
+            "events",
+            "extract",
+        }
     ),
     "cli": frozenset(
         {
@@ -64,6 +78,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "eval",
             "replication",
             "ingest",
+            "query",
             "workspace",
             "projections",
             "events",

@@ -33,6 +33,7 @@ CASES = {
     "lcg.rpc.app": ("anthropic",),
     "lcg.extract": ("anthropic",),
     "lcg.projections": ("anthropic",),
+    "lcg.query": ("anthropic",),
     "lcg.workspace": ("anthropic",),
     "lcg.ingest": ("anthropic",),
     "lcg.replication": ("anthropic",),

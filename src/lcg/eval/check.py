@@ -26,7 +26,7 @@ import msgspec
 
 from lcg.eval.report import EvalRefusedError
 from lcg.ingest import name_key
-from lcg.projections import Searcher, graph_reads
+from lcg.query import Searcher, graph_reads
 from lcg.workspace import Workspace
 
 __all__ = [

@@ -26,7 +26,7 @@ from lcg import timestamps
 from lcg.config import Config
 from lcg.events import EpisodeAdded, Event, chunk_description
 from lcg.extract import Embedder
-from lcg.projections import DEFAULT_HALF_LIFE_DAYS, DEFAULT_WEIGHTS, PassageWeights, Searcher
+from lcg.query import DEFAULT_HALF_LIFE_DAYS, DEFAULT_WEIGHTS, PassageWeights, Searcher
 from lcg.workspace import Workspace
 
 __all__ = ["LongMemEvalReport", "MethodScores", "run_longmemeval"]

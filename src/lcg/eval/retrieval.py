@@ -23,7 +23,8 @@ import msgspec
 from lcg.eval.corpus import Corpus
 from lcg.eval.questions import RANKED, Question, plant_questions
 from lcg.eval.scoring import GoldIndex
-from lcg.projections import EdgeRow, Searcher, graph_reads
+from lcg.projections import EdgeRow
+from lcg.query import Searcher, graph_reads
 from lcg.workspace import Workspace
 
 __all__ = ["KindScores", "QuestionRow", "RetrievalScores", "score_retrieval"]

@@ -25,7 +25,8 @@ from lcg.eval.corpus import Corpus
 from lcg.eval.gold import Gold
 from lcg.eval.scoring import GoldIndex
 from lcg.ingest import name_key
-from lcg.projections import EdgeRow, EntityRow, Searcher, graph_reads, graph_records
+from lcg.projections import EdgeRow, EntityRow, graph_records
+from lcg.query import Searcher, graph_reads
 from lcg.workspace import Workspace, verify_workspace
 
 __all__ = ["Check", "StructuralScores", "score_structural"]

@@ -32,8 +32,9 @@ from rapidfuzz import fuzz
 from lcg.events import fold, lookup_key
 from lcg.ingest._common import normalize_name
 from lcg.ingest.declared import is_declared
-from lcg.projections import MERGED_LABEL, graph_reads
+from lcg.projections import MERGED_LABEL
 from lcg.projections import graph_records as gr
+from lcg.query import graph_reads
 from lcg.workspace import Workspace
 
 __all__ = [

@@ -1,12 +1,12 @@
-"""Derived state: the graph (Kuzu), vector (hnswlib) and text (BM25) projections, the
-projector that feeds them from the streams, digests, search and the embedding cache."""
+"""Derived state, the write side: the graph (Kuzu), vector (hnswlib) and text (BM25)
+projections, the projector that feeds them from the streams, digests and the embedding
+cache. What reads them for clients (search, Cypher, the graph reads) is ``lcg.query``'s."""
 
 from __future__ import annotations
 
 from lcg.projections.base import Projection, Projections, RecordProjection
 from lcg.projections.cache import EMBEDDINGS_DIR, EmbeddingCache, cache_dir_name, embed_with_cache
-from lcg.projections.cypher import check_read_only
-from lcg.projections.embedding import CachedTextEmbedder
+from lcg.projections.embedding import CachedTextEmbedder, TextEmbedder
 from lcg.projections.fanout import GroupFailure, GroupFailures, MissingLeg
 from lcg.projections.graph import (
     DB_FILE,
@@ -14,9 +14,10 @@ from lcg.projections.graph import (
     StaleGraphError,
     forget_prepared,
     query_rows,
+    render_ts,
 )
+from lcg.projections.graph import columns as graph_columns
 from lcg.projections.graph import pointers as graph_pointers
-from lcg.projections.graph import reads as graph_reads
 from lcg.projections.graph import records as graph_records
 from lcg.projections.graph.pointers import (
     BindingState,
@@ -36,47 +37,27 @@ from lcg.projections.ops import (
     texts_to_embed,
 )
 from lcg.projections.projector import ProgressFn, Projector, ReplayProgress, ReplayResult
-from lcg.projections.sandbox import CypherSandbox, SandboxLimits, Target
-from lcg.projections.search import (
-    DEFAULT_HALF_LIFE_DAYS,
-    DEFAULT_WEIGHTS,
-    FUSIONS,
-    FloorReport,
-    PassageRow,
-    PassageWeights,
-    Searcher,
-    is_file_chunk,
-    parse_time,
-    rrf_fuse,
-)
 from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection, snapshot_identities
 
 __all__ = [
     "DB_FILE",
-    "DEFAULT_HALF_LIFE_DAYS",
-    "DEFAULT_WEIGHTS",
     "EMBEDDINGS_DIR",
-    "FUSIONS",
     "MERGED_LABEL",
     "BindingState",
     "CachedTextEmbedder",
     "ClearGroup",
-    "CypherSandbox",
     "Delete",
     "EdgeRow",
     "EmbeddingCache",
     "EntityRow",
     "EpisodeRow",
-    "FloorReport",
     "GraphCounts",
     "GraphProjection",
     "GroupFailure",
     "GroupFailures",
     "MissingLeg",
     "Op",
-    "PassageRow",
-    "PassageWeights",
     "Pointer",
     "Pointers",
     "ProgressFn",
@@ -86,26 +67,21 @@ __all__ = [
     "RecordProjection",
     "ReplayProgress",
     "ReplayResult",
-    "SandboxLimits",
-    "Searcher",
     "StaleGraphError",
-    "Target",
+    "TextEmbedder",
     "TextProjection",
     "Upsert",
     "VectorProjection",
     "cache_dir_name",
-    "check_read_only",
     "derive_ops",
     "embed_with_cache",
     "forget_prepared",
+    "graph_columns",
     "graph_pointers",
-    "graph_reads",
     "graph_records",
-    "is_file_chunk",
-    "parse_time",
     "pointers_of",
     "query_rows",
-    "rrf_fuse",
+    "render_ts",
     "snapshot_identities",
     "texts_to_embed",
     "with_pointers",

@@ -24,7 +24,8 @@ from lcg.errors import DegradedError, LcgError, ProjectionError
 from lcg.events import remove_trees
 from lcg.extract import REPROBE_S, Embedder
 from lcg.ingest import ExtractionService
-from lcg.projections import CypherSandbox, ReplayProgress, Searcher
+from lcg.projections import ReplayProgress
+from lcg.query import CypherSandbox, Searcher, open_cypher_sandbox
 from lcg.rpc.dispatch import State
 from lcg.rpc.host import Job
 from lcg.rpc.methods import build_registry
@@ -37,7 +38,6 @@ from lcg.workspace import (
     drain_step,
     next_lagging,
     ontology_status,
-    open_cypher_sandbox,
     projection_dirs,
 )
 

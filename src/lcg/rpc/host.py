@@ -15,7 +15,8 @@ import msgspec
 
 from lcg.config import Config
 from lcg.ingest import ExtractionService
-from lcg.projections import CypherSandbox, ReplayResult, Searcher
+from lcg.projections import ReplayResult
+from lcg.query import CypherSandbox, Searcher
 from lcg.rpc.dispatch import State
 from lcg.rpc.problems import ComponentProblems
 from lcg.workspace import OntologyStatus, Workspace

@@ -14,8 +14,8 @@ from lcg.errors import (
     RequestError,
 )
 from lcg.ingest import cross_group, deletion
-from lcg.projections import check_read_only
 from lcg.projections import graph_records as gr
+from lcg.query import check_read_only
 from lcg.rpc.dispatch import State
 from lcg.rpc.host import ServiceHost
 from lcg.rpc.params import GROUP_PARAM, RequiredGroupIds, unique

@@ -15,7 +15,7 @@ from typing import Annotated, Any, ClassVar, Final
 from msgspec import Meta
 
 from lcg.errors import InvalidParamsError
-from lcg.projections import graph_reads
+from lcg.query import graph_reads
 from lcg.rpc.host import ServiceHost
 from lcg.rpc.methods_read import EpisodesResult, NodesResult
 from lcg.rpc.params import GroupId, ReadGroupIds, read_group_ids, strings, write_group

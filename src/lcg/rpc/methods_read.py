@@ -9,15 +9,17 @@ from msgspec import Meta
 
 from lcg.errors import InvalidParamsError
 from lcg.projections import (
-    DEFAULT_HALF_LIFE_DAYS,
-    FUSIONS,
     EdgeRow,
     EntityRow,
     EpisodeRow,
-    FloorReport,
     GroupFailure,
     GroupFailures,
     MissingLeg,
+)
+from lcg.query import (
+    DEFAULT_HALF_LIFE_DAYS,
+    FUSIONS,
+    FloorReport,
     PassageRow,
     graph_reads,
     parse_time,

@@ -6,7 +6,6 @@ live."""
 from __future__ import annotations
 
 from lcg.workspace.auto_recovery import RecoveryTrace
-from lcg.workspace.cypher import open_cypher_sandbox
 from lcg.workspace.factory import embedder_from_config, make_extractor, projection_dirs
 from lcg.workspace.lock import hold_for_process, holder_pid, release_for_process, writing_offline
 from lcg.workspace.maintenance import (
@@ -52,7 +51,6 @@ __all__ = [
     "make_extractor",
     "next_lagging",
     "ontology_status",
-    "open_cypher_sandbox",
     "projection_dirs",
     "release_for_process",
     "verify_workspace",

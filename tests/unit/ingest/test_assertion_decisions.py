@@ -12,8 +12,8 @@ import pytest
 from lcg.errors import InvalidParamsError, NotFoundError, RequestError
 from lcg.events.model import EntityAsserted, EntityRecord, RelationshipAsserted
 from lcg.ingest import assertion, merge
-from lcg.projections.graph import reads as graph_reads
 from lcg.projections.graph import records as gr
+from lcg.query import graph_reads as graph_reads
 from lcg.workspace import Workspace
 
 

@@ -20,8 +20,8 @@ from lcg.ingest.curation import (
     corrections_path,
     validate_corrections,
 )
-from lcg.projections.graph import reads as graph_reads
 from lcg.projections.graph import records as gr
+from lcg.query import graph_reads as graph_reads
 from lcg.workspace import Workspace
 
 G = "crew"

@@ -32,9 +32,9 @@ from lcg.events.model import (
 )
 from lcg.events.position import Position
 from lcg.projections.graph import GraphProjection
-from lcg.projections.graph import reads as gr
 from lcg.projections.graph import records as grec
 from lcg.projections.graph._states import mention_uuid
+from lcg.query import graph_reads as gr
 
 
 @pytest.fixture

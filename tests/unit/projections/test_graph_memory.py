@@ -18,9 +18,9 @@ import pytest
 
 from lcg.events.model import EntityAsserted, EntityRecord, EpisodeAdded, Event
 from lcg.projections.graph import GraphProjection
-from lcg.projections.graph import reads as gr
 from lcg.projections.graph import records as grec
 from lcg.projections.graph._conn import PREPARED_PER_CONNECTION, execute, prepared_count
+from lcg.query import graph_reads as gr
 
 GROUPS = [f"g{i:02d}" for i in range(30)]
 T0 = "2024-05-01T12:00:00.000000Z"

@@ -42,7 +42,7 @@ EXTRACTOR_BUILDERS = frozenset(
 ALLOWED: dict[str, frozenset[str]] = {
     "lcg.workspace": PROJECTION_BUILDERS | EMBEDDER_BUILDERS | EXTRACTOR_BUILDERS,
     "lcg.eval.backends": EXTRACTOR_BUILDERS,
-    "lcg.projections.sandbox.worker": frozenset({"GraphProjection"}),
+    "lcg.query.sandbox.worker": frozenset({"GraphProjection"}),
 }
 
 

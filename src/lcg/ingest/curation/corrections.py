@@ -23,8 +23,9 @@ from lcg.events import (
 )
 from lcg.ingest.declared import is_declared
 from lcg.ingest.merge import plan_merge
-from lcg.projections import MERGED_LABEL, graph_reads
+from lcg.projections import MERGED_LABEL
 from lcg.projections import graph_records as gr
+from lcg.query import graph_reads
 from lcg.workspace import Workspace
 
 __all__ = [

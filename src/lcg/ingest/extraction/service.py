@@ -35,7 +35,7 @@ from lcg.ingest.extraction.results import (
     PendingFailure,
     ProgressFn,
 )
-from lcg.projections import graph_reads
+from lcg.query import graph_reads
 from lcg.workspace import OntologyLoader, Workspace, write_hash_file
 
 __all__ = ["ExtractionService"]

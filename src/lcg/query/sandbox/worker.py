@@ -22,10 +22,10 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from lcg.errors import ProjectionError
-from lcg.projections.graph import GraphProjection
-from lcg.projections.graph import records as gr
-from lcg.projections.sandbox.mirror import Mirror
-from lcg.projections.sandbox.protocol import (
+from lcg.projections import GraphProjection
+from lcg.projections import graph_records as gr
+from lcg.query.sandbox.mirror import Mirror
+from lcg.query.sandbox.protocol import (
     Answer,
     CatchingUp,
     Hello,

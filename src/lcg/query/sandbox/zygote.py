@@ -19,7 +19,7 @@ import signal
 import socket
 from multiprocessing.connection import Connection
 
-from lcg.projections.sandbox import worker
+from lcg.query.sandbox import worker
 
 __all__ = ["main"]
 

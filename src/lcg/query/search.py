@@ -24,7 +24,7 @@ Passages are fused by weighted scores by default (``fusion="weighted"``, ADR 009
 scores are normalised (BM25 by the best score of the query; cosines min-max between the best
 and the 50th best), and a passage scores ``Σ weight × leg``, its source's legs included, plus a soft
 bonus when its reference time falls in a window the query names ("last month", "two weeks
-ago", ``lcg.projections._when``) and a smaller one that halves with every
+ago", ``lcg.query._when``) and a smaller one that halves with every
 ``recency_half_life_days`` of its age at the asking time (ADR 0094) — except chunks of file
 trees, whose age is their file's (``is_file_chunk``, ADR 0198). ``fusion="rrf"`` is
 the reference's fusion over the two passage legs, unchanged. Either way ``as_of`` drops
@@ -48,7 +48,16 @@ import msgspec
 import numpy as np
 
 from lcg.errors import EmbedderError
-from lcg.projections._passage_rules import (
+from lcg.projections import (
+    EdgeRow,
+    EntityRow,
+    GraphProjection,
+    GroupFailures,
+    TextEmbedder,
+    TextProjection,
+    VectorProjection,
+)
+from lcg.query._passage_rules import (
     Bounds,
     FloorReport,
     PassageRow,
@@ -56,31 +65,25 @@ from lcg.projections._passage_rules import (
     over_floor,
     passage_of,
 )
-from lcg.projections._succession import (
+from lcg.query._succession import (
     Successions,
     entities_first,
     facts_first,
     passages_after,
 )
-from lcg.projections._when import (
+from lcg.query._when import (
     Window,
     parse_time,
     recency_prior,
     resolve_windows,
     time_prior,
 )
-from lcg.projections.embedding import TextEmbedder
-from lcg.projections.fanout import GroupFailures
-from lcg.projections.graph import GraphProjection
-from lcg.projections.graph.reads import (
+from lcg.query.reads import (
     edges_by_uuids,
     entities_by_uuids,
     episode_names,
     episodes_by_uuids,
 )
-from lcg.projections.graph.rows import EdgeRow, EntityRow
-from lcg.projections.text import TextProjection
-from lcg.projections.vectors import VectorProjection
 
 __all__ = [
     "DEFAULT_HALF_LIFE_DAYS",

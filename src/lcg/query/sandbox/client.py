@@ -28,7 +28,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from lcg.errors import ProjectionError
-from lcg.projections.sandbox.protocol import (
+from lcg.query.sandbox.protocol import (
     Answer,
     CatchingUp,
     Hello,
@@ -45,7 +45,7 @@ from lcg.projections.sandbox.protocol import (
 __all__ = ["CypherSandbox", "SandboxLimits"]
 
 _ZYGOTE = (
-    "import sys; from lcg.projections.sandbox.zygote import main; sys.exit(main(int(sys.argv[1])))"
+    "import sys; from lcg.query.sandbox.zygote import main; sys.exit(main(int(sys.argv[1])))"
 )
 #: How long a new worker may take to import and to open the read model.
 _START_S = 120.0

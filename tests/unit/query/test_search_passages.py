@@ -13,8 +13,8 @@ import pytest
 from lcg.config import Config
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest import episodes
-from lcg.projections._when import recency_prior, resolve_windows, time_prior
-from lcg.projections.search import PassageWeights, Searcher, rrf_fuse
+from lcg.query._when import recency_prior, resolve_windows, time_prior
+from lcg.query.search import PassageWeights, Searcher, rrf_fuse
 from lcg.workspace import Workspace
 
 NOW = datetime(2023, 5, 30, 10, 0, tzinfo=UTC)

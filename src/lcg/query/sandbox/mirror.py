@@ -20,8 +20,8 @@ from pathlib import Path
 
 from lcg.errors import ProjectionError, ProjectionIOError
 from lcg.events import Event, StreamReader, encode_group
-from lcg.projections.graph import GraphProjection
-from lcg.projections.sandbox.protocol import Target
+from lcg.projections import GraphProjection
+from lcg.query.sandbox.protocol import Target
 
 __all__ = ["Mirror", "label_of"]
 

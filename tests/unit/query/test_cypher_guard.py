@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from _hypothesis_profiles import examples
 from lcg.errors import ReadOnlyError
-from lcg.projections.cypher import MAX_DEPTH, MAX_OPERATORS, check_read_only, tokenize
+from lcg.query.cypher import MAX_DEPTH, MAX_OPERATORS, check_read_only, tokenize
 
 # ---- the reproductions ----------------------------------------------------------
 

@@ -7,15 +7,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from lcg.projections._passage_rules import PassageRow
-from lcg.projections._succession import (
+from lcg.projections.graph.rows import EdgeRow, EntityRow
+from lcg.query._passage_rules import PassageRow
+from lcg.query._succession import (
     Succession,
     _Edge,
     entities_first,
     facts_first,
     passages_after,
 )
-from lcg.projections.graph.rows import EdgeRow, EntityRow
 
 
 def _entity(uuid: str, attributes: str = "{}") -> EntityRow:

@@ -1,5 +1,5 @@
 """The passage a search answers, and the rules it applies around its ranking
-(``lcg.projections.search``).
+(``lcg.query.search``).
 
 * ``PassageRow`` — a hit: the episode, its cosine ``score`` and its ``fused_score``;
 * ``Bounds`` — the asking time and the reference-time range a passage must fall in;
@@ -21,8 +21,8 @@ import msgspec
 import numpy as np
 
 from lcg.events import chunk_file
-from lcg.projections._when import parse_time
-from lcg.projections.graph.rows import EpisodeRow
+from lcg.projections import EpisodeRow
+from lcg.query._when import parse_time
 
 __all__ = ["Bounds", "FloorReport", "PassageRow", "is_file_chunk", "over_floor", "passage_of"]
 

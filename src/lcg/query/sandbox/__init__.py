@@ -4,7 +4,7 @@ worker, never the service."""
 
 from __future__ import annotations
 
-from lcg.projections.sandbox.client import CypherSandbox, SandboxLimits
-from lcg.projections.sandbox.protocol import Target
+from lcg.query.sandbox.client import CypherSandbox, SandboxLimits
+from lcg.query.sandbox.protocol import Target
 
 __all__ = ["CypherSandbox", "SandboxLimits", "Target"]

@@ -14,7 +14,8 @@ from lcg.config import Config
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest import episodes
 from lcg.ingest.sources import scan_tree
-from lcg.projections import Delete, FloorReport, Searcher, is_file_chunk
+from lcg.projections import Delete
+from lcg.query import FloorReport, Searcher, is_file_chunk
 from lcg.workspace import Workspace
 
 AS_OF = "2024-06-01T12:00:00Z"

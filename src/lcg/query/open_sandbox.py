@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from lcg.events import LCG_DIR
-from lcg.projections import CypherSandbox, SandboxLimits, Target
-from lcg.workspace.workspace import Workspace
+from lcg.query.sandbox import CypherSandbox, SandboxLimits, Target
+from lcg.workspace import Workspace
 
 __all__ = ["CYPHER_DIR", "open_cypher_sandbox"]
 

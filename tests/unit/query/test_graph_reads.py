@@ -22,9 +22,9 @@ from lcg.events.model import (
     RelationshipAsserted,
 )
 from lcg.projections.graph import GraphProjection
-from lcg.projections.graph import reads as gr
 from lcg.projections.graph import records as grec
 from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow, GroupCounts
+from lcg.query import graph_reads as gr
 
 G = "g1"
 H = "g2"

@@ -17,12 +17,9 @@ from typing import Any, Final
 import msgspec
 
 from lcg.events import attributes_of
-from lcg.projections.graph import records
-from lcg.projections.graph._schema import TABLE, select
-from lcg.projections.graph._statements import EDGE_COLUMNS
-from lcg.projections.graph._states import edge_from_row, entity_from_row
-from lcg.projections.graph.projection import GraphProjection
-from lcg.projections.graph.rows import EdgeRow, EntityRow, EpisodeRow, render_ts
+from lcg.projections import EdgeRow, EntityRow, EpisodeRow, GraphProjection, render_ts
+from lcg.projections import graph_columns as columns
+from lcg.projections import graph_records as records
 
 __all__ = [
     "document_of_file",
@@ -43,9 +40,11 @@ __all__ = [
     "pending_episodes",
 ]
 
-_ENTITY: Final = select("e", "Entity")
+_ENTITY: Final = columns.select("e", "Entity")
+#: A bound edge's columns, decoded by ``columns.edge_from_row``.
+_EDGE: Final = columns.EDGE_COLUMNS
 #: An episode as clients see it: every column but lcg's own ``content_hash``/``extracted``.
-_EPISODE: Final = select("p", "Episodic", TABLE["Episodic"].column_names()[:9])
+_EPISODE: Final = columns.select("p", "Episodic", columns.TABLE["Episodic"].column_names()[:9])
 #: A bound edge, reached by its source hop. An edge has both hops or none (unbound), so one
 #: hop selects exactly the edges of the reference's two-hop pattern, and Kuzu plans it as
 #: one join instead of two (≈ 3× faster on listings, ADR 0086); the target is the edge's own
@@ -61,7 +60,7 @@ _MERGED: Final = "Merged"
 
 
 def _entity(row: list[Any]) -> EntityRow:
-    state = entity_from_row(row)
+    state = columns.entity_from_row(row)
     return EntityRow(
         uuid=state.uuid,
         name=state.name,
@@ -74,7 +73,7 @@ def _entity(row: list[Any]) -> EntityRow:
 
 
 def _edge(row: list[Any]) -> EdgeRow:
-    group_id, rec = edge_from_row(row)
+    group_id, rec = columns.edge_from_row(row)
     return EdgeRow(
         uuid=rec.uuid,
         name=rec.name,
@@ -181,14 +180,14 @@ def edges_by_uuids(graph: GraphProjection, uuids: Sequence[str]) -> list[EdgeRow
             for k in keys
             for row in graph.query(
                 "MATCH (e:RelatesToNode_ {uuid: $k}) MATCH (a:Entity)-[:RELATES_TO]->(e) "
-                f"RETURN {EDGE_COLUMNS}",
+                f"RETURN {_EDGE}",
                 {"k": k},
             )
         ]
     else:
         rows = graph.query(
             "UNWIND $keys AS k MATCH (a:Entity)-[:RELATES_TO]->(e:RelatesToNode_ {uuid: k}) "
-            f"RETURN {EDGE_COLUMNS}",
+            f"RETURN {_EDGE}",
             {"keys": keys},
         )
     return _in_order({r[0]: _edge(r) for r in rows}, uuids)
@@ -249,7 +248,7 @@ def edges_by_group(graph: GraphProjection, group_ids: Sequence[str] | None) -> l
         return []
     params: dict[str, Any] = {}
     cond = _groups("e", group_ids, params)
-    rows = graph.query(f"MATCH {_REL} WHERE {cond} RETURN {EDGE_COLUMNS} ORDER BY e.uuid", params)
+    rows = graph.query(f"MATCH {_REL} WHERE {cond} RETURN {_EDGE} ORDER BY e.uuid", params)
     return [_edge(r) for r in rows]
 
 
@@ -328,7 +327,7 @@ def list_relationships(
     params: dict[str, Any] = {"n": num_results}
     cond = _groups("e", group_ids, params)
     rows = graph.query(
-        f"MATCH {_REL} WHERE {cond} RETURN {EDGE_COLUMNS} ORDER BY e.uuid DESC LIMIT $n", params
+        f"MATCH {_REL} WHERE {cond} RETURN {_EDGE} ORDER BY e.uuid DESC LIMIT $n", params
     )
     return _enrich_edges(graph, [_edge(r) for r in rows], group_ids)
 
@@ -349,12 +348,12 @@ def entity_neighbors(
     cond = _groups("e", group_ids, params)
     out_rows = graph.query(
         "MATCH (a:Entity {uuid: $u})-[:RELATES_TO]->(e:RelatesToNode_) "
-        f"WHERE {cond} RETURN {EDGE_COLUMNS} ORDER BY e.uuid DESC LIMIT $n",
+        f"WHERE {cond} RETURN {_EDGE} ORDER BY e.uuid DESC LIMIT $n",
         params,
     )
     in_rows = graph.query(
         "MATCH (e:RelatesToNode_)-[:RELATES_TO]->(b:Entity {uuid: $u}) "
-        f"WHERE {cond} RETURN {EDGE_COLUMNS} ORDER BY e.uuid DESC LIMIT $n",
+        f"WHERE {cond} RETURN {_EDGE} ORDER BY e.uuid DESC LIMIT $n",
         params,
     )
     edges = [_edge(r) for r in [*out_rows, *in_rows][:num_results]]

@@ -38,10 +38,8 @@ import msgspec
 
 from lcg.errors import ProjectionError
 from lcg.events import attributes_of, chunk_file
-from lcg.projections._passage_rules import PassageRow
-from lcg.projections.fanout import GroupFailures
-from lcg.projections.graph import GraphProjection
-from lcg.projections.graph.rows import EdgeRow, EntityRow
+from lcg.projections import EdgeRow, EntityRow, GraphProjection, GroupFailures
+from lcg.query._passage_rules import PassageRow
 
 __all__ = [
     "Succession",
