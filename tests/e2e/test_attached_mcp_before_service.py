@@ -22,14 +22,14 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 import _service_fixtures as sf
-from lcg.rpc.mcp_server import default_registry
+from lcg.rpc.mcp_server import default_registry, visible_tools
 
 LAUNCHER = Path(sys.executable).with_name("liminis-context-graph")
 
 
 def _attached_tools() -> list[str]:
     every = ("read", "write", "cypher", "admin")
-    return [s.name for s in default_registry().for_scopes(every) if s.name != "knowledge_close"]
+    return [s.name for s in visible_tools(default_registry(), every, hidden={"knowledge_close"})]
 
 
 def _error_text(result: object) -> str:

@@ -18,7 +18,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 import _service_fixtures as sf
-from lcg.rpc.mcp_server import default_registry
+from lcg.rpc.mcp_server import default_registry, visible_tools
 
 README = sf.REPO / "README.md"
 
@@ -39,7 +39,7 @@ def test_the_readme_mcp_block_starts_a_server_with_read_and_write_tools() -> Non
     args: list[str] = entry["args"]
     # The advice the README gives: a workspace named with -C, and read and write scopes.
     assert args[args.index("mcp") + 1 :] == ["--scope", "read,write"]
-    expected = [s.name for s in default_registry().for_scopes(("read", "write"))]
+    expected = [s.name for s in visible_tools(default_registry(), ("read", "write"))]
     assert "knowledge_query_cypher" not in expected and "knowledge_close" not in expected
 
     with sf.temp_workspace("lcg-readme-mcp-") as root:

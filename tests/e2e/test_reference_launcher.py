@@ -21,13 +21,13 @@ from mcp.client.stdio import stdio_client
 
 import _service_fixtures as sf
 import lcg
-from lcg.rpc.mcp_server import default_registry
+from lcg.rpc.mcp_server import default_registry, visible_tools
 
 LAUNCHER = Path(sys.executable).with_name("liminis-context-graph")
 
 
 def _tools(*scopes: str) -> list[str]:
-    return [s.name for s in default_registry().for_scopes(scopes)]
+    return [s.name for s in visible_tools(default_registry(), scopes)]
 
 
 async def _mcp_session_calls(workspace: Path, args: list[str]) -> tuple[list[str], list[str]]:
