@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from _service_fixtures import LCG, run_lcg, serve_env
+import _service_fixtures as sf
+from _service_fixtures import LCG, serve_env
 from lcg.config import Config
 from lcg.events.model import EntityAsserted, EntityRecord, Event
 from lcg.events.store import WalStore
@@ -52,7 +53,7 @@ def _written(tmp: Path) -> bool:
     return any(p.stat().st_size > 0 for p in tmp.glob("*/*.jsonl"))
 
 
-def test_a_killed_dump_leaves_no_target(tmp_path: Path) -> None:
+def test_a_killed_dump_leaves_no_target(tmp_path: Path, lcg_main: sf.LcgMain) -> None:
     _workspace(tmp_path)
     target = tmp_path / "out" / "compacted"
     proc = subprocess.Popen(
@@ -78,13 +79,13 @@ def test_a_killed_dump_leaves_no_target(tmp_path: Path) -> None:
     assert tmp.is_dir() and _written(tmp)  # the partial dump exists, but not as the target
     assert not target.exists()
 
-    checked = run_lcg(tmp_path, "wal", "verify", env={"LCG_WAL_DIR": str(target)})
+    checked = lcg_main(tmp_path, "wal", "verify", env={"LCG_WAL_DIR": str(target)})
     assert ": ok" not in checked.stdout
 
     # The next dump to the same target removes the dead one's leftovers and completes.
-    done = run_lcg(tmp_path, "dump", "--to", str(target))
+    done = lcg_main(tmp_path, "dump", "--to", str(target))
     assert done.returncode == 0, done.stderr
     assert not tmp.exists()
-    checked = run_lcg(tmp_path, "wal", "verify", env={"LCG_WAL_DIR": str(target)})
+    checked = lcg_main(tmp_path, "wal", "verify", env={"LCG_WAL_DIR": str(target)})
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert checked.stdout.count(": ok") == GROUPS

@@ -35,15 +35,15 @@ def _write(ws: Path, sock: Path, start: int, n: int) -> None:
             )
 
 
-def _verify(ws: Path) -> tuple[int, str, dict[str, object]]:
-    text = sf.run_lcg(ws, "verify")
-    as_json = sf.run_lcg(ws, "verify", "--json")
+def _verify(lcg_main: sf.LcgMain, ws: Path) -> tuple[int, str, dict[str, object]]:
+    text = lcg_main(ws, "verify")
+    as_json = lcg_main(ws, "verify", "--json")
     assert as_json.returncode == text.returncode, (text.stdout, as_json.stdout)
     (group,) = json.loads(as_json.stdout)["groups"]
     return text.returncode, text.stdout + text.stderr, group
 
 
-def test_verify_says_behind_where_the_projections_lag_the_stream() -> None:
+def test_verify_says_behind_where_the_projections_lag_the_stream(lcg_main: sf.LcgMain) -> None:
     with sf.temp_workspace("lcg-verify-") as ws:
         sock = ws / ".lcg" / "service.sock"
         proc = sf.spawn_serve(ws)
@@ -68,11 +68,11 @@ def test_verify_says_behind_where_the_projections_lag_the_stream() -> None:
             shutil.rmtree(ws / ".lcg" / name)
             shutil.copytree(saved / name, ws / ".lcg" / name, symlinks=True)
 
-        status = sf.run_lcg(ws, "status")
+        status = lcg_main(ws, "status")
         assert status.returncode == 1 and "behind: group 'g1' is applied to seq 5 of 11" in (
             status.stdout
         ), status.stdout
-        code, out, group = _verify(ws)
+        code, out, group = _verify(lcg_main, ws)
         assert code == 1, out
         assert "g1                       applied seq 5: BEHIND" in out, out
         assert "is applied to seq 5 of 11" in out and "`lcg serve` applies the rest" in out
@@ -85,12 +85,12 @@ def test_verify_says_behind_where_the_projections_lag_the_stream() -> None:
             sf.wait_healthy(sock, proc)
         finally:
             assert sf.stop_serve(proc, sock) == 0
-        code, out, group = _verify(ws)
+        code, out, group = _verify(lcg_main, ws)
         assert code == 0 and "verify: ok" in out, out
         assert group["behind"] is False
 
 
-def test_verify_after_a_sigkill_agrees_with_status() -> None:
+def test_verify_after_a_sigkill_agrees_with_status(lcg_main: sf.LcgMain) -> None:
     with sf.temp_workspace("lcg-verify-") as ws:
         sock = ws / ".lcg" / "service.sock"
         proc = sf.spawn_serve(ws)
@@ -100,8 +100,8 @@ def test_verify_after_a_sigkill_agrees_with_status() -> None:
         finally:
             proc.send_signal(signal.SIGKILL)
             assert proc.wait(30) == -signal.SIGKILL
-        status = sf.run_lcg(ws, "status")
-        code, out, group = _verify(ws)
+        status = lcg_main(ws, "status")
+        code, out, group = _verify(lcg_main, ws)
         # Whatever the kill left, nothing diverged: verify is ok exactly when status is, and
         # a lag is BEHIND (the graph stands at the last seq; snapshots may stand earlier).
         assert "DIFFERENT" not in out, out

@@ -328,7 +328,7 @@ def test_a_tree_an_older_lcg_stored_is_taken_over_without_a_second_copy(
     _replay_and_verify_agree(lcg, ws, "nebula")
 
 
-def test_sources_through_a_running_service(tmp_path: Path) -> None:
+def test_sources_through_a_running_service(tmp_path: Path, lcg_main: sf.LcgMain) -> None:
     ws = sf.short_tmp()
     home = _write(tmp_path / "home" / "notes", {"moon.md": "# Moon\n\nApollo landed.\n"})
     work = _write(tmp_path / "work" / "notes", {"mars.md": "# Mars\n\nRovers drive.\n"})
@@ -337,15 +337,15 @@ def test_sources_through_a_running_service(tmp_path: Path) -> None:
     try:
         sf.wait_healthy(sock, proc)
         for folder in (home, work):
-            done = sf.run_lcg(ws, "ingest", str(folder))
+            done = lcg_main(ws, "ingest", str(folder))
             assert done.returncode == 0 and "through the running service" in done.stderr
-        listed = sf.run_lcg(ws, "sources", "--json")
+        listed = lcg_main(ws, "sources", "--json")
         assert listed.returncode == 0, listed.stderr
         assert [r["source"] for r in json.loads(listed.stdout)] == ["notes/", "notes~2/"]
-        removed = sf.run_lcg(ws, "sources", "remove", str(home))
+        removed = lcg_main(ws, "sources", "remove", str(home))
         assert removed.returncode == 0, removed.stderr
         assert removed.stdout.startswith("removed notes/ (")
-        found = sf.run_lcg(ws, "search", "Apollo Rovers", "--json")
+        found = lcg_main(ws, "search", "Apollo Rovers", "--json")
         assert {h["source_file"] for h in json.loads(found.stdout)} == {"notes~2/mars.md"}
     finally:
         assert sf.stop_serve(proc, sock) == 0
@@ -357,7 +357,9 @@ def _wait_for(proc: subprocess.Popen[bytes], log: Path, text: str) -> None:
     sf.eventually(lambda: text in log.read_text(), log.read_text, proc=proc)
 
 
-def test_a_watched_tree_emptied_keeps_its_files_unless_pruned(tmp_path: Path) -> None:
+def test_a_watched_tree_emptied_keeps_its_files_unless_pruned(
+    tmp_path: Path, lcg_main: sf.LcgMain
+) -> None:
     ws = sf.short_tmp()
     notes = _write(tmp_path / "notes", {"a.md": "the walrus sleeps\n"})
     proc, log = sf.spawn_lcg(ws, "watch", str(notes))
@@ -366,7 +368,7 @@ def test_a_watched_tree_emptied_keeps_its_files_unless_pruned(tmp_path: Path) ->
         (notes / "a.md").unlink()
         # Before: the watcher removed it ("1 removed") and said nothing of --prune.
         _wait_for(proc, log, "kept 1 stored files of notes/: it has no file to read")
-        found = sf.run_lcg(ws, "search", "walrus", "--json")
+        found = lcg_main(ws, "search", "walrus", "--json")
         assert found.returncode == 0, found.stderr
         assert [h["source_file"] for h in json.loads(found.stdout)] == ["notes/a.md"]
         proc.send_signal(signal.SIGTERM)

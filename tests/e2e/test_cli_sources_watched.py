@@ -12,8 +12,8 @@ from pathlib import Path
 import _service_fixtures as sf
 
 
-def _watched(ws: Path) -> dict[str, bool]:
-    done = sf.run_lcg(ws, "sources", "--json")
+def _watched(lcg_main: sf.LcgMain, ws: Path) -> dict[str, bool]:
+    done = lcg_main(ws, "sources", "--json")
     assert done.returncode == 0, done.stderr
     return {row["source"]: row["watching"] for row in json.loads(done.stdout)}
 
@@ -30,24 +30,28 @@ def _trees(tmp_path: Path) -> tuple[Path, Path]:
     return notes, docs
 
 
-def test_a_self_serving_watch_marks_its_source_until_it_stops(tmp_path: Path) -> None:
+def test_a_self_serving_watch_marks_its_source_until_it_stops(
+    tmp_path: Path, lcg_main: sf.LcgMain
+) -> None:
     ws = sf.short_tmp()
     notes, docs = _trees(tmp_path)
-    assert sf.run_lcg(ws, "ingest", str(docs)).returncode == 0
+    assert lcg_main(ws, "ingest", str(docs)).returncode == 0
     proc, log = _spawn_watch(ws, notes)
     try:
         sf.eventually(lambda: "watching 1 tree" in log.read_text(), log.read_text, proc=proc)
-        assert _watched(ws) == {"notes/": True, "docs/": False}
+        assert _watched(lcg_main, ws) == {"notes/": True, "docs/": False}
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(60) == 0, log.read_text()
-        assert _watched(ws) == {"notes/": False, "docs/": False}
+        assert _watched(lcg_main, ws) == {"notes/": False, "docs/": False}
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
 
 
-def test_a_watch_through_a_service_is_seen_and_a_killed_one_is_not(tmp_path: Path) -> None:
+def test_a_watch_through_a_service_is_seen_and_a_killed_one_is_not(
+    tmp_path: Path, lcg_main: sf.LcgMain
+) -> None:
     ws = sf.short_tmp()
     notes, docs = _trees(tmp_path)
     sock = ws / ".lcg" / "service.sock"
@@ -61,10 +65,10 @@ def test_a_watch_through_a_service_is_seen_and_a_killed_one_is_not(tmp_path: Pat
             sf.eventually(
                 lambda lg=log: "watching 1 tree" in lg.read_text(), log.read_text, proc=proc
             )
-        assert _watched(ws) == {"notes/": True, "docs/": True}
+        assert _watched(lcg_main, ws) == {"notes/": True, "docs/": True}
         procs[1].kill()  # no clean-up runs: its claim's lock goes with the process
         procs[1].wait(10)
-        assert _watched(ws) == {"notes/": True, "docs/": False}
+        assert _watched(lcg_main, ws) == {"notes/": True, "docs/": False}
     finally:
         for proc in [*procs, serve]:
             if proc.poll() is None:

@@ -40,7 +40,9 @@ def _until(predicate: Any, log: Path | None = None) -> float:
     return sf.eventually(predicate, "it" if log is None else log.read_text)
 
 
-def test_watch_serves_and_syncs_saves_deletes_and_moves(tmp_path: Path) -> None:
+def test_watch_serves_and_syncs_saves_deletes_and_moves(
+    tmp_path: Path, lcg_main: sf.LcgMain
+) -> None:
     ws = sf.short_tmp()
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -59,7 +61,7 @@ def test_watch_serves_and_syncs_saves_deletes_and_moves(tmp_path: Path) -> None:
                 latencies.append(_until(lambda w=word: bool(_passages(c, w))))
             assert statistics.median(latencies) < 2.0, latencies
             # A command beside the watcher goes through the socket it serves.
-            done = sf.run_lcg(ws, "search", "zanzibar1", "--json")
+            done = lcg_main(ws, "search", "zanzibar1", "--json")
             assert done.returncode == 0 and "notes/save1.md" in done.stdout, done.stderr
             (notes / "save0.md").unlink()
             _until(lambda: not _passages(c, "zanzibar0"))
@@ -120,7 +122,12 @@ def _tree_failing(c: Client) -> bool:
 
 
 def _saves_still_sync(
-    proc: subprocess.Popen[bytes], log: Path, ws: Path, notes: Path, remove: Callable[[], None]
+    lcg_main: sf.LcgMain,
+    proc: subprocess.Popen[bytes],
+    log: Path,
+    ws: Path,
+    notes: Path,
+    remove: Callable[[], None],
 ) -> None:
     """A save after a bad entry came into ``notes`` becomes searchable. While the entry makes a
     sync fail (before source discovery skips such entries), health names the watcher; once
@@ -130,17 +137,17 @@ def _saves_still_sync(
         _until(lambda: bool(_passages(c, "wombat")) or _tree_failing(c), log)
         if not _passages(c, "wombat"):
             assert "failed (" in log.read_text(), log.read_text()
-            status = sf.run_lcg(ws, "status")
+            status = lcg_main(ws, "status")
             assert status.returncode == 1 and "degraded: watcher:" in status.stdout, status
             # The service still serves: a degraded watcher is no reason to refuse a search.
-            found = sf.run_lcg(ws, "search", "alpha")
+            found = lcg_main(ws, "search", "alpha")
             assert found.returncode == 0 and "notes/first.md" in found.stdout, found
             remove()
             (notes / "later.md").write_text("# Later\n\nthe numbat came later\n")
             _until(lambda: bool(_passages(c, "numbat")) and bool(_passages(c, "wombat")), log)
         _until(lambda: bool(c.health_check()["healthy"]), log)
         assert proc.poll() is None, log.read_text()
-        assert sf.run_lcg(ws, "status").returncode == 0
+        assert lcg_main(ws, "status").returncode == 0
         # And it keeps watching: one more save.
         (notes / "last.md").write_text("# Last\n\nthe quoll came last\n")
         _until(lambda: bool(_passages(c, "quoll")), log)
@@ -152,7 +159,7 @@ def _stop(proc: subprocess.Popen[bytes], log: Path) -> None:
     assert "Traceback" not in log.read_text(), log.read_text()
 
 
-def test_watch_survives_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
+def test_watch_survives_a_file_name_that_is_not_utf8(tmp_path: Path, lcg_main: sf.LcgMain) -> None:
     ws = sf.short_tmp()
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -164,7 +171,7 @@ def test_watch_survives_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
         fd = os.open(bad, os.O_CREAT | os.O_WRONLY, 0o644)
         os.write(fd, b"a file whose name is not UTF-8\n")
         os.close(fd)
-        _saves_still_sync(proc, log, ws, notes, lambda: os.unlink(bad))
+        _saves_still_sync(lcg_main, proc, log, ws, notes, lambda: os.unlink(bad))
         _stop(proc, log)
     finally:
         if proc.poll() is None:
@@ -206,7 +213,7 @@ def _remove_deep(parent: Path, depth: int) -> None:
             os.close(fd)
 
 
-def test_watch_survives_a_folder_1000_deep(tmp_path: Path) -> None:
+def test_watch_survives_a_folder_1000_deep(tmp_path: Path, lcg_main: sf.LcgMain) -> None:
     ws = sf.short_tmp()
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -218,7 +225,9 @@ def test_watch_survives_a_folder_1000_deep(tmp_path: Path) -> None:
         _wait_for_line(proc, log, "watching 1 tree")
         _make_deep(notes, DEPTH)
         # Taken out of the tree by a move (removing 1,000 levels is slow to watch).
-        _saves_still_sync(proc, log, ws, notes, lambda: os.rename(notes / "d", outside / "d"))
+        _saves_still_sync(
+            lcg_main, proc, log, ws, notes, lambda: os.rename(notes / "d", outside / "d")
+        )
         _stop(proc, log)
     finally:
         if proc.poll() is None:

@@ -52,8 +52,8 @@ def served() -> Iterator[tuple[Path, Client]]:
         shutil.rmtree(ws, ignore_errors=True)
 
 
-def _ingest(ws: Path, vault: Path) -> None:
-    done = sf.run_lcg(ws, "ingest", str(vault))
+def _ingest(lcg_main: sf.LcgMain, ws: Path, vault: Path) -> None:
+    done = lcg_main(ws, "ingest", str(vault))
     assert done.returncode == 0, done.stderr
 
 
@@ -89,21 +89,21 @@ def _facts(client: Client) -> list[str]:
     return [str(f["relation_type"]) for f in got["facts"]]
 
 
-def _cli_entities(ws: Path) -> list[str]:
-    done = sf.run_lcg(ws, "search", "Story A", "--entities", "-n", "5")
+def _cli_entities(lcg_main: sf.LcgMain, ws: Path) -> list[str]:
+    done = lcg_main(ws, "search", "Story A", "--entities", "-n", "5")
     assert done.returncode == 0, done.stderr
     return [line for line in done.stdout.splitlines() if "Story " in line]
 
 
 def test_a_read_of_current_truth_serves_the_successor_first(
-    served: tuple[Path, Client], tmp_path: Path
+    served: tuple[Path, Client], tmp_path: Path, lcg_main: sf.LcgMain
 ) -> None:
     ws, client = served
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "story-a.md").write_text(STORY_A)
     (vault / "story-b.md").write_text(STORY_B)
-    _ingest(ws, vault)
+    _ingest(lcg_main, ws, vault)
 
     # Entities: the successor first, the old one marked (the declared attribute, a path).
     assert _entity_names(client, "Story A") == [("Story B", None), ("Story A", "story-b.md")]
@@ -114,11 +114,11 @@ def test_a_read_of_current_truth_serves_the_successor_first(
     # Passages: the successor's chunk first, the old one's marked with the successor's file.
     got = _passage_files(client)
     assert got == [("vault/story-b.md", None), ("vault/story-a.md", "vault/story-b.md")], got
-    lines = _cli_entities(ws)
+    lines = _cli_entities(lcg_main, ws)
     assert [line.split()[2] for line in lines[:2]] == ["B", "A"], lines
     assert "superseded by story-b.md" in lines[1] and "superseded" not in lines[0], lines
     # The plain passage output says it too.
-    done = sf.run_lcg(ws, "search", PASSAGES, "--min-score", "0", "-n", "10")
+    done = lcg_main(ws, "search", PASSAGES, "--min-score", "0", "-n", "10")
     assert done.returncode == 0, done.stderr
     heads = [line for line in done.stdout.splitlines() if line[:1].isdigit()]
     old = [line for line in heads if line.split()[1] == "vault/story-a.md"]
@@ -129,12 +129,12 @@ def test_a_read_of_current_truth_serves_the_successor_first(
 
     # An edit removing ``supersedes:`` restores the plain order, nothing marked.
     (vault / "story-b.md").write_text(STORY_B.replace("supersedes: story-a\n", ""))
-    _ingest(ws, vault)
+    _ingest(lcg_main, ws, vault)
     assert _entity_names(client, "Story A")[0] == ("Story A", None)
     assert all(mark is None for _name, mark in _entity_names(client, "Story A"))
     assert "SUPERSEDES" not in _facts(client)
     plain = _passage_files(client)
     assert plain[0] == ("vault/story-a.md", None), plain
     assert all(mark is None for _file, mark in plain), plain
-    lines = _cli_entities(ws)
+    lines = _cli_entities(lcg_main, ws)
     assert lines[0].split()[2] == "A" and not any("superseded" in x for x in lines), lines
