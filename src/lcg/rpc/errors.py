@@ -67,6 +67,7 @@ __all__ = [
 
 log = logging.getLogger("lcg.rpc")
 
+
 @dataclass(frozen=True, slots=True)
 class WireError:
     """A JSON-RPC error object: code, message and optional data."""
