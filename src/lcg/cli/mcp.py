@@ -77,15 +77,7 @@ def run(
     ``registry`` (attached mode) and an ``app_factory`` (standalone).
     """
     # Imported here: the command table is built on every lcg start, and MCP is not needed.
-    from lcg.rpc import (
-        Limits,
-        default_registry,
-        dial_once,
-        not_running,
-        parse_scopes,
-        serve_attached,
-        serve_standalone,
-    )
+    from lcg.rpc import default_registry, parse_scopes, serve_attached
 
     try:
         scopes = parse_scopes(args.scope)
@@ -101,59 +93,82 @@ def run(
 
         # stdout carries the protocol: telemetry stays on stderr, and only if enabled.
         telemetry.set_sink(None, enabled=config.telemetry)
-        connect: str | None = args.connect
-        socket_path: Path | None = None  # standalone: the workspace's socket it serves too
-        allow_close = bool(args.allow_remote_close)
-        if connect:
-            # The tool list is static (ADR 0143): initialize and tools/list answer whether or
-            # not the service is up yet; each call dials it. Only a warning here.
-            missing = dial_once(Path(connect))
-            if missing is not None:
-                print(f"warning: {safe(not_running(Path(connect), missing))}", file=sys.stderr)
-        elif app_factory is None:
-            # One holder, always reachable (ADR 0199): the workspace's service when one
-            # answers (a second opener would only degrade, ADR 0172), else this process holds
-            # the workspace and serves its socket too, for every other command and client.
-            from lcg.cli._holder import claim, take_for_process
-
-            got = claim(config, "mcp", take=lambda: take_for_process(config))
-            if got is not None:
-                got.close()
-                connect, allow_close = str(config.socket_path), False
-                print(
-                    f"lcg mcp: the workspace's service is running; forwarding the tools to "
-                    f"{safe(connect)} (as --connect; knowledge_close is not offered)",
-                    file=sys.stderr,
-                )
-            else:
-                socket_path = config.socket_path
+        connect, socket_path, allow_close = _where(args, config, hold=app_factory is None)
         if connect:
             reg = registry if registry is not None else default_registry()
             serve_attached(reg, scopes, connect, config.attached_call_timeout_ms, allow_close)
         else:
-            if args.allow_remote_close:
-                print(
-                    "warning: --allow-remote-close only applies with --connect; ignored",
-                    file=sys.stderr,
-                )
-            app = app_factory() if app_factory is not None else _default_app(config)
-            if serve_standalone(
-                app,
-                scopes,
-                socket_path,
-                shutdown_timeout_ms=config.shutdown_timeout_ms,
-                limits=Limits.from_config(config),
-            ):
-                # knowledge_close: the stdin reader thread cannot be unwound (serve_standalone).
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(0)
+            _serve_here(args, config, app_factory, scopes, socket_path)
     except LcgError as exc:
         print(f"Error: {safe(exc, lines=True)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 0
     return 0
+
+
+def _where(
+    args: argparse.Namespace, config: Config, *, hold: bool
+) -> tuple[str | None, Path | None, bool]:
+    """Where the tools are served from: the service to forward them to (``--connect``, or the
+    workspace's running one), else the socket this process serves too when it may ``hold``
+    the workspace (``None``: a test's app, served alone); and whether ``knowledge_close`` is
+    offered."""
+    from lcg.rpc import dial_once, not_running
+
+    connect: str | None = args.connect
+    allow_close = bool(args.allow_remote_close)
+    if connect:
+        # The tool list is static (ADR 0143): initialize and tools/list answer whether or
+        # not the service is up yet; each call dials it. Only a warning here.
+        missing = dial_once(Path(connect))
+        if missing is not None:
+            print(f"warning: {safe(not_running(Path(connect), missing))}", file=sys.stderr)
+        return connect, None, allow_close
+    if not hold:
+        return None, None, allow_close
+    # One holder, always reachable (ADR 0199): the workspace's service when one answers (a
+    # second opener would only degrade, ADR 0172), else this process holds the workspace and
+    # serves its socket too, for every other command and client.
+    from lcg.cli._holder import claim, take_for_process
+
+    got = claim(config, "mcp", take=lambda: take_for_process(config))
+    if got is None:
+        return None, config.socket_path, allow_close
+    got.close()
+    connect = str(config.socket_path)
+    print(
+        f"lcg mcp: the workspace's service is running; forwarding the tools to "
+        f"{safe(connect)} (as --connect; knowledge_close is not offered)",
+        file=sys.stderr,
+    )
+    return connect, None, False
+
+
+def _serve_here(
+    args: argparse.Namespace,
+    config: Config,
+    app_factory: Callable[[], App] | None,
+    scopes: frozenset[str],
+    socket_path: Path | None,
+) -> None:
+    """Serve the tools from an app of this process (and ``socket_path`` beside stdio)."""
+    from lcg.rpc import Limits, serve_standalone
+
+    if args.allow_remote_close:
+        print("warning: --allow-remote-close only applies with --connect; ignored", file=sys.stderr)
+    app = app_factory() if app_factory is not None else _default_app(config)
+    if serve_standalone(
+        app,
+        scopes,
+        socket_path,
+        shutdown_timeout_ms=config.shutdown_timeout_ms,
+        limits=Limits.from_config(config),
+    ):
+        # knowledge_close: the stdin reader thread cannot be unwound (serve_standalone).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def _run(args: argparse.Namespace) -> int:
