@@ -1,5 +1,6 @@
-"""``lcg eval`` through the real CLI (subprocesses of ``.venv/bin/lcg``), scripted TEST
-DOUBLE models and the hash TEST DOUBLE embedder."""
+"""``lcg eval`` through the real CLI, scripted TEST DOUBLE models and the hash TEST DOUBLE
+embedder: the small run and the run that asks on its stdin as subprocesses of
+``.venv/bin/lcg``, the other commands in this process (conftest's ``lcg_main``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+import _service_fixtures as sf
 
 LCG = str(Path(sys.executable).with_name("lcg"))
 
@@ -38,7 +41,7 @@ def ran(
 
 
 def test_run_small_scripted_then_list_and_compare(
-    ran: tuple[Path, subprocess.CompletedProcess[str]],
+    ran: tuple[Path, subprocess.CompletedProcess[str]], lcg_main: sf.LcgMain
 ) -> None:
     ws, run = ran
     reports = ws / ".lcg" / "eval" / "reports"
@@ -52,39 +55,44 @@ def test_run_small_scripted_then_list_and_compare(
     assert saved.with_suffix(".txt").read_text().startswith("lcg eval: scripted")
     checks = {c["name"]: c["ok"] for c in latest["runs"][0]["structural"]["checks"]}
     assert all(ok for name, ok in checks.items() if name != "superseded_not_current")
-    listed = _lcg(ws, "list")
+    listed = lcg_main(ws, "eval", "list")
     assert listed.returncode == 0 and latest["stamp"] in listed.stdout
-    same = _lcg(ws, "compare", str(saved), latest["stamp"], "--json")
+    same = lcg_main(ws, "eval", "compare", str(saved), latest["stamp"], "--json")
     assert same.returncode == 0, same.stderr
     assert all(m["mean_diff"] == 0 for m in json.loads(same.stdout)["metrics"])
 
 
 def test_compare_refuses_another_corpus(
-    ran: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+    ran: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path, lcg_main: sf.LcgMain
 ) -> None:
     ws = ran[0]
     latest = json.loads((ws / ".lcg" / "eval" / "reports" / "latest.json").read_text())
     latest["runs"][0]["gold_digest"] = "0" * 64
     other = tmp_path / "other.json"
     other.write_text(json.dumps(latest))
-    refused = _lcg(ws, "compare", str(ws / ".lcg" / "eval" / "reports" / "latest.json"), str(other))
+    latest_path = ws / ".lcg" / "eval" / "reports" / "latest.json"
+    refused = lcg_main(ws, "eval", "compare", str(latest_path), str(other))
     assert refused.returncode == 1 and "different corpora" in refused.stderr
 
 
-def test_paid_backend_is_priced_and_asks_first(tmp_path: Path) -> None:
-    dry = _lcg(tmp_path, "run", "--size", "small", "--backend", "anthropic", "--dry-run")
+def test_paid_backend_is_priced_and_asks_first(tmp_path: Path, lcg_main: sf.LcgMain) -> None:
+    dry = lcg_main(
+        tmp_path, "eval", "run", "--size", "small", "--backend", "anthropic", "--dry-run"
+    )
     assert dry.returncode == 0, dry.stderr
     assert "plan: anthropic" in dry.stdout and "$" in dry.stdout
     assert "nothing was sent" in dry.stdout
     assert "would be refused" in dry.stdout and "ANTHROPIC_API_KEY" in dry.stdout
     assert not (tmp_path / ".lcg" / "eval" / "reports").exists()
+    # A process of its own: what it asks is read from its stdin.
     refused = _lcg(tmp_path, "run", "--size", "small", "--backend", "anthropic")
     assert refused.returncode == 1 and "--yes" in refused.stderr
 
 
-def test_model_comparison_with_judge_and_pairwise(tmp_path: Path) -> None:
-    res = _lcg(
+def test_model_comparison_with_judge_and_pairwise(tmp_path: Path, lcg_main: sf.LcgMain) -> None:
+    res = lcg_main(
         tmp_path,
+        "eval",
         "run",
         "--size",
         "small",
@@ -108,6 +116,6 @@ def test_model_comparison_with_judge_and_pairwise(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("bad", [["--seed", "7", "--seeds", "7,11"]])
-def test_usage_errors(tmp_path: Path, bad: list[str]) -> None:
-    res = _lcg(tmp_path, "run", *bad)
+def test_usage_errors(tmp_path: Path, bad: list[str], lcg_main: sf.LcgMain) -> None:
+    res = lcg_main(tmp_path, "eval", "run", *bad)
     assert res.returncode in (1, 2) and res.stderr

@@ -10,9 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -213,21 +210,8 @@ def test_mcp_tools_use_the_struct_schema_and_checks() -> None:
 # ---- lcg methods NAME ----------------------------------------------------------------------
 
 
-def _lcg(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **sf.HASH_ENV}
-    return subprocess.run(
-        [sys.executable, "-m", "lcg", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=sf.short_tmp(),
-        timeout=120,
-        check=False,
-    )
-
-
-def test_lcg_methods_name_prints_parameters_and_an_example() -> None:
-    done = _lcg("methods", "knowledge_search_passages")
+def test_lcg_methods_name_prints_parameters_and_an_example(lcg_main: sf.LcgMain) -> None:
+    done = lcg_main(None, "methods", "knowledge_search_passages", cwd=sf.short_tmp())
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "knowledge_search_passages (scope read)"
@@ -245,7 +229,7 @@ def test_lcg_methods_name_prints_parameters_and_an_example() -> None:
         "params": {"query": "Moon landing"},
     }
     # The prefix may be left out; --json carries the same parameters and the input schema.
-    done = _lcg("methods", "rebuild_from_wal", "--json")
+    done = lcg_main(None, "methods", "rebuild_from_wal", "--json", cwd=sf.short_tmp())
     assert done.returncode == 0, done.stderr
     detail = json.loads(done.stdout)
     assert detail["name"] == "knowledge_rebuild_from_wal" and detail["streaming"] is True
@@ -262,8 +246,8 @@ def test_lcg_methods_name_prints_parameters_and_an_example() -> None:
     assert detail["input_schema"]["properties"]["from_seq"]["minimum"] == 0
 
 
-def test_lcg_methods_unknown_name_suggests() -> None:
-    done = _lcg("methods", "knowledge_find_entity")
+def test_lcg_methods_unknown_name_suggests(lcg_main: sf.LcgMain) -> None:
+    done = lcg_main(None, "methods", "knowledge_find_entity", cwd=sf.short_tmp())
     assert done.returncode == 2
     assert "did you mean 'knowledge_find_entities'?" in done.stderr
     assert done.stdout == ""
