@@ -24,7 +24,6 @@ ALLOWED: dict[str, str] = {
     "merge.py:merge_entities": "not split yet",
     "sync.py:sync_tree": "not split yet",
     "_feed.py:Feeder._replay": "not split yet",
-    "workspace.py:Workspace.__init__": "not split yet",
 }
 
 

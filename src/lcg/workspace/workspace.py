@@ -96,6 +96,20 @@ class _WorkspaceLock:
             yield
 
 
+def _state_dir(config: Config, *, inspect: bool) -> Path:
+    """The workspace's own state directory (``.lcg``), where its lock lives: never beside a
+    stream root that LCG_WAL_DIR may point elsewhere (a publication, a shared folder).
+    Created private unless only looking (then it must exist)."""
+    lcg_dir = config.workspace / LCG_DIR
+    if inspect:
+        require_workspace(config)
+        if not lcg_dir.is_dir():  # streams elsewhere (LCG_WAL_DIR), never served here
+            raise ConfigError(f"no lcg workspace state at {lcg_dir} (`lcg serve` there creates it)")
+    else:
+        private_dir(lcg_dir)  # 0700: no other local user reads the streams (ADR 0082)
+    return lcg_dir
+
+
 class Workspace:
     """Everything of one workspace that a process needs to read and write it."""
 
@@ -115,17 +129,7 @@ class Workspace:
         #: re-embedded or saved, and vectors another embedder made stay on disk as they are.
         self.inspect_only = inspect
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
-        # The lock lives in the workspace's own state directory, never beside a stream root
-        # that LCG_WAL_DIR may point elsewhere (a publication, a shared folder).
-        lcg_dir = config.workspace / LCG_DIR
-        if inspect:
-            require_workspace(config)
-            if not lcg_dir.is_dir():  # streams elsewhere (LCG_WAL_DIR), never served here
-                raise ConfigError(
-                    f"no lcg workspace state at {lcg_dir} (`lcg serve` there creates it)"
-                )
-        else:
-            private_dir(lcg_dir)  # 0700: no other local user reads the streams (ADR 0082)
+        lcg_dir = _state_dir(config, inspect=inspect)
         self._lock = workspace_lock.acquire(lcg_dir, look_only=inspect)
         try:
             if not inspect:
@@ -142,22 +146,7 @@ class Workspace:
                 write_caches=not inspect and publication is None,
                 limits=publication,
             )
-            self._owns_embedder = embedder is None
-            self.embedder = embedder or embedder_from_config(config)
-            if isinstance(self.embedder, HttpEmbedder):
-                # A server that is away (or not asked: LCG_EMBEDDING_DIM) costs the vectors
-                # only; the workspace opens and serves the rest (ADR 0171).
-                self.embedder = standby_for(config, self.embedder)
-            cache_dir = config.cache_dir
-            model_cache = (
-                cache_dir
-                / EMBEDDINGS_DIR
-                / cache_dir_name(self.embedder.model_id, self.embedder.dim)
-            )
-            if inspect and not model_cache.is_dir():
-                cache_dir = self._scratch_dir("cache")  # looking makes no cache of its own
-            self.cache = EmbeddingCache.for_embedder(cache_dir, self.embedder)
-            self.text_embedder = CachedTextEmbedder(self.embedder, self.cache)
+            self._open_embedder(config, embedder, inspect=inspect)
             #: Every projection, in the order each batch is applied to them.
             self.projections = open_projections(
                 lambda spec: spec.directory(config),
@@ -194,6 +183,23 @@ class Workspace:
         self._stamped: set[str] = set()
         #: Groups whose last commit could not be applied or snapshotted after its append.
         self._apply_faults: dict[str, str] = {}
+
+    def _open_embedder(self, config: Config, embedder: Embedder | None, *, inspect: bool) -> None:
+        """The embedder (``config``'s unless given) and its cache of vectors."""
+        self._owns_embedder = embedder is None
+        self.embedder = embedder or embedder_from_config(config)
+        if isinstance(self.embedder, HttpEmbedder):
+            # A server that is away (or not asked: LCG_EMBEDDING_DIM) costs the vectors
+            # only; the workspace opens and serves the rest (ADR 0171).
+            self.embedder = standby_for(config, self.embedder)
+        cache_dir = config.cache_dir
+        model_cache = (
+            cache_dir / EMBEDDINGS_DIR / cache_dir_name(self.embedder.model_id, self.embedder.dim)
+        )
+        if inspect and not model_cache.is_dir():
+            cache_dir = self._scratch_dir("cache")  # looking makes no cache of its own
+        self.cache = EmbeddingCache.for_embedder(cache_dir, self.embedder)
+        self.text_embedder = CachedTextEmbedder(self.embedder, self.cache)
 
     @staticmethod
     def _sweep_removals(config: Config, *, streams: bool) -> None:
