@@ -154,12 +154,7 @@ def _stale_copies(
     """Uuids of the group's episodes of this chunk (name and source) with another text."""
     if not name:
         return []
-    rows = ws.graph.query(
-        "MATCH (p:Episodic) WHERE p.group_id = $g AND p.name = $n "
-        "AND p.source_description = $d AND p.content_hash <> $h RETURN p.uuid ORDER BY p.uuid",
-        {"g": group_id, "n": name, "d": source_description, "h": digest},
-    )
-    return [str(u) for (u,) in rows]
+    return gr.other_texts_of_chunk(ws.graph, group_id, name, source_description, digest)
 
 
 def _pending(ws: Workspace) -> ExtractionStatus:

@@ -342,12 +342,7 @@ class GroupLookup:
         keys = sorted({k for k in map(lookup_key, names) if k})
         if not keys:
             return []
-        # The key column, folded in Python: never Kuzu's lower() (ADR 0151).
-        rows = self._ws.graph.query(
-            "MATCH (e:Entity) WHERE e.group_id = $g AND e.name_key IN $keys RETURN e.uuid",
-            {"g": self._group, "keys": keys},
-        )
-        return [r[0] for r in rows]
+        return gr.entity_uuids_by_keys(self._ws.graph, self._group, keys)
 
     def _live(self, cand: Candidate) -> Candidate | None:
         """The candidate itself, or for a tombstone the entity it was merged into."""
@@ -419,28 +414,22 @@ class GroupLookup:
         out: dict[tuple[str, str], list[ActiveEdge]] = {p: [] for p in wanted}
         if not wanted:
             return out
-        rows = self._ws.graph.query(
-            "MATCH (s:Entity)-[:RELATES_TO]->(r:RelatesToNode_) WHERE s.uuid IN $srcs AND "
-            "r.target_node_uuid IN $tgts AND r.group_id = $g AND r.invalid_at IS NULL "
-            "RETURN s.uuid, r.target_node_uuid, r.uuid, r.relation_type, r.fact, r.created_at, "
-            "r.attributes "
-            "ORDER BY r.created_at, r.uuid",
-            {
-                "srcs": sorted({p[0] for p in wanted}),
-                "tgts": sorted({p[1] for p in wanted}),
-                "g": self._group,
-            },
+        current = gr.active_edges_among(
+            self._ws.graph,
+            self._group,
+            sorted({p[0] for p in wanted}),
+            sorted({p[1] for p in wanted}),
         )
-        for r in rows:
-            key = (r[0], r[1])
+        for edge in current:
+            key = (edge.source_uuid, edge.target_uuid)
             if key in out:
                 out[key].append(
                     ActiveEdge(
-                        uuid=r[2],
-                        relation_type=r[3] or None,
-                        fact=r[4] or "",
-                        created_at=str(r[5]),
-                        declared=is_declared(str(r[6] or "")),
+                        uuid=edge.uuid,
+                        relation_type=edge.relation_type or None,
+                        fact=edge.fact,
+                        created_at=edge.created_at,
+                        declared=is_declared(edge.attributes),
                     )
                 )
         return out

@@ -4,13 +4,11 @@ entity, unknown edge endpoints salvaged onto batch entities by name embedding)."
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 import msgspec
 import numpy as np
 
-from lcg import timestamps
 from lcg.extract import (
     UNCLASSIFIED_ENTITY,
     ExtractedEdge,
@@ -31,6 +29,7 @@ from lcg.ingest.resolution import (
 # The module, not the package's face: ``sources`` names the extraction service (for its
 # types), so its face importing back here would close a cycle.
 from lcg.ingest.sources.formats import prompt_of
+from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace
 
 __all__ = [
@@ -82,12 +81,6 @@ class BatchEdge(msgspec.Struct, kw_only=True):
     original_type: str | None
 
 
-def _ts_text(value: Any) -> str:
-    if value is None:
-        return ""
-    return timestamps.to_text(value) if isinstance(value, datetime) else str(value)
-
-
 def source_type(ep: Episode) -> SourceType:
     """The prompt variant: the episode's source, except that a ``process_chunk`` chunk (source
     "text", description ``<file>:<chunk_id>``) gets its file's format's prompt (the table of
@@ -101,23 +94,18 @@ def source_type(ep: Episode) -> SourceType:
 
 def load_episode(ws: Workspace, uuid: str) -> Episode | None:
     """The stored episode ``uuid``, or ``None`` (caller holds ``ws.reading()``)."""
-    rows = ws.graph.query(
-        "MATCH (p:Episodic) WHERE p.uuid = $u RETURN p.group_id, p.name, p.source, p.content, "
-        "p.valid_at, p.created_at, p.extracted, p.source_description",
-        {"u": uuid},
-    )
-    if not rows:
+    rec = gr.episode_record(ws.graph, uuid)
+    if rec is None:
         return None
-    g, name, source, content, valid_at, created_at, extracted, description = rows[0]
     return Episode(
         uuid=uuid,
-        group_id=g,
-        name=name or "",
-        source=source or "text",
-        source_description=description or "",
-        content=content or "",
-        reference_time=_ts_text(valid_at) or _ts_text(created_at),
-        extracted=bool(extracted),
+        group_id=rec.group_id,
+        name=rec.name,
+        source=rec.source,
+        source_description=rec.source_description,
+        content=rec.content,
+        reference_time=rec.valid_at or rec.created_at,
+        extracted=rec.extracted,
     )
 
 

@@ -35,6 +35,7 @@ from lcg.ingest.extraction.results import (
     PendingFailure,
     ProgressFn,
 )
+from lcg.projections import graph_records as gr
 from lcg.query import graph_reads
 from lcg.workspace import OntologyLoader, Workspace, write_hash_file
 
@@ -293,12 +294,7 @@ class ExtractionService:
         total = 0
         with ws.reading():
             for g in groups:
-                rows = ws.graph.query(
-                    "MATCH (p:Episodic) WHERE p.group_id = $g AND p.extracted = false "
-                    "RETURN count(p)",
-                    {"g": g},
-                )
-                total += int(rows[0][0]) if rows else 0
+                total += gr.unextracted_count(ws.graph, g)
         return total
 
     # ---- ingestion with extraction ------------------------------------------------------

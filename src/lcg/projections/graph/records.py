@@ -1,6 +1,6 @@
 """Full-fidelity reads of the graph for the commands that decide events, and for dumps.
 
-Rows for clients (``graph.reads``) render timestamps to seconds; the commands need the
+Rows for clients (``lcg.query``'s graph reads) render timestamps to seconds; the commands need the
 records as events carry them (RFC 3339 with microseconds), so a decision never loses
 precision. Every function here reads through the projection's read connection.
 """
@@ -23,7 +23,9 @@ from lcg.projections.graph.projection import GraphProjection
 from lcg.projections.graph.rows import GroupCounts
 
 __all__ = [
+    "CurrentEdge",
     "EpisodeRecord",
+    "active_edges_among",
     "active_edges_between",
     "all_edges",
     "all_entities",
@@ -31,18 +33,22 @@ __all__ = [
     "edges_of_entity",
     "edges_with_pointers",
     "entities_by_name",
+    "entity_uuids_by_keys",
     "entity_record",
     "episode_by_name_and_hash",
     "episode_group",
+    "episode_record",
     "episode_time_bounds",
     "episodes_by_chunk",
     "episodes_by_source",
     "group_counts",
     "merged_into",
+    "other_texts_of_chunk",
     "ping",
     "pointer_counts",
     "query_cypher",
     "unbound_impacts",
+    "unextracted_count",
 ]
 
 _ENTITY_COLS = select("e", "Entity")
@@ -63,6 +69,19 @@ class EpisodeRecord(msgspec.Struct, kw_only=True):
     content_hash: str
     extracted: bool
     mentions: list[str]
+
+
+class CurrentEdge(msgspec.Struct, frozen=True, kw_only=True):
+    """A current edge between two entities as restatement compares it: its ends, its type,
+    fact and attributes text, and ``created_at`` as the graph's value prints."""
+
+    source_uuid: str
+    target_uuid: str
+    uuid: str
+    relation_type: str
+    fact: str
+    created_at: str
+    attributes: str
 
 
 def _ts(value: Any) -> str | None:
@@ -348,28 +367,104 @@ def all_edges(graph: GraphProjection, group_id: str) -> list[EdgeRecord]:
     return [_edge(r)[1] for r in rows]
 
 
+#: An episode's columns, in the order ``_episode`` reads them.
+_EPISODE_COLS = (
+    "p.uuid, p.group_id, p.name, p.source, p.source_description, p.content, p.created_at, "
+    "p.valid_at, p.content_hash, p.extracted, p.entity_edges"
+)
+
+
+def _episode(r: list[Any]) -> EpisodeRecord:
+    return EpisodeRecord(
+        uuid=r[0],
+        group_id=r[1] or "",
+        name=r[2] or "",
+        source=r[3] or "text",
+        source_description=r[4] or "",
+        content=r[5] or "",
+        created_at=_ts(r[6]) or "",
+        valid_at=_ts(r[7]),
+        content_hash=r[8] or "",
+        extracted=bool(r[9]),
+        mentions=list(r[10] or []),
+    )
+
+
 def all_episodes(graph: GraphProjection, group_id: str) -> list[EpisodeRecord]:
     """Every episode of the group with its mentions, by creation time then uuid."""
     rows = _rows(
         graph,
-        "MATCH (p:Episodic) WHERE p.group_id = $g RETURN p.uuid, p.name, p.source, "
-        "p.source_description, p.content, p.created_at, p.valid_at, p.content_hash, "
-        "p.extracted, p.entity_edges ORDER BY p.created_at, p.uuid",
+        f"MATCH (p:Episodic) WHERE p.group_id = $g RETURN {_EPISODE_COLS} "
+        "ORDER BY p.created_at, p.uuid",
         {"g": group_id},
     )
+    return [_episode(r) for r in rows]
+
+
+def episode_record(graph: GraphProjection, uuid: str) -> EpisodeRecord | None:
+    """The episode ``uuid`` with its mentions, or ``None``."""
+    rows = _rows(graph, f"MATCH (p:Episodic) WHERE p.uuid = $u RETURN {_EPISODE_COLS}", {"u": uuid})
+    return _episode(rows[0]) if rows else None
+
+
+def unextracted_count(graph: GraphProjection, group_id: str) -> int:
+    """How many episodes of the group are not extracted yet."""
+    rows = _rows(
+        graph,
+        "MATCH (p:Episodic) WHERE p.group_id = $g AND p.extracted = false RETURN count(p)",
+        {"g": group_id},
+    )
+    return int(rows[0][0]) if rows else 0
+
+
+def other_texts_of_chunk(
+    graph: GraphProjection, group_id: str, name: str, source_description: str, content_hash: str
+) -> list[str]:
+    """Uuids of the group's episodes of this chunk (name and source) whose text is not
+    ``content_hash``'s, by uuid."""
+    rows = _rows(
+        graph,
+        "MATCH (p:Episodic) WHERE p.group_id = $g AND p.name = $n "
+        "AND p.source_description = $d AND p.content_hash <> $h RETURN p.uuid ORDER BY p.uuid",
+        {"g": group_id, "n": name, "d": source_description, "h": content_hash},
+    )
+    return [str(u) for (u,) in rows]
+
+
+def entity_uuids_by_keys(graph: GraphProjection, group_id: str, keys: list[str]) -> list[str]:
+    """Uuids of the group's entities whose lookup key (``events.lookup_key`` of the name,
+    folded in Python, never by Kuzu's ``lower()``: ADR 0151) is one of ``keys``."""
+    rows = _rows(
+        graph,
+        "MATCH (e:Entity) WHERE e.group_id = $g AND e.name_key IN $keys RETURN e.uuid",
+        {"g": group_id, "keys": keys},
+    )
+    return [r[0] for r in rows]
+
+
+def active_edges_among(
+    graph: GraphProjection, group_id: str, sources: list[str], targets: list[str]
+) -> list[CurrentEdge]:
+    """Current edges of the group from any of ``sources`` to any of ``targets``, oldest
+    first (creation time, then uuid)."""
+    rows = _rows(
+        graph,
+        "MATCH (s:Entity)-[:RELATES_TO]->(r:RelatesToNode_) WHERE s.uuid IN $srcs AND "
+        "r.target_node_uuid IN $tgts AND r.group_id = $g AND r.invalid_at IS NULL "
+        "RETURN s.uuid, r.target_node_uuid, r.uuid, r.relation_type, r.fact, r.created_at, "
+        "r.attributes "
+        "ORDER BY r.created_at, r.uuid",
+        {"srcs": sources, "tgts": targets, "g": group_id},
+    )
     return [
-        EpisodeRecord(
-            uuid=r[0],
-            group_id=group_id,
-            name=r[1] or "",
-            source=r[2] or "text",
-            source_description=r[3] or "",
-            content=r[4] or "",
-            created_at=_ts(r[5]) or "",
-            valid_at=_ts(r[6]),
-            content_hash=r[7] or "",
-            extracted=bool(r[8]),
-            mentions=list(r[9] or []),
+        CurrentEdge(
+            source_uuid=r[0],
+            target_uuid=r[1],
+            uuid=r[2],
+            relation_type=r[3] or "",
+            fact=r[4] or "",
+            created_at=str(r[5]),
+            attributes=str(r[6] or ""),
         )
         for r in rows
     ]
