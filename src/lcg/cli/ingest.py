@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +31,7 @@ from lcg.ingest import (
     DEFAULT_MAX_CHARS,
     DEFAULT_MAX_FILE_BYTES,
     CommitWindow,
+    format_list,
 )
 
 if TYPE_CHECKING:
@@ -46,22 +48,23 @@ __all__ = [
 ]
 
 _SUMMARY = "Ingest files and folders into a group, and bring them up to date on every run."
+#: ``{formats}`` is the table of formats in words (``format_list``); the paragraph is wrapped
+#: when the parser is built.
 _DETAILS = """
-Folders are read recursively: Markdown, text, reStructuredText, Org, HTML (text only),
-JSON/JSONL and source code; .gitignore and .lcgignore rules hold, hidden folders and files
-are passed over, and binary, unreadable or oversized files are skipped and named (PDF is not
-read). A folder is a source known by its full path and served as <its name>/<path inside it>;
-a second folder of the same name in the group is served as <name>~2/... A file or folder
-inside an indexed folder is synced as part of it. Running it again syncs: edited chunks are
-replaced, deleted and moved files removed, and an unchanged tree appends nothing. A folder
-with no file to read (emptied, unmounted, missing) removes nothing unless --prune is given.
-A renamed or moved folder is a new source; `lcg sources` lists the old one as missing and
-`lcg sources remove OLD-PATH` removes it. A file's time is its last git commit (else its
-modification time). Inside a git work tree, each of the last 1,000 commits that touched a
-folder (--commits N, --since DATE; --no-commits for none) is an episode of it: its message,
-author, date and files, at its author time. Git is read as data: nothing a repository
-configures runs. With no LLM configured the chunks are stored and searchable, and
-extraction stays pending.
+Folders are read recursively: {formats}; .gitignore and .lcgignore rules hold, hidden
+folders and files are passed over, and binary, unreadable or oversized files are skipped and
+named (PDF is not read). A folder is a source known by its full path and served as <its
+name>/<path inside it>; a second folder of the same name in the group is served as
+<name>~2/... A file or folder inside an indexed folder is synced as part of it. Running it
+again syncs: edited chunks are replaced, deleted and moved files removed, and an unchanged
+tree appends nothing. A folder with no file to read (emptied, unmounted, missing) removes
+nothing unless --prune is given. A renamed or moved folder is a new source; `lcg sources`
+lists the old one as missing and `lcg sources remove OLD-PATH` removes it. A file's time is
+its last git commit (else its modification time). Inside a git work tree, each of the last
+1,000 commits that touched a folder (--commits N, --since DATE; --no-commits for none) is an
+episode of it: its message, author, date and files, at its author time. Git is read as data:
+nothing a repository configures runs. With no LLM configured the chunks are stored and
+searchable, and extraction stays pending.
 """
 _EXAMPLE = """
 lcg ingest ~/notes                       # into group 'liminis'
@@ -260,10 +263,16 @@ def commit_window(args: argparse.Namespace) -> CommitWindow | None:
     return CommitWindow(limit=args.commits, since=args.since)
 
 
+def _details() -> str:
+    """The description's paragraph, naming the formats the table of formats lists."""
+    text = " ".join(_DETAILS.split()).replace("{formats}", format_list())
+    return textwrap.fill(text, width=92, break_on_hyphens=False, break_long_words=False)
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``lcg ingest``."""
     p = add_command(
-        subparsers, "ingest", summary=_SUMMARY, details=_DETAILS, example=_EXAMPLE, func=_run
+        subparsers, "ingest", summary=_SUMMARY, details=_details(), example=_EXAMPLE, func=_run
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="a file or folder to ingest")
     p.add_argument(

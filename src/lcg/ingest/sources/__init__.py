@@ -4,7 +4,9 @@
 (``registry``: a source is its group and resolved root, served under a label); ``scan_tree``
 finds, reads and chunks a tree's files (``discover``, ``readers``, ``chunking``);
 ``plan_sync`` compares them with what the group holds (``source_manifest``); ``sync_chunks``
-records a batch of the plan as events. ``source_times`` gives a file's time; ``read_commits``
+records a batch of the plan as events. ``FORMATS`` is the one table of the formats read
+(extensions, reader, sectioner, extraction prompt) that discovery, reading, chunking and the
+prompt choice consult (``formats``). ``source_times`` gives a file's time; ``read_commits``
 a folder's git commits, sent as episodes of it too (``commits``).
 
 The face is lazy (ADR 0218): a name is imported from its module on first use (module
@@ -23,6 +25,7 @@ from lcg.ingest.sources.discover import DEFAULT_MAX_FILE_BYTES, Skipped, discove
 if TYPE_CHECKING:
     from lcg.ingest.sources.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_document, heading_of
     from lcg.ingest.sources.commits import CommitSync, commit_mentions, read_commits
+    from lcg.ingest.sources.formats import FORMATS, Format, Unread, format_list, prompt_of
     from lcg.ingest.sources.history import (
         DEFAULT_COMMITS,
         DEFAULT_WINDOW,
@@ -80,12 +83,14 @@ __all__ = [
     "DEFAULT_MAX_CHARS",
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_WINDOW",
+    "FORMATS",
     "Chunk",
     "ChunkIn",
     "CommitSync",
     "CommitWindow",
     "DirectBackend",
     "Document",
+    "Format",
     "LocalChunk",
     "LocalFile",
     "RegisteredSource",
@@ -105,16 +110,19 @@ __all__ = [
     "SyncProgress",
     "SyncReport",
     "TreeScope",
+    "Unread",
     "chunk_document",
     "commit_mentions",
     "discover",
     "extract_added",
     "forget_source",
+    "format_list",
     "heading_of",
     "history_dir",
     "list_sources",
     "part_chunks",
     "plan_sync",
+    "prompt_of",
     "read_commits",
     "read_document",
     "registered_sources",
@@ -134,6 +142,7 @@ __all__ = [
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "lcg.ingest.sources.chunking": ("DEFAULT_MAX_CHARS", "Chunk", "chunk_document", "heading_of"),
     "lcg.ingest.sources.commits": ("CommitSync", "commit_mentions", "read_commits"),
+    "lcg.ingest.sources.formats": ("FORMATS", "Format", "Unread", "format_list", "prompt_of"),
     "lcg.ingest.sources.history": (
         "DEFAULT_COMMITS",
         "DEFAULT_WINDOW",
