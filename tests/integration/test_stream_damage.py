@@ -23,10 +23,11 @@ from lcg.config import Config
 from lcg.errors import DegradedError
 from lcg.events.codec import CHECKSUM_FIELD, seal
 from lcg.events.generation import GenerationFile
-from lcg.events.layout import DAMAGE_FILE, GENERATION_FILE, LCG_DIR
+from lcg.events.layout import GENERATION_FILE, LCG_DIR
 from lcg.events.segments import list_segments
 from lcg.extract.embedders import HashEmbedder
 from lcg.ingest import assertion
+from lcg.projections import DAMAGE_FILE
 from lcg.workspace import Workspace
 from lcg.workspace.verify import verify_workspace
 

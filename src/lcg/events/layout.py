@@ -1,4 +1,8 @@
-"""Every on-disk name of the workspace and its streams, in one place."""
+"""The streams' on-disk names, and the workspace's places that ``Config`` resolves (the
+state directory and the directories and socket inside it: ``config``, a leaf, reads them
+here). Every other file's name is kept by the package that writes it: the projections'
+in ``projections/_layout.py``, the workspace layer's in ``workspace/_layout.py``, the Cypher
+sandbox's in ``query/open_sandbox.py`` (ADR 0226)."""
 
 from __future__ import annotations
 
@@ -8,38 +12,23 @@ __all__ = [
     "BOUNDS_FILE",
     "CACHE_DIR",
     "CHECKPOINTS_DIR",
-    "CLEARED_FILE",
-    "DAMAGE_FILE",
     "DB_DIR",
     "DEFAULT_GROUP",
-    "EMBEDDINGS_CACHE_DIR",
-    "EMBEDDINGS_KEYS_SUFFIX",
-    "EMBEDDINGS_LOCK_FILE",
-    "EMBEDDINGS_META_FILE",
-    "EMBEDDINGS_VECS_SUFFIX",
     "EMBEDDING_MODEL_FILE",
     "GENERATION_FILE",
-    "GROUP_ONTOLOGY_DIR",
     "LCG_DIR",
-    "LEGACY_LCG_DIR",
     "LOCK_FILE",
-    "ONTOLOGY_FILE",
-    "ONTOLOGY_HASH_FILE",
     "ONTOLOGY_SIDECAR_FILE",
     "QUARANTINE_DIR",
     "REMOVING_SUFFIX",
     "REPLICA_DIR",
-    "RESETS_FILE",
     "SEGMENT_DIGITS",
     "SEGMENT_SUFFIX",
     "SOCKET_FILE",
     "TEMP_SUFFIX",
     "TEXT_DIR",
-    "TEXT_SNAPSHOT_SUFFIX",
     "VECTORS_DIR",
-    "VECTORS_META_FILE",
     "WAL_DIR",
-    "WORKSPACE_LOCK_FILE",
     "segment_name",
 ]
 
@@ -79,31 +68,9 @@ TEMP_SUFFIX: Final = ".tmp"
 #: Suffix of a tombstone: a directory renamed away to be deleted (``.<name>.<hex><suffix>``).
 REMOVING_SUFFIX: Final = ".removing"
 
-#: Groups whose projections lack events the stream lost (``Projector``), inside ``LCG_DIR``.
-DAMAGE_FILE: Final = "damaged-groups.json"
-#: Groups cleared by ``knowledge_clear_all`` with their streams kept, inside ``DB_DIR``.
-CLEARED_FILE: Final = "cleared.json"
-#: Groups reset by a catch-up whose reset no rebuild has reported yet, inside ``DB_DIR``.
-RESETS_FILE: Final = "resets.json"
-#: The exclusive lock of an open workspace, inside ``LCG_DIR``.
-WORKSPACE_LOCK_FILE: Final = "workspace.lock"
-#: The embedding cache, inside ``LCG_DIR/CACHE_DIR``; then ``<model>-<dim>/``.
-EMBEDDINGS_CACHE_DIR: Final = "embeddings"
-EMBEDDINGS_META_FILE: Final = "meta.json"
-EMBEDDINGS_LOCK_FILE: Final = ".lock"
-EMBEDDINGS_KEYS_SUFFIX: Final = ".keys"
-EMBEDDINGS_VECS_SUFFIX: Final = ".vecs"
-#: A group's BM25 snapshot: ``TEXT_DIR/<encoded group><suffix>``.
-TEXT_SNAPSHOT_SUFFIX: Final = ".bm25"
-#: A group's vector snapshot metadata: ``VECTORS_DIR/<encoded group>/<file>``.
-VECTORS_META_FILE: Final = "meta.msgpack"
-#: A replica's verified-segment records, inside ``LCG_DIR``.
+#: A replica's verified-segment records, inside ``LCG_DIR`` (``replication/``'s, still named
+#: here while that package is reworked).
 REPLICA_DIR: Final = "replica"
-#: Ontology files under the workspace root.
-ONTOLOGY_FILE: Final = "ontology.yaml"
-GROUP_ONTOLOGY_DIR: Final = "ontology"
-LEGACY_LCG_DIR: Final = ".graphiti"
-ONTOLOGY_HASH_FILE: Final = "ontology-hash.json"
 
 
 def segment_name(first_seq: int) -> str:

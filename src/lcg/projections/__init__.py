@@ -4,6 +4,7 @@ cache. What reads them for clients (search, Cypher, the graph reads) is ``lcg.qu
 
 from __future__ import annotations
 
+from lcg.projections._layout import CLEARED_FILE, DAMAGE_FILE, RESETS_FILE
 from lcg.projections.base import Projection, Projections, RecordProjection
 from lcg.projections.cache import EMBEDDINGS_DIR, EmbeddingCache, cache_dir_name, embed_with_cache
 from lcg.projections.embedding import CachedTextEmbedder, TextEmbedder
@@ -41,9 +42,12 @@ from lcg.projections.text import TextProjection
 from lcg.projections.vectors import VectorProjection, snapshot_identities
 
 __all__ = [
+    "CLEARED_FILE",
+    "DAMAGE_FILE",
     "DB_FILE",
     "EMBEDDINGS_DIR",
     "MERGED_LABEL",
+    "RESETS_FILE",
     "BindingState",
     "CachedTextEmbedder",
     "ClearGroup",

@@ -39,25 +39,23 @@ import numpy.typing as npt
 from lcg import telemetry
 from lcg.errors import EmbedderError, ProjectionError
 from lcg.events import (
-    EMBEDDINGS_CACHE_DIR,
-    EMBEDDINGS_KEYS_SUFFIX,
-    EMBEDDINGS_LOCK_FILE,
-    EMBEDDINGS_META_FILE,
-    EMBEDDINGS_VECS_SUFFIX,
     atomic_write,
     describe_os_error,
     private_dir,
     probe_write,
+)
+from lcg.projections._layout import (
+    EMBEDDINGS_DIR,
+    EMBEDDINGS_KEYS_SUFFIX,
+    EMBEDDINGS_LOCK_FILE,
+    EMBEDDINGS_META_FILE,
+    EMBEDDINGS_VECS_SUFFIX,
 )
 
 if TYPE_CHECKING:
     from lcg.extract import Embedder
 
 __all__ = ["EMBEDDINGS_DIR", "CacheMeta", "EmbeddingCache", "cache_dir_name", "embed_with_cache"]
-
-#: The embedding caches' directory inside the workspace's ``cache`` directory
-#: (``.lcg/cache/embeddings/``). Belongs with the other names in ``events/layout.py``.
-EMBEDDINGS_DIR: Final = EMBEDDINGS_CACHE_DIR
 
 _FORMAT: Final = 1
 _META_FILE: Final = EMBEDDINGS_META_FILE

@@ -43,7 +43,6 @@ import msgspec
 from lcg.errors import ProjectionError
 from lcg.events import (
     TEMP_SUFFIX,
-    TEXT_SNAPSHOT_SUFFIX,
     Position,
     atomic_write,
     decode_group,
@@ -53,6 +52,7 @@ from lcg.events import (
 from lcg.projections._analyzer import ANALYZER_VERSION, query_terms, term_counts
 from lcg.projections._bm25 import Bm25Index
 from lcg.projections._checksum import DamagedFile, describe_failure
+from lcg.projections._layout import TEXT_SNAPSHOT_SUFFIX
 from lcg.projections._snapshots import SnapshotBook
 from lcg.projections._text_snapshot import FORMAT as _FORMAT
 from lcg.projections._text_snapshot import GroupSnapshot as _GroupSnapshot
@@ -73,7 +73,6 @@ from lcg.projections.ops import (
 __all__ = ["SNAPSHOT_SUFFIX", "TextProjection", "indexed_text"]
 
 #: Suffix of a group's snapshot file inside the projection root.
-# Belongs in lcg.events.layout with the other on-disk names (requested there).
 SNAPSHOT_SUFFIX: Final = TEXT_SNAPSHOT_SUFFIX
 _KINDS: Final = tuple(TEXT_PARTS)
 #: The parts each kind indexes: its text parts, and an episode's extraction keys after them.

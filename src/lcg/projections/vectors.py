@@ -42,7 +42,6 @@ import numpy.typing as npt
 
 from lcg.errors import ProjectionError
 from lcg.events import (
-    VECTORS_META_FILE,
     Position,
     atomic_write,
     decode_group,
@@ -52,6 +51,7 @@ from lcg.events import (
 )
 from lcg.projections._checksum import DamagedFile, describe_failure, encode_sealed, unseal
 from lcg.projections._hnsw import EXACT_BELOW, FieldIndex, FieldMeta
+from lcg.projections._layout import VECTORS_META_FILE
 from lcg.projections._snapshots import SnapshotBook
 from lcg.projections.base import Batch, Capabilities
 from lcg.projections.embedding import VectorBacklog

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lcg.errors import StreamLockedError
-from lcg.events import FILE_MODE, WORKSPACE_LOCK_FILE, private_dir
+from lcg.events import FILE_MODE, private_dir
+from lcg.workspace._layout import WORKSPACE_LOCK_FILE
 
 __all__ = [
     "WorkspaceLock",

@@ -15,21 +15,19 @@ from pathlib import Path
 import msgspec
 
 from lcg.errors import CorruptFileError, GroupNameError
-from lcg.events import (
-    GROUP_ONTOLOGY_DIR,
-    LCG_DIR,
-    LEGACY_LCG_DIR,
-    ONTOLOGY_FILE,
-    ONTOLOGY_HASH_FILE,
-    atomic_write,
-    encode_group,
-)
+from lcg.events import LCG_DIR, atomic_write, encode_group
 from lcg.extract import (
     NO_ONTOLOGY_HASH,
     Ontology,
     OntologyHashFile,
     hash_record,
     load_ontology_file,
+)
+from lcg.workspace._layout import (
+    GROUP_ONTOLOGY_DIR,
+    LEGACY_LCG_DIR,
+    ONTOLOGY_FILE,
+    ONTOLOGY_HASH_FILE,
 )
 
 __all__ = [

@@ -25,11 +25,8 @@ from lcg.errors import (
     ProjectionIOError,
 )
 from lcg.events import (
-    CLEARED_FILE,
-    DAMAGE_FILE,
     EMBEDDING_MODEL_FILE,
     LCG_DIR,
-    RESETS_FILE,
     EmbeddingModelSidecar,
     Event,
     ReadLimits,
@@ -43,7 +40,10 @@ from lcg.events import (
 )
 from lcg.extract import Embedder, HttpEmbedder, StandbyEmbedder
 from lcg.projections import (
+    CLEARED_FILE,
+    DAMAGE_FILE,
     EMBEDDINGS_DIR,
+    RESETS_FILE,
     CachedTextEmbedder,
     EmbeddingCache,
     GraphProjection,
