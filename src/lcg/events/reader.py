@@ -27,7 +27,7 @@ import msgspec
 
 from lcg.events.codec import decode_line
 from lcg.events.guarded import open_regular
-from lcg.events.linecheck import LineCheck
+from lcg.events.linecheck import CheckedLine, LineCheck
 from lcg.events.model import Event
 from lcg.events.segments import list_segments, read_tail, segments_from
 
@@ -167,18 +167,7 @@ class StreamReader:
             if to_seq is not None and seg.first_seq > to_seq:
                 break
             rep.files_read += 1
-            is_last = seg.path == last_path
-            # Guarded: a symlinked or non-regular segment (a FIFO) is refused, never read.
-            with open_regular(seg.path, max_bytes=self.max_segment_bytes) as fh:
-                data = fh.read()
-            lines = data.split(b"\n")
-            # The element after the final newline is b"" for a whole file; anything else is torn.
-            tail = lines.pop()
-            if tail:
-                if is_last:
-                    rep.torn_tail = True
-                else:
-                    lines.append(tail)
+            lines = self._lines(seg.path, seg.path == last_path, rep)
             name = seg.path.name
             for line_no, line in enumerate(lines, start=1):
                 if not line.strip():
@@ -194,17 +183,9 @@ class StreamReader:
                     return
                 event = checked.event
                 if event is None:
-                    problem = checked.problem or "unparseable"
-                    setattr(rep, f"{problem}_lines", getattr(rep, f"{problem}_lines") + 1)
-                    where = "" if seq is None else f"seq {seq}: "
-                    rep.note(problem, where + checked.detail, name, line_no, seq)
-                    if seq is None or problem == "corrupt":
-                        untrusted += 1
-                    else:
-                        self._advance(rep, expected_next, seq, name, line_no, untrusted)
-                        rep.skip(seq, seq)
-                        expected_next = max(expected_next, seq + 1)
-                        untrusted = 0
+                    expected_next, untrusted = self._refused(
+                        rep, checked, name, line_no, expected_next, untrusted
+                    )
                     continue
                 self._advance(rep, expected_next, event.seq, name, line_no, untrusted)
                 expected_next = event.seq + 1
@@ -230,6 +211,44 @@ class StreamReader:
         self._close_tail(rep, expected_next, untrusted, to_seq)
         if batch:
             yield batch
+
+    def _lines(self, path: Path, is_last: bool, rep: ReadReport) -> list[bytes]:
+        """The lines of one segment; a torn last line of the last segment is dropped (and
+        reported), of an earlier one kept for the line check to judge."""
+        # Guarded: a symlinked or non-regular segment (a FIFO) is refused, never read.
+        with open_regular(path, max_bytes=self.max_segment_bytes) as fh:
+            data = fh.read()
+        lines = data.split(b"\n")
+        # The element after the final newline is b"" for a whole file; anything else is torn.
+        tail = lines.pop()
+        if tail:
+            if is_last:
+                rep.torn_tail = True
+            else:
+                lines.append(tail)
+        return lines
+
+    def _refused(
+        self,
+        rep: ReadReport,
+        checked: CheckedLine,
+        name: str,
+        line_no: int,
+        expected_next: int,
+        untrusted: int,
+    ) -> tuple[int, int]:
+        """Report a line the check refused; the next expected seq and the count of untrusted
+        lines after it (a line whose seq cannot be trusted is one more)."""
+        seq = checked.seq
+        problem = checked.problem or "unparseable"
+        setattr(rep, f"{problem}_lines", getattr(rep, f"{problem}_lines") + 1)
+        where = "" if seq is None else f"seq {seq}: "
+        rep.note(problem, where + checked.detail, name, line_no, seq)
+        if seq is None or problem == "corrupt":
+            return expected_next, untrusted + 1
+        self._advance(rep, expected_next, seq, name, line_no, untrusted)
+        rep.skip(seq, seq)
+        return max(expected_next, seq + 1), 0
 
     @staticmethod
     def _advance(
