@@ -22,7 +22,6 @@ ALLOWED: dict[str, str] = {
     "config.py:Config.from_env": "not split yet",
     "merge.py:merge_entities": "not split yet",
     "sync.py:sync_tree": "not split yet",
-    "_feed.py:Feeder._replay": "not split yet",
 }
 
 

@@ -34,7 +34,7 @@ from lcg.projections._replay_report import (
     record_failure,
 )
 from lcg.projections.base import Batch, ForeignRowError, Projection, Projections
-from lcg.projections.embedding import TextEmbedder, deferring_now
+from lcg.projections.embedding import EmbeddingStats, TextEmbedder, deferring_now
 from lcg.projections.ops import Op, derive_ops, texts_to_embed
 
 __all__ = ["Feeder"]
@@ -364,9 +364,24 @@ class Feeder:
         else:
             start = max(from_seq, lowest + 1)
             tail = True
-        for batch in (
-            reader.batches(start, to_seq, batch_size=self.batch_size, report=report) if tail else ()
-        ):
+        if tail:
+            batches = reader.batches(start, to_seq, batch_size=self.batch_size, report=report)
+            self._apply_all(group_id, generation, batches, result, note, bounds_max)
+        self.fold(result, report)
+        self._finish(result, stats_before, started)
+        return result
+
+    def _apply_all(
+        self,
+        group_id: str,
+        generation: str,
+        batches: Iterator[list[Event]],
+        result: ReplayResult,
+        note: Callable[[list[Event]], None],
+        bounds_max: int | None,
+    ) -> None:
+        """Apply ``batches`` in order, until a foreign row or, when blocked, only vectors lag."""
+        for batch in batches:
             try:
                 self.apply(group_id, generation, batch, result)
             except ForeignRowError:
@@ -376,7 +391,10 @@ class Feeder:
                 # Only the vectors that could not be made lag past here: reading on would
                 # feed nothing (a drain step read the whole backlog each time, ADR 0206).
                 break
-        self.fold(result, report)
+
+    def _finish(self, result: ReplayResult, stats_before: EmbeddingStats, started: float) -> None:
+        """The embeddings the replay made or found since ``stats_before``, its duration, and
+        its telemetry."""
         stats = self.embedder.stats
         result.embeddings_recomputed = (
             stats.embeddings_recomputed - stats_before.embeddings_recomputed
@@ -396,7 +414,6 @@ class Feeder:
                 duration_ms=result.duration_ms,
             )
         )
-        return result
 
     def _bulk_load(
         self,
