@@ -148,6 +148,66 @@ def plan_merge(
     return outcome, plans, rewritten, dedup, foreign
 
 
+def _canonical(
+    ws: Workspace, group_id: str, canonical_uuid: str | None, canonical_name: str | None
+) -> EntityRecord | str:
+    """The canonical entity named by uuid or name, or why there is none to merge into."""
+    if canonical_uuid:
+        found = gr.entity_record(ws.graph, canonical_uuid)
+        if found is None:
+            return f"canonical entity '{canonical_uuid}' not found"
+        if found[0] != group_id:
+            return (
+                f"canonical entity '{canonical_uuid}' belongs to group '{found[0]}', "
+                f"not '{group_id}'"
+            )
+        canonical = found[1]
+    else:
+        named = [
+            e
+            for e in gr.entities_by_name(ws.graph, group_id, canonical_name or "")
+            if MERGED_LABEL not in e.labels
+        ]
+        if not named:
+            return f"canonical name '{canonical_name}' matches no entities"
+        canonical = named[0]
+    if MERGED_LABEL in canonical.labels:
+        return f"canonical entity '{canonical.uuid}' is already merged"
+    return canonical
+
+
+def _candidates(
+    ws: Workspace,
+    group_id: str,
+    canonical: EntityRecord,
+    alias_uuids: list[str] | None,
+    alias_names: list[str] | None,
+    merge_all_by_name: bool,
+    errors: list[str],
+) -> dict[str, EntityRecord]:
+    """The entities named as aliases, by uuid (never the canonical one); what names none goes
+    to ``errors``."""
+    candidates: dict[str, EntityRecord] = {}
+    for uuid in alias_uuids or []:
+        found = gr.entity_record(ws.graph, uuid)
+        if found is None:
+            errors.append(f"alias entity '{uuid}' not found")
+        elif found[0] != group_id:
+            errors.append(f"alias entity '{uuid}' belongs to group '{found[0]}'")
+        else:
+            candidates[uuid] = found[1]
+    for name in alias_names or []:
+        matches = gr.entities_by_name(ws.graph, group_id, name)
+        if not matches:
+            errors.append(f"alias name '{name}' matches no entities")
+        candidates.update((m.uuid, m) for m in matches)
+    if merge_all_by_name:
+        for m in gr.entities_by_name(ws.graph, group_id, canonical.name):
+            candidates[m.uuid] = m
+    candidates.pop(canonical.uuid, None)
+    return candidates
+
+
 def merge_entities(
     ws: Workspace,
     *,
@@ -166,48 +226,14 @@ def merge_entities(
         return _soft("no aliases given: pass alias_uuids, alias_names or merge_all_by_name")
     with ws.group_lock(group_id):
         with ws.reading():
-            canonical: EntityRecord | None = None
-            if canonical_uuid:
-                found = gr.entity_record(ws.graph, canonical_uuid)
-                if found is None:
-                    return _soft(f"canonical entity '{canonical_uuid}' not found")
-                if found[0] != group_id:
-                    return _soft(
-                        f"canonical entity '{canonical_uuid}' belongs to group '{found[0]}', "
-                        f"not '{group_id}'"
-                    )
-                canonical = found[1]
-            else:
-                named = [
-                    e
-                    for e in gr.entities_by_name(ws.graph, group_id, canonical_name or "")
-                    if MERGED_LABEL not in e.labels
-                ]
-                if not named:
-                    return _soft(f"canonical name '{canonical_name}' matches no entities")
-                canonical = named[0]
-            if MERGED_LABEL in canonical.labels:
-                return _soft(f"canonical entity '{canonical.uuid}' is already merged")
+            canonical = _canonical(ws, group_id, canonical_uuid, canonical_name)
+            if isinstance(canonical, str):
+                return _soft(canonical)
             errors: list[str] = []
+            candidates = _candidates(
+                ws, group_id, canonical, alias_uuids, alias_names, merge_all_by_name, errors
+            )
             skipped: list[str] = []
-            candidates: dict[str, EntityRecord] = {}
-            for uuid in alias_uuids or []:
-                found = gr.entity_record(ws.graph, uuid)
-                if found is None:
-                    errors.append(f"alias entity '{uuid}' not found")
-                elif found[0] != group_id:
-                    errors.append(f"alias entity '{uuid}' belongs to group '{found[0]}'")
-                else:
-                    candidates[uuid] = found[1]
-            for name in alias_names or []:
-                matches = gr.entities_by_name(ws.graph, group_id, name)
-                if not matches:
-                    errors.append(f"alias name '{name}' matches no entities")
-                candidates.update((m.uuid, m) for m in matches)
-            if merge_all_by_name:
-                for m in gr.entities_by_name(ws.graph, group_id, canonical.name):
-                    candidates[m.uuid] = m
-            candidates.pop(canonical.uuid, None)
             aliases: list[EntityRecord] = []
             for uuid in sorted(candidates):
                 if MERGED_LABEL in candidates[uuid].labels:
