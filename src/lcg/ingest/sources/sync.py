@@ -54,8 +54,10 @@ from lcg.ingest.sources.store import (
 )
 from lcg.ingest.sources.times import source_times
 from lcg.ingest.sources.tree import (
+    Scan,
     ScanCache,
     StoredChunk,
+    SyncPlan,
     TreeScope,
     plan_sync,
     scan_tree,
@@ -277,9 +279,46 @@ def sync_tree(
     part = scope.prefix + found.within if found.within else ""
     stored = [s for s in backend.manifest(group_id, scope) if under(s.source_file, part)]
     plan = plan_sync(scan, [s for s in stored if s.source_file != commit_source(scope)])
-    report = SyncReport(
-        root=source.root,
-        source=part or scope.prefix.rstrip(":"),
+    label = part or scope.prefix.rstrip(":")
+    report = _report(source.root, label, group_id, scan, plan, registered=found.created)
+    if plan.files_removed and not scan.files and not prune:
+        _hold(report, plan, Path(source.root) / found.within)
+    history = tree_commits(
+        scope, commits, stored, within=found.within, hold=bool(report.held_because)
+    )
+    report.commits_read, report.commits_added = history.read, len(history.adds)
+    report.commits_removed = len(history.removals)
+    report.chunks_unchanged += history.unchanged
+    if history.removals:
+        plan.removals[history.source] = history.removals
+    touched = {c.source_file for c in plan.adds}
+    adds = _chunks_in(scope, scan, plan, touched) + history.adds
+    files_total = len(touched) + plan.files_removed + bool(history.adds)
+    _send(backend, group_id, adds, report, progress, files_total, started)
+    removals = [RemovalIn(source_file=s, episode_uuids=u) for s, u in plan.removals.items()]
+    for group in _removal_batches(removals):
+        _count(report, backend.sync(group_id, [], group))
+    if not found.within and not report.held_because:
+        # The declared pass: only a scan of the whole tree says what the whole tree declares.
+        structure = tree_structure(scan, stored, list(plan.removals))
+        # Each commit's episode MENTIONS the documents of the files it touched (ADR 0205).
+        structure.mentions += commit_mentions(history, [d.path for d in structure.documents])
+        changed = bool(report.chunks_added or report.chunks_removed or plan.files_removed)
+        declared = _declare(backend, group_id, source.root, structure, changed, declared_memo)
+        report.declared = declared_counts(structure, declared)
+    if (report.chunks_added or report.chunks_removed) and not found.created:
+        backend.resolve(group_id, source.root, source.kind, create=False, touch=True)
+    report.seconds = round(time.monotonic() - started, 3)
+    return report
+
+
+def _report(
+    root: str, source: str, group_id: str, scan: Scan, plan: SyncPlan, *, registered: bool
+) -> SyncReport:
+    """The report of a sync as planned, before anything is sent."""
+    return SyncReport(
+        root=root,
+        source=source,
         group_id=group_id,
         files_new=plan.files_new,
         files_changed=plan.files_changed,
@@ -290,33 +329,29 @@ def sync_tree(
         files_ignored=scan.ignored,
         skipped=scan.skipped,
         chunks_unchanged=sum(len(f.chunks) for f in scan.files) - len(plan.adds),
-        registered=found.created,
+        registered=registered,
     )
-    if plan.files_removed and not scan.files and not prune:
-        # Nothing to read is no evidence the files are gone: an unmounted disk, a folder
-        # emptied by accident, a path that moved. Only --prune (or lcg sources remove) removes.
-        report.files_held, report.files_removed = plan.files_removed, 0
-        report.held_because = (
-            "it is missing"
-            if not os.path.lexists(Path(source.root) / found.within)
-            else "it has no file to read"
-        )
-        plan.removals = {}
-    history = tree_commits(
-        scope, commits, stored, within=found.within, hold=bool(report.held_because)
+
+
+def _hold(report: SyncReport, plan: SyncPlan, where: Path) -> None:
+    """Hold back the removals of a tree with nothing to read: that is no evidence its files
+    are gone (an unmounted disk, a folder emptied by accident, a path that moved). Only
+    --prune (or lcg sources remove) removes."""
+    report.files_held, report.files_removed = plan.files_removed, 0
+    report.held_because = (
+        "it is missing" if not os.path.lexists(where) else "it has no file to read"
     )
-    report.commits_read, report.commits_added = history.read, len(history.adds)
-    report.commits_removed = len(history.removals)
-    report.chunks_unchanged += history.unchanged
-    if history.removals:
-        plan.removals[history.source] = history.removals
+    plan.removals = {}
+
+
+def _chunks_in(scope: TreeScope, scan: Scan, plan: SyncPlan, touched: set[str]) -> list[ChunkIn]:
+    """The chunks to add, each dated by its file (``source_times``)."""
     by_source = {f.source_file: f for f in scan.files}
-    touched = {c.source_file for c in plan.adds}
     folder = Path(scope.root) if Path(scope.root).is_dir() else Path(scope.root).parent
     times = source_times(
         folder, {Path(by_source[s].path): by_source[s].mtime_ns for s in sorted(touched)}
     )
-    adds = [
+    return [
         ChunkIn(
             chunk_id=c.chunk_id,
             source_file=c.source_file,
@@ -324,8 +359,19 @@ def sync_tree(
             reference_time=times[Path(by_source[c.source_file].path)],
         )
         for c in plan.adds
-    ] + history.adds
-    files_total = len(touched) + plan.files_removed + bool(history.adds)
+    ]
+
+
+def _send(
+    backend: SyncBackend,
+    group_id: str,
+    adds: list[ChunkIn],
+    report: SyncReport,
+    progress: Callable[[SyncProgress], None] | None,
+    files_total: int,
+    started: float,
+) -> None:
+    """Send the chunks to add, in batches, counting the answers and reporting progress."""
     done_files: set[str] = set()
     sent = 0
     batches = _Batches(adds)
@@ -346,29 +392,26 @@ def sync_tree(
                     elapsed_s=time.monotonic() - started,
                 )
             )
-    removals = [RemovalIn(source_file=s, episode_uuids=u) for s, u in plan.removals.items()]
-    for group in _removal_batches(removals):
-        _count(report, backend.sync(group_id, [], group))
-    if not found.within and not report.held_because:
-        # The declared pass: only a scan of the whole tree says what the whole tree declares.
-        structure = tree_structure(scan, stored, list(plan.removals))
-        # Each commit's episode MENTIONS the documents of the files it touched (ADR 0205).
-        structure.mentions += commit_mentions(history, [d.path for d in structure.documents])
-        digest = hashlib.sha256(msgspec.json.encode(structure)).digest()
-        last = None if declared_memo is None else declared_memo.get(source.root)
-        changed = report.chunks_added or report.chunks_removed or plan.files_removed
-        if last is not None and last[0] == digest and not changed:
-            # As sent last time, and no chunk changed: the group holds it already.
-            declared = DeclareResult(mentions_unheld=last[1].mentions_unheld)
-        else:
-            declared = backend.declare(group_id, source.root, structure)
-            if declared_memo is not None:
-                declared_memo[source.root] = (digest, declared)
-        report.declared = declared_counts(structure, declared)
-    if (report.chunks_added or report.chunks_removed) and not found.created:
-        backend.resolve(group_id, source.root, source.kind, create=False, touch=True)
-    report.seconds = round(time.monotonic() - started, 3)
-    return report
+
+
+def _declare(
+    backend: SyncBackend,
+    group_id: str,
+    root: str,
+    structure: DeclaredStructure,
+    changed: bool,
+    memo: dict[str, tuple[bytes, DeclareResult]] | None,
+) -> DeclareResult:
+    """Send the tree's declared structure, unless it is the one sent last (``memo``) and no
+    chunk ``changed``: the group holds it already."""
+    digest = hashlib.sha256(msgspec.json.encode(structure)).digest()
+    last = None if memo is None else memo.get(root)
+    if last is not None and last[0] == digest and not changed:
+        return DeclareResult(mentions_unheld=last[1].mentions_unheld)
+    declared = backend.declare(group_id, root, structure)
+    if memo is not None:
+        memo[root] = (digest, declared)
+    return declared
 
 
 def _removal_batches(removals: list[RemovalIn]) -> list[list[RemovalIn]]:
