@@ -2,7 +2,8 @@
 
 Rows for clients (``lcg.query``'s graph reads) render timestamps to seconds; the commands need the
 records as events carry them (RFC 3339 with microseconds), so a decision never loses
-precision. Every function here reads through the projection's read connection.
+precision. Every function here reads through the projection's read connection. The reads of
+a group's sources and declared structure are ``source_records``'s, offered here too.
 """
 
 from __future__ import annotations
@@ -21,32 +22,58 @@ from lcg.projections.graph._states import edge_from_row, entity_from_row
 from lcg.projections.graph.pointers import ATTRIBUTE, pointers_of
 from lcg.projections.graph.projection import GraphProjection
 from lcg.projections.graph.rows import GroupCounts
+from lcg.projections.graph.source_records import (
+    ChunkEpisode,
+    EpisodeMention,
+    SourceRecord,
+    chunk_episodes,
+    chunk_episodes_named,
+    chunk_episodes_under,
+    declared_kind_entities,
+    edges_of_types,
+    episode_mentions,
+    episodes_present,
+    mentions_of_entities,
+    source_records,
+)
 
 __all__ = [
+    "ChunkEpisode",
     "CurrentEdge",
+    "EpisodeMention",
     "EpisodeRecord",
+    "SourceRecord",
     "active_edges_among",
     "active_edges_between",
     "all_edges",
     "all_entities",
     "all_episodes",
+    "chunk_episodes",
+    "chunk_episodes_named",
+    "chunk_episodes_under",
+    "declared_kind_entities",
     "edges_of_entity",
+    "edges_of_types",
     "edges_with_pointers",
     "entities_by_name",
-    "entity_uuids_by_keys",
     "entity_record",
+    "entity_uuids_by_keys",
     "episode_by_name_and_hash",
     "episode_group",
+    "episode_mentions",
     "episode_record",
     "episode_time_bounds",
     "episodes_by_chunk",
     "episodes_by_source",
+    "episodes_present",
     "group_counts",
+    "mentions_of_entities",
     "merged_into",
     "other_texts_of_chunk",
     "ping",
     "pointer_counts",
     "query_cypher",
+    "source_records",
     "unbound_impacts",
     "unextracted_count",
 ]
