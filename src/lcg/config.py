@@ -10,7 +10,7 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 import msgspec
 
@@ -29,6 +29,27 @@ __all__ = ["Config", "EmbedderKind", "FsyncPolicy", "require_workspace"]
 
 FsyncPolicy = Literal["always", "batch", "off"]
 EmbedderKind = Literal["local", "hash", "http", "uds"]
+
+
+#: The values ``LCG_WAL_FSYNC`` and ``LCG_EMBEDDER`` take.
+_FSYNC: Final = ("always", "batch", "off")
+_EMBEDDERS: Final = ("local", "hash", "http", "uds")
+
+
+def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
+    """``value`` of the setting ``name`` if it is one of ``allowed`` (else ``ConfigError``)."""
+    if value not in allowed:
+        listed = f"{', '.join(allowed[:-1])} or {allowed[-1]}"
+        raise ConfigError(f"{name}={value!r}: use {listed}")
+    return value
+
+
+def _path(raw: str | None, workspace: Path, default: Path) -> Path:
+    """A path setting: ``default`` when unset; a relative one is inside ``workspace``."""
+    if not raw:
+        return default
+    p = Path(raw)
+    return p if p.is_absolute() else workspace / p
 
 
 def _int(env: Mapping[str, str], name: str, default: int, lo: int, hi: int) -> int:
@@ -204,22 +225,14 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
         lcg_dir = ws / LCG_DIR
 
         def path(name: str, default: Path) -> Path:
-            raw = e.get(name)
-            if not raw:
-                return default
-            p = Path(raw)
-            return p if p.is_absolute() else ws / p
+            return _path(e.get(name), ws, default)
 
-        fsync = e.get("LCG_WAL_FSYNC", "always")
-        if fsync not in ("always", "batch", "off"):
-            raise ConfigError(f"LCG_WAL_FSYNC={fsync!r}: use always, batch or off")
-        embedder = e.get("LCG_EMBEDDER", "")
+        fsync = _choice("LCG_WAL_FSYNC", e.get("LCG_WAL_FSYNC", "always"), _FSYNC)
         url = e.get("LCG_EMBEDDING_URL") or None
         uds = e.get("LCG_EMBEDDER_UDS") or None
-        if not embedder:
-            embedder = "uds" if uds else "http" if url else "local"
-        if embedder not in ("local", "hash", "http", "uds"):
-            raise ConfigError(f"LCG_EMBEDDER={embedder!r}: use local, hash, http or uds")
+        # Unset, the embedder is the one whose address is given, else the local model.
+        implied = "uds" if uds else "http" if url else "local"
+        embedder = _choice("LCG_EMBEDDER", e.get("LCG_EMBEDDER") or implied, _EMBEDDERS)
         if e.get("LCG_RECORD_LLM") and e.get("LCG_REPLAY_LLM"):
             raise ConfigError("LCG_RECORD_LLM and LCG_REPLAY_LLM are exclusive; set only one")
         dim_raw = e.get("LCG_EMBEDDING_DIM")
