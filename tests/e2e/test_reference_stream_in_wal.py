@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +71,7 @@ def ws() -> Any:
 
 
 def test_a_published_reference_stream_is_named_with_the_command_that_imports_it(
-    ws: Path,
+    ws: Path, lcg_main: sf.LcgMain
 ) -> None:
     gdir = _publish(ws)
     sock = Config.from_env(ws, env=sf.HASH_ENV).socket_path
@@ -104,7 +103,7 @@ def test_a_published_reference_stream_is_named_with_the_command_that_imports_it(
                 "20240501_090000_a1b2c3_0000.jsonl",
                 "batch-0002.jsonl",
             ]
-        shown = sf.run_lcg(ws, "status")
+        shown = lcg_main(ws, "status")
         assert "reference stream" in shown.stdout and "import-reference" in shown.stdout, (
             shown.stdout + shown.stderr
         )
@@ -113,14 +112,7 @@ def test_a_published_reference_stream_is_named_with_the_command_that_imports_it(
     # The command it names, as given (the service stopped, as the note says).
     argv = shlex.split(ref["import_command"])
     assert argv[0] == "lcg"
-    done = subprocess.run(
-        [str(sf.LCG), *argv[1:], "-s"],
-        capture_output=True,
-        text=True,
-        env=sf.serve_env(),
-        timeout=300,
-        check=False,
-    )
+    done = lcg_main(None, *argv[1:], "-s")
     assert done.returncode == 0, done.stdout + done.stderr
     config = Config.from_env(ws, env=sf.HASH_ENV)
     with Workspace.open(config, HashEmbedder()) as opened:
