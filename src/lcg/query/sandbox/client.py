@@ -286,11 +286,6 @@ class CypherSandbox:
         """The service purged ``group_id``: the read model rebuilds it before the next query."""
         self._dirty.add(group_id)
 
-    def worker_pid(self) -> int | None:
-        """The live worker's process id."""
-        proc = self._active
-        return None if proc is None else proc.pid
-
     # ---- queries -------------------------------------------------------------------------
 
     async def run(self, query: str, timeout_ms: int, max_rows: int) -> list[list[str]]:
