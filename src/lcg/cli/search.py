@@ -18,7 +18,7 @@ import msgspec
 from lcg.cli._common import add_command, config_from, emit_json
 from lcg.cli._holder import service
 from lcg.cli._terminal import safe
-from lcg.events import attributes_of
+from lcg.events import attributes_of, chunk_file
 
 __all__ = ["Hit", "entity_line", "fact_line", "hit_of", "register", "snippet"]
 
@@ -63,7 +63,7 @@ def hit_of(row: dict[str, Any]) -> Hit:
 
     name = str(row.get("name", ""))
     description = str(row.get("source_description", ""))
-    source_file = description[: -len(name) - 1] if description.endswith(":" + name) else ""
+    source_file = chunk_file(name, description)
     content = str(row.get("content", ""))
     return Hit(
         source_file=source_file or description,
