@@ -3,10 +3,12 @@
 Every file lcg replaces in place goes through ``atomic_write`` (bytes in hand) or
 ``atomic_file`` (a library writes the file itself: numpy, hnswlib): a temp file beside the
 target, fsynced, renamed over it, and the directory fsynced, so a crash leaves the old file or
-the new one, never a torn one (ADR 0117). Every directory lcg deletes (a stream, a
-projection, a group's vectors) goes through ``remove_tree``: renamed to a tombstone in one
-step, then deleted, so a crash leaves it whole or gone, never holed (ADR 0156). Every package
-may use this module.
+the new one, never a torn one (ADR 0117); a file or directory staged whole elsewhere (a
+dump, an import, a watch claim) is put in place by ``rename_into_place``. Every directory lcg
+deletes (a stream, a projection, a group's vectors) goes through ``remove_tree``: renamed to a
+tombstone in one step, then deleted, so a crash leaves it whole or gone, never holed (ADR
+0156). This is the one module that renames (a test holds the others to it, ADR 0227). Every
+package may use this module.
 """
 
 from __future__ import annotations
