@@ -1,8 +1,9 @@
 """Files and directories are renamed into place in one module (issue 31 item 5).
 
 ``lcg.events.files`` owns the atomic write (temp file, fsync, rename, fsync the directory) and
-the rename of a staged file or directory (``rename_into_place``); every other module calls those, so a new writer cannot
-forget a step. A call of ``os.replace`` or ``os.rename`` anywhere else in ``src/lcg`` fails.
+the rename of a staged file or directory (``rename_into_place``); every other module calls
+those, so a new writer cannot forget a step. A call of ``os.replace`` or ``os.rename``
+anywhere else in ``src/lcg`` fails (ADR 0227).
 """
 
 from __future__ import annotations
