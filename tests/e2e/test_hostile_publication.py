@@ -6,10 +6,10 @@ segment that is a symlink to ``/dev/zero``, a group directory that is a symlink 
 publication, a segment larger than the follower's limit, ``.wal-generation.json`` as a
 symlink, huge or malformed, a directory whose name is no group - and a FIFO is planted in
 the replica's clone (git cannot carry one). Each hostile group must stop with its reason
-(rather than hang the follower), the follower's memory must stay bounded, ``knowledge_status``, ``lcg
-status`` and ``health_check`` must answer and name the stopped groups, the one healthy group
-must go on following and updating, and a restarted follower must come up with the same
-verdicts rather than "DB unavailable".
+(rather than hang the follower), the follower's memory must stay bounded,
+``knowledge_status``, ``lcg status`` and ``health_check`` must answer and name the stopped
+groups, the one healthy group must go on following and updating, and a restarted follower
+must come up with the same verdicts rather than "DB unavailable".
 """
 
 from __future__ import annotations
