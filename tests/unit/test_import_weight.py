@@ -110,6 +110,54 @@ def test_the_client_s_older_names_load_neither_the_engine_nor_the_service(code: 
     assert "lcg.rpc.app" not in loaded and "lcg.rpc.server" not in loaded
 
 
+#: An ``lcg ingest PATH`` run through a service that answers (``cli/_holder`` rule 1), to its
+#: end: the parser, the holder, the sync's service backend on a client (a stand-in answering
+#: the ``knowledge_source_*`` methods as a service does), and ``sync_tree`` over a small tree:
+#: the scan, the declared pass (links, tags) and the batches sent. argv[1]: the tree.
+_INGEST_THROUGH_A_SERVICE = """
+import sys
+from pathlib import Path
+from lcg.cli.main import build_parser
+build_parser().parse_args(["ingest", sys.argv[1]])
+import lcg.cli._holder
+from lcg.cli._sync import service_backend
+from lcg.ingest import sync_tree
+
+class Answering:
+    def __init__(self):
+        self.methods = []
+    def call(self, method, params):
+        self.methods.append(method)
+        if method == "knowledge_source_register":
+            return {"created": True, "source": {"group_id": params["group_id"],
+                "root": params["root"], "label": "tree", "kind": params["kind"],
+                "synced_at": "2024-05-01T12:00:00.000000Z"}}
+        if method == "knowledge_source_manifest":
+            return {"chunks": []}
+        if method == "knowledge_sync_chunks":
+            return {"added": {c["chunk_id"]: "u" + str(i) for i, c in enumerate(params["add"])}}
+        return {}
+
+client = Answering()
+report = sync_tree(service_backend(client), Path(sys.argv[1]), "g")
+assert report.chunks_added == 2 and report.declared.links == 1, report
+assert "knowledge_declare_structure" in client.methods, client.methods
+"""
+
+
+def test_an_ingest_through_a_service_loads_no_engine(tmp_path: Path) -> None:
+    """Issue 28 item 4, ADR 0218: what bounds the time to a first answerable search is what
+    ``lcg ingest`` imports before it scans; through a running service it needs the scan, the
+    declared pass and the client, none of the engine."""
+    (tmp_path / "a.md").write_text("# A\n\nSee [b](b.md). #draft\n")
+    (tmp_path / "b.md").write_text("# B\n\nThe other note.\n")
+    loaded = heavy_loaded(_INGEST_THROUGH_A_SERVICE, str(tmp_path))
+    assert not loaded, f"`lcg ingest` through a service imports {loaded}"
+    modules = _modules_after(_INGEST_THROUGH_A_SERVICE, str(tmp_path))
+    engine = sorted(m for m in modules if m.startswith(("lcg.workspace", "lcg.projections")))
+    assert not engine, f"`lcg ingest` through a service imports {engine}"
+
+
 # ---- the checks catch what they should (a heavy module written here) ----------------------
 
 

@@ -3,9 +3,17 @@
 Links, wiki links, front matter (``title``, ``id``, ``aliases``, ``tags``, ``parent``,
 ``supersedes``), inline ``#tags``, id mentions and imports are read with no model, then
 resolved against the tree into documents, tags and typed edges (``model``).
+
+Two sides. The pure pass (``declare_file``, ``resolve_tree``, the records of ``model``) is what
+a sync's client runs, and is bound when the face is imported: it loads nothing of the engine.
+The service side (``store``: ``declare_structure`` and the reads of what a group holds) needs
+the workspace, so its names are imported on first use (module ``__getattr__``, ADR 0218).
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from lcg.ingest.declared.declare import declare_file
 from lcg.ingest.declared.model import (
@@ -15,19 +23,21 @@ from lcg.ingest.declared.model import (
     DeclaredMention,
     DeclaredRelation,
     DeclaredStructure,
+    DeclareResult,
     FileDeclarations,
     ImportRef,
     LinkRef,
     UnresolvedLink,
 )
 from lcg.ingest.declared.resolve import resolve_tree
-from lcg.ingest.declared.store import (
-    DECLARED_ORIGIN,
-    DeclareResult,
-    declare_structure,
-    declared_mentions,
-    is_declared,
-)
+
+if TYPE_CHECKING:
+    from lcg.ingest.declared.store import (
+        DECLARED_ORIGIN,
+        declare_structure,
+        declared_mentions,
+        is_declared,
+    )
 
 __all__ = [
     "DECLARED_ORIGIN",
@@ -48,3 +58,29 @@ __all__ = [
     "is_declared",
     "resolve_tree",
 ]
+
+#: The service side's names by the module that holds them (imported on first use).
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "lcg.ingest.declared.store": (
+        "DECLARED_ORIGIN",
+        "declare_structure",
+        "declared_mentions",
+        "is_declared",
+    ),
+}
+_HOMES = {name: module for module, names in _EXPORTS.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a name of the service side from its module on first use, and keep it here."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The face's names, loaded or not."""
+    return sorted({*globals(), *__all__})

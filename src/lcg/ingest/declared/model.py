@@ -6,7 +6,7 @@ kept beside the file's chunks in a scan cache. ``DeclaredStructure`` is the whol
 graph as its files declare it now (``resolve_tree``): documents keyed by their tree-relative
 path, tags by name, and typed edges between them. The sync sends the latter; the service
 compares it with what the group holds of the source and records the difference as one
-``StructureDeclared`` event (nothing when they agree).
+``StructureDeclared`` event (nothing when they agree), and answers with a ``DeclareResult``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import msgspec
 
 __all__ = [
     "DECLARED_RELATIONS",
+    "DeclareResult",
     "DeclaredDocument",
     "DeclaredEdge",
     "DeclaredMention",
@@ -138,3 +139,18 @@ class DeclaredStructure(msgspec.Struct, kw_only=True):
     edges: list[DeclaredEdge] = []
     mentions: list[DeclaredMention] = []
     unresolved: list[UnresolvedLink] = []
+
+
+class DeclareResult(msgspec.Struct, kw_only=True):
+    """What one declare call changed (all zero, ``appended`` false: the group agreed)."""
+
+    success: bool = True
+    appended: bool = False
+    entities_upserted: int = 0
+    entities_removed: int = 0
+    edges_upserted: int = 0
+    edges_removed: int = 0
+    mentions_added: int = 0
+    mentions_removed: int = 0
+    #: Mentions whose chunk the group does not hold (not written).
+    mentions_unheld: int = 0

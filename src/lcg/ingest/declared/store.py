@@ -32,12 +32,17 @@ from lcg.events import (
     attributes_of,
 )
 from lcg.ingest._common import attributes_text, new_uuid
-from lcg.ingest.declared.model import DECLARED_RELATIONS, DeclaredDocument, DeclaredStructure
+from lcg.ingest.declared.model import (
+    DECLARED_RELATIONS,
+    DeclaredDocument,
+    DeclaredStructure,
+    DeclareResult,
+)
+from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace
 
 __all__ = [
     "DECLARED_ORIGIN",
-    "DeclareResult",
     "declare_structure",
     "declared_mentions",
     "is_declared",
@@ -48,42 +53,6 @@ DECLARED_ORIGIN: Final = "declared"
 #: Attribute keys the pass writes itself; a front-matter field of one of these names is kept
 #: under ``fm:<name>`` instead of overwriting it.
 _RESERVED: Final = frozenset({"origin", "source", "path", "id", "aliases", "superseded_by"})
-
-_LABEL: Final = "MATCH (s:Source) WHERE s.group_id = $g AND s.root = $r RETURN s.label"
-_ENTITIES: Final = (
-    "MATCH (e:Entity) WHERE e.group_id = $g AND "
-    "(list_contains(e.labels, 'Document') OR list_contains(e.labels, 'Tag')) "
-    "RETURN e.uuid, e.name, e.labels, e.summary, e.attributes, e.created_at"
-)
-_EDGES: Final = (
-    "MATCH (e:RelatesToNode_) WHERE e.group_id = $g AND e.relation_type IN $t "
-    "RETURN e.uuid, e.name, e.relation_type, e.source_node_uuid, e.target_node_uuid, e.fact, "
-    "e.attributes, e.created_at"
-)
-_MENTIONS: Final = (
-    "MATCH (p:Episodic)-[:MENTIONS]->(n:Entity) WHERE p.group_id = $g AND n.uuid IN $d "
-    "RETURN p.uuid, n.uuid, p.entity_edges"
-)
-_ALL_MENTIONS: Final = (
-    "MATCH (p:Episodic)-[:MENTIONS]->(n:Entity) WHERE p.group_id = $g "
-    "RETURN p.uuid, n.uuid, p.entity_edges, n.attributes ORDER BY p.uuid, n.uuid"
-)
-_EPISODES: Final = "MATCH (p:Episodic) WHERE p.group_id = $g AND p.name IN $n RETURN p.name, p.uuid"
-
-
-class DeclareResult(msgspec.Struct, kw_only=True):
-    """What one declare call changed (all zero, ``appended`` false: the group agreed)."""
-
-    success: bool = True
-    appended: bool = False
-    entities_upserted: int = 0
-    entities_removed: int = 0
-    edges_upserted: int = 0
-    edges_removed: int = 0
-    mentions_added: int = 0
-    mentions_removed: int = 0
-    #: Mentions whose chunk the group does not hold (not written).
-    mentions_unheld: int = 0
 
 
 def is_declared(attributes: str) -> bool:
@@ -102,32 +71,28 @@ class _Held(msgspec.Struct, kw_only=True):
     created_at: str
 
 
-def _ts(value: Any) -> str:
-    return timestamps.to_text(value) if value is not None else timestamps.now()
-
-
 class _Reading:
     """What the group holds of the source's declared structure (read under the lock)."""
 
     def __init__(self, ws: Workspace, group_id: str, root: str, chunk_ids: list[str]) -> None:
-        q = ws.graph.query
-        labels = q(_LABEL, {"g": group_id, "r": root})
+        g = ws.graph
+        labels = [s.label for s in gr.source_records(g, group_id) if s.root == root]
         if not labels:
             raise InvalidParamsError(f"no source of group {group_id!r} has the root {root!r}")
-        self.label = str(labels[0][0])
+        self.label = labels[0]
         self.docs: dict[str, _Held] = {}
         self.tags: dict[str, _Held] = {}
-        for uuid, name, lbls, summary, attributes, created in q(_ENTITIES, {"g": group_id}):
-            attrs = attributes_of(attributes)
+        for entity in gr.declared_kind_entities(g, group_id):
+            attrs = attributes_of(entity.attributes)
             if attrs.get("origin") != DECLARED_ORIGIN:
                 continue
             held = _Held(
-                uuid=str(uuid),
-                name=str(name),
-                labels=list(lbls or []),
-                summary=str(summary or ""),
+                uuid=entity.uuid,
+                name=entity.name,
+                labels=list(entity.labels),
+                summary=entity.summary,
                 attributes=attrs,
-                created_at=_ts(created),
+                created_at=entity.created_at or timestamps.now(),
             )
             if "Tag" in held.labels:
                 self.tags.setdefault(held.name, held)
@@ -137,42 +102,37 @@ class _Reading:
         self.edges: list[EdgeRecord] = []
         self.tags_elsewhere: set[str] = set()
         tag_names = {t.uuid: name for name, t in self.tags.items()}
-        for row in q(_EDGES, {"g": group_id, "t": list(DECLARED_RELATIONS)}):
-            uuid, name, rel, src, dst, fact, attributes, created = row
-            attrs = attributes_of(attributes)
+        for edge in gr.edges_of_types(g, group_id, list(DECLARED_RELATIONS)):
+            attrs = attributes_of(edge.attributes)
             if attrs.get("origin") != DECLARED_ORIGIN:
                 continue
+            rel = str(edge.relation_type)
             if attrs.get("source") != self.label:
-                if rel == "TAGGED" and str(dst) in tag_names:
-                    self.tags_elsewhere.add(tag_names[str(dst)])
+                if rel == "TAGGED" and edge.target_uuid in tag_names:
+                    self.tags_elsewhere.add(tag_names[edge.target_uuid])
                 continue
             self.edges.append(
                 EdgeRecord(
-                    uuid=str(uuid),
-                    name=str(name),
-                    source_uuid=str(src or ""),
-                    target_uuid=str(dst or ""),
-                    fact=str(fact or ""),
-                    relation_type=str(rel),
+                    uuid=edge.uuid,
+                    name=edge.name,
+                    source_uuid=edge.source_uuid or "",
+                    target_uuid=edge.target_uuid or "",
+                    fact=edge.fact,
+                    relation_type=rel,
                     attributes=attributes_text(attrs),
-                    created_at=_ts(created),
+                    created_at=edge.created_at or timestamps.now(),
                 )
             )
         doc_uuids = [d.uuid for d in self.docs.values()]
         #: Declared MENTIONS (episode, document) held, and those extraction also states.
         self.mentions: set[tuple[str, str]] = set()
         self.extracted: set[tuple[str, str]] = set()
-        if doc_uuids:
-            for ep, en, entity_edges in q(_MENTIONS, {"g": group_id, "d": doc_uuids}):
-                key = (str(ep), str(en))
-                if str(en) in (entity_edges or []):
-                    self.extracted.add(key)
-                else:
-                    self.mentions.add(key)
+        for m in gr.mentions_of_entities(g, group_id, doc_uuids):
+            key = (m.episode_uuid, m.entity_uuid)
+            (self.extracted if m.extracted else self.mentions).add(key)
         self.episodes: dict[str, list[str]] = {}
-        if chunk_ids:
-            for name, uuid in q(_EPISODES, {"g": group_id, "n": chunk_ids}):
-                self.episodes.setdefault(str(name), []).append(str(uuid))
+        for episode in gr.chunk_episodes_named(g, group_id, chunk_ids):
+            self.episodes.setdefault(episode.name, []).append(episode.uuid)
 
 
 def _doc_attributes(label: str, doc: DeclaredDocument, superseded_by: str | None) -> dict[str, Any]:
@@ -376,16 +336,14 @@ def declared_mentions(ws: Workspace, group_id: str) -> list[StructureDeclared]:
     """The group's declared mentions (``MENTIONS`` to a declared document that extraction
     did not state), one ``StructureDeclared`` per source: what a dump writes after the
     episodes so its replay holds them too. The caller holds ``ws.reading()``."""
-    roots = {str(label): str(root) for root, label in ws.graph.query(
-        "MATCH (s:Source) WHERE s.group_id = $g RETURN s.root, s.label", {"g": group_id}
-    )}  # fmt: skip
+    roots = {s.label: s.root for s in gr.source_records(ws.graph, group_id)}
     by_label: dict[str, list[MentionRecord]] = {}
-    for ep, en, entity_edges, attributes in ws.graph.query(_ALL_MENTIONS, {"g": group_id}):
-        attrs = attributes_of(attributes)
-        if attrs.get("origin") != DECLARED_ORIGIN or en in (entity_edges or []):
+    for m in gr.episode_mentions(ws.graph, group_id):
+        attrs = attributes_of(m.attributes)
+        if attrs.get("origin") != DECLARED_ORIGIN or m.extracted:
             continue
         by_label.setdefault(str(attrs.get("source", "")), []).append(
-            MentionRecord(episode_uuid=str(ep), entity_uuid=str(en))
+            MentionRecord(episode_uuid=m.episode_uuid, entity_uuid=m.entity_uuid)
         )
     return [
         StructureDeclared(

@@ -7,7 +7,11 @@ finds, reads and chunks a tree's files (``discover``, ``readers``, ``chunking``)
 records a batch of the plan as events. ``FORMATS`` is the one table of the formats read
 (extensions, reader, sectioner, extraction prompt) that discovery, reading, chunking and the
 prompt choice consult (``formats``). ``source_times`` gives a file's time; ``read_commits``
-a folder's git commits, sent as episodes of it too (``commits``).
+a folder's git commits, sent as episodes of it too (``commits``). What a sync and its backend
+pass each other are the records of ``model``; ``DirectBackend`` (``direct``) records a sync
+into a workspace opened in this process. Only the service side (``store``, ``registry``,
+``direct``) needs the engine: the client side (the scan, the declared pass, ``sync_tree``
+through a service) loads none of it.
 
 The face is lazy (ADR 0218): a name is imported from its module on first use (module
 ``__getattr__``), so ``from lcg.ingest.sources import X`` loads what ``X`` needs and no more.
@@ -25,6 +29,7 @@ from lcg.ingest.sources.discover import DEFAULT_MAX_FILE_BYTES, Skipped, discove
 if TYPE_CHECKING:
     from lcg.ingest.sources.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_document, heading_of
     from lcg.ingest.sources.commits import CommitSync, commit_mentions, read_commits
+    from lcg.ingest.sources.direct import DirectBackend
     from lcg.ingest.sources.formats import FORMATS, Format, Unread, format_list, prompt_of
     from lcg.ingest.sources.history import (
         DEFAULT_COMMITS,
@@ -32,13 +37,18 @@ if TYPE_CHECKING:
         CommitWindow,
         history_dir,
     )
-    from lcg.ingest.sources.readers import Document, read_document
-    from lcg.ingest.sources.registry import (
+    from lcg.ingest.sources.model import (
+        ChunkIn,
         RegisteredSource,
+        RemovalIn,
         RemovedSource,
         ResolvedSource,
         SourceKind,
         SourceStatus,
+        SyncChunksResult,
+    )
+    from lcg.ingest.sources.readers import Document, read_document
+    from lcg.ingest.sources.registry import (
         forget_source,
         list_sources,
         registered_sources,
@@ -47,9 +57,6 @@ if TYPE_CHECKING:
         resolve_source,
     )
     from lcg.ingest.sources.store import (
-        ChunkIn,
-        RemovalIn,
-        SyncChunksResult,
         SyncPart,
         extract_added,
         part_chunks,
@@ -58,7 +65,6 @@ if TYPE_CHECKING:
         sync_parts,
     )
     from lcg.ingest.sources.sync import (
-        DirectBackend,
         SyncBackend,
         SyncProgress,
         SyncReport,
@@ -142,6 +148,7 @@ __all__ = [
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "lcg.ingest.sources.chunking": ("DEFAULT_MAX_CHARS", "Chunk", "chunk_document", "heading_of"),
     "lcg.ingest.sources.commits": ("CommitSync", "commit_mentions", "read_commits"),
+    "lcg.ingest.sources.direct": ("DirectBackend",),
     "lcg.ingest.sources.formats": ("FORMATS", "Format", "Unread", "format_list", "prompt_of"),
     "lcg.ingest.sources.history": (
         "DEFAULT_COMMITS",
@@ -150,12 +157,17 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "history_dir",
     ),
     "lcg.ingest.sources.readers": ("Document", "read_document"),
-    "lcg.ingest.sources.registry": (
+    "lcg.ingest.sources.model": (
+        "ChunkIn",
         "RegisteredSource",
+        "RemovalIn",
         "RemovedSource",
         "ResolvedSource",
         "SourceKind",
         "SourceStatus",
+        "SyncChunksResult",
+    ),
+    "lcg.ingest.sources.registry": (
         "forget_source",
         "list_sources",
         "registered_sources",
@@ -164,9 +176,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "resolve_source",
     ),
     "lcg.ingest.sources.store": (
-        "ChunkIn",
-        "RemovalIn",
-        "SyncChunksResult",
         "SyncPart",
         "extract_added",
         "part_chunks",
@@ -175,7 +184,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "sync_parts",
     ),
     "lcg.ingest.sources.sync": (
-        "DirectBackend",
         "SyncBackend",
         "SyncProgress",
         "SyncReport",

@@ -37,7 +37,7 @@ from lcg import timestamps
 from lcg.ingest.declared.model import DeclaredMention
 from lcg.ingest.sources.gitread import GitRepository
 from lcg.ingest.sources.history import DEFAULT_COMMITS, DEFAULT_WINDOW, CommitWindow, history_dir
-from lcg.ingest.sources.store import ChunkIn
+from lcg.ingest.sources.model import ChunkIn
 from lcg.ingest.sources.tree import StoredChunk, TreeScope
 
 __all__ = [

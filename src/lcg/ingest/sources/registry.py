@@ -23,24 +23,27 @@ from __future__ import annotations
 
 import os
 from pathlib import PurePosixPath
-from typing import Literal
 
 import msgspec
 
 from lcg import timestamps
 from lcg.errors import InvalidParamsError
 from lcg.events import LCG_DIR, SourceRegistered, SourceRemoved
-from lcg.ingest.sources.store import RemovalIn, source_manifest, sync_chunks
+from lcg.ingest.sources.model import (
+    RegisteredSource,
+    RemovalIn,
+    RemovedSource,
+    ResolvedSource,
+    SourceKind,
+    SourceRemoval,
+    SourceStatus,
+)
+from lcg.ingest.sources.store import source_manifest, sync_chunks
 from lcg.ingest.sources.tree import TreeScope, chunk_source, prefix_of, source_label
+from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace, active_watches
 
 __all__ = [
-    "ResolvedSource",
-    "RegisteredSource",
-    "SourceKind",
-    "RemovedSource",
-    "SourceRemoval",
-    "SourceStatus",
     "forget_source",
     "list_sources",
     "registered_sources",
@@ -48,105 +51,6 @@ __all__ = [
     "remove_source",
     "resolve_source",
 ]
-
-#: A folder (a tree) or a single file.
-SourceKind = Literal["folder", "file"]
-
-_SOURCES = (
-    "MATCH (s:Source) WHERE s.group_id = $g "
-    "RETURN s.root, s.label, s.kind, s.synced_at ORDER BY s.root"
-)
-_CHUNKS = "MATCH (p:Episodic) WHERE p.group_id = $g RETURN p.name, p.source_description"
-
-
-class RegisteredSource(msgspec.Struct, frozen=True, kw_only=True):
-    """A registered source of a group."""
-
-    group_id: str
-    root: str
-    label: str
-    kind: SourceKind
-    synced_at: str
-
-    @property
-    def prefix(self) -> str:
-        """What its episodes' sources start with: ``<label>/`` or ``<label>:``."""
-        return f"{self.label}:" if self.kind == "file" else f"{self.label}/"
-
-    @property
-    def scope(self) -> TreeScope:
-        """Its scope, for a scan and a manifest."""
-        return TreeScope(root=self.root, label=self.label, prefix=self.prefix)
-
-    def holds(self, root: str) -> str | None:
-        """The path of ``root`` inside this source (``""``: the source itself); ``None`` when
-        it is not inside."""
-        if root == self.root:
-            return ""
-        if self.kind == "folder":
-            base = self.root.rstrip("/") + "/"
-            if root.startswith(base):
-                return root[len(base) :]
-        return None
-
-
-class ResolvedSource(msgspec.Struct, kw_only=True):
-    """The source a path belongs to, and what of it a sync of that path covers."""
-
-    #: ``None``: the path is no source's and none was created.
-    source: RegisteredSource | None = None
-    #: The path inside the source (``""``: all of it).
-    within: str = ""
-    #: Paths inside the source that are sources of their own (left out of its scan).
-    nested: list[str] = []
-    #: Whether this call registered the source.
-    created: bool = False
-
-
-class SourceStatus(msgspec.Struct, kw_only=True):
-    """One line of ``lcg sources``: a source and what the group holds of it."""
-
-    group_id: str
-    #: How its files are served: ``notes/`` for a folder, ``README.md`` for a file.
-    source: str
-    prefix: str
-    label: str
-    kind: SourceKind
-    #: The resolved path; ``None`` for a tree an older lcg stored without one.
-    root: str | None
-    registered: bool
-    files: int = 0
-    chunks: int = 0
-    #: When a sync last recorded a change (``None``: never recorded).
-    synced_at: str | None = None
-    #: The root is not there now (renamed, moved or deleted).
-    missing: bool = False
-    #: A running ``lcg watch`` keeps it in sync (it watches the root, a folder inside it, or
-    #: a folder holding it, into this group).
-    watching: bool = False
-
-
-class SourceRemoval(msgspec.Struct, kw_only=True):
-    """What removing a source takes away: its episodes, file by file."""
-
-    group_id: str
-    source: str
-    root: str | None
-    files: int
-    chunks: int
-    removals: list[RemovalIn] = []
-
-
-class RemovedSource(msgspec.Struct, kw_only=True):
-    """The answer of ``knowledge_source_remove`` / ``lcg sources remove``."""
-
-    group_id: str
-    source: str
-    root: str | None
-    files: int
-    chunks_removed: int
-    #: Whether a registration was removed too (``False``: a tree an older lcg stored).
-    unregistered: bool
 
 
 def _check_root(root: str) -> str:
@@ -161,12 +65,12 @@ def registered_sources(ws: Workspace, group_id: str) -> list[RegisteredSource]:
     return [
         RegisteredSource(
             group_id=group_id,
-            root=str(root),
-            label=str(label),
-            kind="file" if kind == "file" else "folder",
-            synced_at=timestamps.to_text(synced) if synced is not None else "",
+            root=row.root,
+            label=row.label,
+            kind="file" if row.kind == "file" else "folder",
+            synced_at=row.synced_at or "",
         )
-        for root, label, kind, synced in ws.graph.query(_SOURCES, {"g": group_id})
+        for row in gr.source_records(ws.graph, group_id)
     ]
 
 
@@ -236,8 +140,8 @@ def _registered(source: RegisteredSource) -> SourceRegistered:
 def _chunks_by_prefix(ws: Workspace, group_id: str) -> dict[str, dict[str, int]]:
     """prefix → source file → chunks, of every chunk of a source tree the group holds."""
     out: dict[str, dict[str, int]] = {}
-    for name, description in ws.graph.query(_CHUNKS, {"g": group_id}):
-        source_file = chunk_source(str(name), str(description or ""))
+    for episode in gr.chunk_episodes(ws.graph, group_id):
+        source_file = chunk_source(episode.name, episode.source_description)
         if source_file is not None:
             files = out.setdefault(prefix_of(source_file), {})
             files[source_file] = files.get(source_file, 0) + 1

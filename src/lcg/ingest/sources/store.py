@@ -37,13 +37,13 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import msgspec
-
 from lcg.errors import InvalidParamsError
 from lcg.events import EpisodeAdded, EpisodesDeleted, Event, chunk_description
 from lcg.ingest._common import new_uuid, parse_timestamp
 from lcg.ingest.episodes import content_hash
+from lcg.ingest.sources.model import ChunkIn, RemovalIn, SyncChunksResult
 from lcg.ingest.sources.tree import StoredChunk, TreeScope, is_source_chunk
+from lcg.projections import graph_records as gr
 from lcg.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -54,9 +54,6 @@ __all__ = [
     "PART_BYTES",
     "PART_CHUNKS",
     "PART_REMOVALS",
-    "ChunkIn",
-    "RemovalIn",
-    "SyncChunksResult",
     "SyncPart",
     "extract_added",
     "part_chunks",
@@ -77,58 +74,20 @@ PART_BYTES = 1024 * 1024
 PART_REMOVALS = 2000
 
 
-class ChunkIn(msgspec.Struct, frozen=True, kw_only=True):
-    """A chunk to add: its id, its file, its text and the file's time."""
-
-    chunk_id: str
-    source_file: str
-    chunk_text: str
-    reference_time: str
-
-
-class RemovalIn(msgspec.Struct, frozen=True, kw_only=True):
-    """Episodes of one source file to remove."""
-
-    source_file: str
-    episode_uuids: list[str]
-
-
-class SyncChunksResult(msgspec.Struct, kw_only=True):
-    """What one batch recorded."""
-
-    success: bool = True
-    #: chunk id → the new episode's uuid, for each chunk added.
-    added: dict[str, str] = {}
-    #: Chunks the group already held with the same text (nothing recorded for them).
-    already_held: int = 0
-    removed: int = 0
-    #: Of the added chunks: extracted now, failed to extract (kept, pending), left pending.
-    extracted: int = 0
-    extraction_failed: int = 0
-    pending: int = 0
-    #: Of the added chunks: those whose vectors the service makes in the background (they
-    #: answer by BM25 until then, ADR 0201).
-    vectors_deferred: int = 0
-
-
 def source_manifest(ws: Workspace, group_id: str, scope: TreeScope) -> list[StoredChunk]:
     """The group's episodes of the tree ``scope`` names."""
     with ws.reading():
-        rows = ws.graph.query(
-            "MATCH (p:Episodic) WHERE p.group_id = $g AND starts_with(p.source_description, $s) "
-            "RETURN p.uuid, p.name, p.source_description, p.content_hash",
-            {"g": group_id, "s": scope.prefix},
-        )
+        rows = gr.chunk_episodes_under(ws.graph, group_id, scope.prefix)
     out: list[StoredChunk] = []
-    for uuid, name, description, digest in rows:
-        source_file = is_source_chunk(str(name), str(description), scope)
+    for row in rows:
+        source_file = is_source_chunk(row.name, row.source_description, scope)
         if source_file is not None:
             out.append(
                 StoredChunk(
-                    episode_uuid=str(uuid),
-                    chunk_id=str(name),
+                    episode_uuid=row.uuid,
+                    chunk_id=row.name,
                     source_file=source_file,
-                    content_hash=str(digest or ""),
+                    content_hash=row.content_hash,
                 )
             )
     return out
@@ -315,20 +274,8 @@ def _record_removals(
 
 
 def _held(ws: Workspace, group_id: str, names: list[str]) -> set[tuple[str, str]]:
-    if not names:
-        return set()
-    rows = ws.graph.query(
-        "MATCH (p:Episodic) WHERE p.group_id = $g AND p.name IN $n RETURN p.name, p.content_hash",
-        {"g": group_id, "n": names},
-    )
-    return {(str(n), str(h or "")) for n, h in rows}
+    return {(e.name, e.content_hash) for e in gr.chunk_episodes_named(ws.graph, group_id, names)}
 
 
 def _present(ws: Workspace, group_id: str, uuids: list[str]) -> set[str]:
-    if not uuids:
-        return set()
-    rows = ws.graph.query(
-        "MATCH (p:Episodic) WHERE p.group_id = $g AND p.uuid IN $u RETURN p.uuid",
-        {"g": group_id, "u": uuids},
-    )
-    return {str(u) for (u,) in rows}
+    return gr.episodes_present(ws.graph, group_id, uuids)

@@ -10,7 +10,8 @@ the old text or the new, never neither; the same command again sees what is stil
 still stale and converges. A tree with no file to read (empty, missing, unmounted) removes
 nothing unless ``prune`` is given: the report says what would have gone
 (``files_held``). The backend is the running service (through its socket) or the workspace
-opened in this process (``DirectBackend``); both record the same events.
+opened in this process (``direct.DirectBackend``); both record the same events. This module
+is the client side and imports nothing of the engine (ADR 0218).
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import msgspec
 
 from lcg.errors import ConfigError
-from lcg.ingest.declared import DeclaredStructure, DeclareResult, declare_structure
+from lcg.ingest.declared.model import DeclaredStructure, DeclareResult
 from lcg.ingest.sources.chunking import DEFAULT_MAX_CHARS
 from lcg.ingest.sources.commits import (
     DEFAULT_WINDOW,
@@ -36,21 +37,14 @@ from lcg.ingest.sources.commits import (
 )
 from lcg.ingest.sources.declaring import DeclaredCounts, declared_counts, tree_structure
 from lcg.ingest.sources.discover import DEFAULT_MAX_FILE_BYTES, Skipped
-from lcg.ingest.sources.registry import (
+from lcg.ingest.sources.model import (
+    ChunkIn,
+    RemovalIn,
     RemovedSource,
     ResolvedSource,
     SourceKind,
     SourceStatus,
-    list_sources,
-    remove_source,
-    resolve_source,
-)
-from lcg.ingest.sources.store import (
-    ChunkIn,
-    RemovalIn,
     SyncChunksResult,
-    source_manifest,
-    sync_chunks,
 )
 from lcg.ingest.sources.times import source_times
 from lcg.ingest.sources.tree import (
@@ -64,15 +58,10 @@ from lcg.ingest.sources.tree import (
     under,
 )
 
-if TYPE_CHECKING:
-    from lcg.ingest.extraction import ExtractionService
-    from lcg.workspace import Workspace
-
 __all__ = [
     "ADD_BATCH_BYTES",
     "ADD_BATCH_CHUNKS",
     "DEFERRED_BATCH_CHUNKS",
-    "DirectBackend",
     "SyncBackend",
     "SyncProgress",
     "SyncReport",
@@ -120,42 +109,6 @@ class SyncBackend(Protocol):
     def declare(self, group_id: str, root: str, structure: DeclaredStructure) -> DeclareResult:
         """Make the source's declared structure match ``structure`` (ADR 0203)."""
         ...
-
-
-class DirectBackend:
-    """A sync into a workspace opened in this process."""
-
-    def __init__(self, ws: Workspace, extraction: ExtractionService | None = None) -> None:
-        self.ws = ws
-        self.extraction = extraction
-
-    def manifest(self, group_id: str, scope: TreeScope) -> list[StoredChunk]:
-        """The group's chunks of the tree."""
-        return source_manifest(self.ws, group_id, scope)
-
-    def sync(
-        self, group_id: str, adds: list[ChunkIn], removals: list[RemovalIn]
-    ) -> SyncChunksResult:
-        """Record one batch."""
-        return sync_chunks(self.ws, group_id, adds, removals, self.extraction)
-
-    def resolve(
-        self, group_id: str, root: str, kind: SourceKind, *, create: bool, touch: bool = False
-    ) -> ResolvedSource:
-        """The source ``root`` belongs to (registered here when new and ``create``)."""
-        return resolve_source(self.ws, group_id, root, kind, create=create, touch=touch)
-
-    def sources(self, group_ids: list[str] | None) -> list[SourceStatus]:
-        """The sources of the groups (``None``: every group) and what each holds."""
-        return list_sources(self.ws, group_ids)
-
-    def remove(self, group_id: str, prefix: str) -> RemovedSource:
-        """Remove the source served under ``prefix``: its episodes, then its registration."""
-        return remove_source(self.ws, group_id, prefix)
-
-    def declare(self, group_id: str, root: str, structure: DeclaredStructure) -> DeclareResult:
-        """Make the source's declared structure match ``structure`` (ADR 0203)."""
-        return declare_structure(self.ws, group_id, root, structure)
 
 
 class SyncProgress(msgspec.Struct, kw_only=True):
