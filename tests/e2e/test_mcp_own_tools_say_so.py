@@ -79,6 +79,7 @@ OWN_SCOPES: dict[str, set[str]] = {
         "knowledge_get_entities_by_uuids",
         "knowledge_get_episodes_by_uuids",
         "knowledge_get_document",
+        "knowledge_get_entities_neighbors",
     },
     "write": {
         "knowledge_sync_chunks",

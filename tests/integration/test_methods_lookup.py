@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,3 +69,94 @@ def test_a_files_document_and_its_mentions(served: tuple[Client, Path]) -> None:
     assert (
         c.call("knowledge_get_document", {"file": "notes/moon.md", "group_id": "h"})["nodes"] == []
     )
+
+
+def _without_mentions(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {k: v for k, v in r.items() if k not in ("episode_uuids", "source_descriptions")}
+        for r in rows
+    ]
+
+
+def test_the_neighbors_of_several_entities_are_what_each_ones_read_answers(
+    served: tuple[Client, Path],
+) -> None:
+    c, _ = served
+    g = {"group_id": "g"}
+    ids = {
+        n: c.call("knowledge_assert_entity", {"name": n, **g})["entity_uuid"]
+        for n in ("Hub", "A", "B", "C", "D")
+    }
+    far = c.call("knowledge_assert_entity", {"name": "Far", "group_id": "h"})["entity_uuid"]
+    for n in ("A", "B", "C", "D"):
+        c.call(
+            "knowledge_assert_relationship",
+            {"source_name": n, "target_name": "Hub", "predicate": "LINKS_TO", **g},
+        )
+    for n in ("A", "B"):
+        c.call(
+            "knowledge_assert_relationship",
+            {"source_name": "Hub", "target_name": n, "predicate": "PART_OF", **g},
+        )
+    # An edge of another group into the hub, and an unbound one out of A (no endpoint yet).
+    c.call(
+        "knowledge_add_cross_group_edge",
+        {
+            "name": "NEAR",
+            "group_id": "h",
+            "source": {"uuid": far},
+            "target": {"source_group_id": "g", "endpoint_name": "Hub"},
+        },
+    )
+    c.call(
+        "knowledge_add_cross_group_edge",
+        {
+            "name": "USES",
+            "group_id": "g",
+            "source": {"uuid": ids["A"]},
+            "target": {"source_group_id": "libs", "endpoint_name": "Library"},
+        },
+    )
+    centres = [ids["Hub"], ids["A"], "no-such-uuid", ids["B"], ids["Hub"], 7]
+    for groups in (None, ["g"], ["h"], []):
+        for n in (1, 3, 50):
+            got = c.call(
+                "knowledge_get_entities_neighbors",
+                {"entity_uuids": centres, "num_results": n, "group_ids": groups},
+            )
+            hoods = got["neighborhoods"]
+            assert [h["center_uuid"] for h in hoods] == [
+                ids["Hub"],
+                ids["A"],
+                "no-such-uuid",
+                ids["B"],
+            ]
+            assert got["count"] == 4
+            for hood in hoods:
+                one = c.call(
+                    "knowledge_get_entity_neighbors",
+                    {"entity_uuid": hood["center_uuid"], "num_results": n, "group_ids": groups},
+                )
+                assert _without_mentions(hood["edges"]) == _without_mentions(one["edges"])
+                assert _without_mentions(hood["nodes"]) == _without_mentions(one["nodes"])
+                assert {k: hood[k] for k in ("count", "node_count", "edge_count")} == {
+                    k: one[k] for k in ("count", "node_count", "edge_count")
+                }
+    hub = c.call("knowledge_get_entities_neighbors", {"entity_uuids": [ids["Hub"]]})
+    (only,) = hub["neighborhoods"]
+    assert only["edge_count"] == 7 and {n["name"] for n in only["nodes"]} == {
+        "A",
+        "B",
+        "C",
+        "D",
+        "Far",
+    }
+
+
+def test_a_neighbors_read_takes_at_most_20_entities(served: tuple[Client, Path]) -> None:
+    c, _ = served
+    many = [f"u{i}" for i in range(21)]
+    with pytest.raises(InvalidParamsError, match="at most 20"):
+        c.call("knowledge_get_entities_neighbors", {"entity_uuids": many})
+    got = c.call("knowledge_get_entities_neighbors", {"entity_uuids": many[:20]})
+    assert got["count"] == 20 and all(h["edges"] == [] for h in got["neighborhoods"])

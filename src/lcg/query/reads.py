@@ -36,6 +36,7 @@ __all__ = [
     "get_episodes",
     "list_entities",
     "list_relationships",
+    "neighbors_of_entities",
     "nodes_by_group",
     "pending_episodes",
 ]
@@ -54,6 +55,9 @@ _REL: Final = "(a:Entity)-[:RELATES_TO]->(e:RelatesToNode_)"
 #: more use one ``UNWIND`` (a hash join over a scan of the node table).
 _KEYS_ONE_BY_ONE: Final = 16
 _MERGED: Final = "Merged"
+#: Where an edge row (``_EDGE``) holds its source's and its target's uuid.
+_SOURCE: Final = _EDGE.split(", ").index("e.source_node_uuid")
+_TARGET: Final = _EDGE.split(", ").index("e.target_node_uuid")
 
 
 # ---- row builders ---------------------------------------------------------------------
@@ -363,6 +367,55 @@ def entity_neighbors(
     ]
     nodes = entities_by_uuids(graph, list(dict.fromkeys(far)))
     return _enrich_entities(graph, nodes, group_ids), _enrich_edges(graph, edges, group_ids)
+
+
+def _far_end(edge: EdgeRow, centre: str) -> str:
+    return edge.target_node_uuid if edge.source_node_uuid == centre else edge.source_node_uuid
+
+
+def neighbors_of_entities(
+    graph: GraphProjection,
+    entity_uuids: Sequence[str],
+    num_results: int,
+    group_ids: Sequence[str] | None,
+) -> list[tuple[str, list[EntityRow], list[EdgeRow]]]:
+    """``(centre, far endpoints, edges)`` of each entity, in the given order (repeats once):
+    what ``entity_neighbors`` answers for each — outgoing then incoming, uuid descending, at
+    most ``num_results`` edges a centre, ``group_ids`` filtering the edges' own group — but
+    not enriched with mentions.
+
+    One scan of the relationships finds every centre's bound edges at once: Kuzu answers a
+    hop from one entity by scanning the relationship table anyway (a hash join, not an index
+    walk), so a neighbourhood read per centre costs a scan each. The rows read are the
+    centres' edges (their degree); each centre's cut is made here, and only the edges kept
+    are decoded. The far endpoints are one lookup for every centre.
+    """
+    keys = list(dict.fromkeys(entity_uuids))
+    if group_ids == [] or num_results <= 0 or not keys:
+        return [(k, [], []) for k in keys]
+    params: dict[str, Any] = {"keys": keys}
+    cond = _groups("e", group_ids, params)
+    # Bound edges only (an edge has both hops or none): its source hop says it is bound.
+    rows = graph.query(
+        "MATCH (:Entity)-[:RELATES_TO]->(e:RelatesToNode_) "
+        f"WHERE (e.source_node_uuid IN $keys OR e.target_node_uuid IN $keys) AND {cond} "
+        f"RETURN {_EDGE}",
+        params,
+    )
+    out: dict[str, list[list[Any]]] = {}
+    into: dict[str, list[list[Any]]] = {}
+    for r in sorted(rows, key=lambda r: str(r[0]), reverse=True):
+        # An edge whose both ends are the centre is out of it and into it, as in one read.
+        out.setdefault(r[_SOURCE], []).append(r)
+        into.setdefault(r[_TARGET], []).append(r)
+    cut = [
+        (k, [_edge(r) for r in [*out.get(k, [])[:num_results], *into.get(k, [])][:num_results]])
+        for k in keys
+    ]
+    far = {k: list(dict.fromkeys(_far_end(e, k) for e in edges)) for k, edges in cut}
+    ends = list(dict.fromkeys(u for us in far.values() for u in us))
+    found = {n.uuid: n for n in entities_by_uuids(graph, ends)}
+    return [(k, [found[u] for u in far[k] if u in found], edges) for k, edges in cut]
 
 
 def entities_by_source(

@@ -1,30 +1,43 @@
 """Lookups (lcg's own reads, ADR 0224): entities and episodes by uuid, as the reference's
-``knowledge_get_edges_by_uuids`` looks up relationships, and a file's declared document.
+``knowledge_get_edges_by_uuids`` looks up relationships, a file's declared document, and the
+neighbours of several entities at once.
 
 The page of ``lcg ui`` shows one entity, one episode, one file's chunks: each a bounded
 lookup of rows it already knows the uuids of (from a search hit, a neighbour, a source's
 manifest). No other read answers "this entity" or "this episode": the listings are of a
 whole group, and the neighbourhood read leaves its centre out; a document is keyed by its
-file, which no search is. At most ``MAX_UUIDS`` per call.
+file, which no search is. At most ``MAX_UUIDS`` per call. The graph of an entity page asks
+the neighbours of its centre's neighbours: one read for them all (at most ``MAX_CENTRES``)
+costs what one ``knowledge_get_entity_neighbors`` does, where a read each cost that each.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Final
 
+import msgspec
 from msgspec import Meta
 
 from lcg.errors import InvalidParamsError
 from lcg.query import graph_reads
 from lcg.rpc.host import ServiceHost
-from lcg.rpc.methods_read import EpisodesResult, NodesResult
-from lcg.rpc.params import GroupId, ReadGroupIds, read_group_ids, strings, write_group
+from lcg.rpc.methods_read import EpisodesResult, NeighborsResult, NodesResult
+from lcg.rpc.params import (
+    Count500,
+    GroupId,
+    ReadGroupIds,
+    read_group_ids,
+    strings,
+    write_group,
+)
 from lcg.rpc.registry import CallContext, MethodDef, Params
 
-__all__ = ["LOOKUP_METHODS", "MAX_UUIDS"]
+__all__ = ["LOOKUP_METHODS", "MAX_CENTRES", "MAX_UUIDS"]
 
 #: The most uuids one lookup takes: a page's worth, never a group.
 MAX_UUIDS: Final = 500
+#: The most entities one neighbours read takes (each with at most 500 edges).
+MAX_CENTRES: Final = 20
 
 _UUIDS = f"uuids to look up (non-strings are ignored; at most {MAX_UUIDS})"
 
@@ -57,6 +70,27 @@ class EpisodesByUuidsParams(Params):
 
     uuids: Annotated[list[Any], Meta(description=_UUIDS)]
     examples: ClassVar[dict[str, Any]] = {"uuids": ["5b0e7a91-…"]}
+
+
+class EntitiesNeighborsParams(Params):
+    """``knowledge_get_entities_neighbors``."""
+
+    entity_uuids: Annotated[
+        list[Any],
+        Meta(description=f"center entities (non-strings are ignored; at most {MAX_CENTRES})"),
+    ]
+    num_results: Annotated[
+        Count500, Meta(description="maximum edges of each center (1-500, default 50)")
+    ] = 50
+    group_ids: ReadGroupIds = None
+    examples: ClassVar[dict[str, Any]] = {"entity_uuids": ["8c1f0d2e-…", "5b0e7a91-…"]}
+
+
+class EntitiesNeighborsResult(msgspec.Struct, kw_only=True):
+    """The result of ``knowledge_get_entities_neighbors``: one neighbourhood a center."""
+
+    neighborhoods: list[NeighborsResult]
+    count: int
 
 
 def _keys(uuids: list[Any]) -> list[str]:
@@ -97,6 +131,32 @@ async def episodes_by_uuids(
     return EpisodesResult(episodes=rows, count=len(rows))
 
 
+async def entities_neighbors(
+    app: ServiceHost, ctx: CallContext, p: EntitiesNeighborsParams
+) -> EntitiesNeighborsResult:
+    """``knowledge_get_entities_neighbors``: for each center (in the given order, repeats
+    once), what ``knowledge_get_entity_neighbors`` answers for it, without the mentions."""
+    keys = list(dict.fromkeys(strings(p.entity_uuids)))
+    if len(keys) > MAX_CENTRES:
+        raise InvalidParamsError(f"entity_uuids: at most {MAX_CENTRES} per call (got {len(keys)})")
+    groups = read_group_ids(p.group_ids, preserve_empty=False)
+    found = await app.read(
+        graph_reads.neighbors_of_entities, app.ws.graph, keys, p.num_results, groups
+    )
+    hoods = [
+        NeighborsResult(
+            center_uuid=centre,
+            nodes=nodes,
+            edges=edges,
+            count=len(nodes),
+            node_count=len(nodes),
+            edge_count=len(edges),
+        )
+        for centre, nodes, edges in found
+    ]
+    return EntitiesNeighborsResult(neighborhoods=hoods, count=len(hoods))
+
+
 #: The lookups by uuid.
 LOOKUP_METHODS: tuple[MethodDef, ...] = (
     MethodDef(
@@ -122,6 +182,15 @@ LOOKUP_METHODS: tuple[MethodDef, ...] = (
         "The declared Document of a file of a source (by its path as served), with the "
         "episodes that mention it.",
         DocumentParams,
+        own=True,
+    ),
+    MethodDef(
+        "knowledge_get_entities_neighbors",
+        "read",
+        entities_neighbors,
+        "The neighbors of several entities at once (at most 20), each as "
+        "knowledge_get_entity_neighbors answers it, without the episodes that mention them.",
+        EntitiesNeighborsParams,
         own=True,
     ),
 )

@@ -5,12 +5,13 @@ files that mention it, each a link to the text."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
 import msgspec
 
 from lcg.ui.html import Html, el, href, json_block
-from lcg.ui.neighbourhood import MAX_NODES, neighbourhood
+from lcg.ui.neighbourhood import MAX_NODES, first_hop, neighbourhood
 from lcg.ui.search import attributes, fact_item
 from lcg.ui.site import Answer, Query, Site, html_answer, json_answer, not_found
 from lcg.ui.trees import file_link
@@ -81,10 +82,18 @@ def entity_route(site: Site, q: Query) -> Answer:
     if not uuid or "/" in uuid:
         return not_found(f"no entity {q.rest}")
     group = q.get("group") or None
-    row = find_entity(site, uuid, group)
+    first: dict[str, Any] | None = None
+    if group:
+        # The page names the group: the centre and its first hop are asked at once.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            hop = pool.submit(first_hop, site, uuid, group)
+            row = find_entity(site, uuid, group)
+            first = hop.result()
+    else:
+        row = find_entity(site, uuid, group)
     if row is None:
         return not_found(f"no entity {uuid}" + (f" in group {group}" if group else ""))
-    data, own, far = neighbourhood(site, row, group)
+    data, own, far = neighbourhood(site, row, group, first)
     # A fact touching a superseded document is superseded (SUPERSEDES is not: it says so).
     superseded = frozenset(
         str(n["uuid"]) for n in [row, *far] if attributes(n).get("superseded_by")

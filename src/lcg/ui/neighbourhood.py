@@ -1,10 +1,11 @@
 """An entity's neighbourhood for the graph view: one to two hops through
-``knowledge_get_entity_neighbors``, capped at ``MAX_NODES`` nodes (ADR 0224).
+``knowledge_get_entities_neighbors``, capped at ``MAX_NODES`` nodes (ADR 0224).
 
 The first hop asks for up to ``FIRST_HOP`` edges of the centre; unless that made a hub's
-picture already (``HUB_NODES``), the second asks, of the
-first ``SECOND_HOP_CALLS`` neighbours (at once, on ``PARALLEL`` connections), up to
-``SECOND_HOP`` edges each, and keeps them in order while there is room. Every read names the
+picture already (``HUB_NODES``), the second asks, of the first ``SECOND_HOP_CALLS``
+neighbours, up to ``SECOND_HOP`` edges each — one read for them all, which costs the service
+what one neighbourhood costs (a read each cost six) — and keeps them in order while there is
+room. Neither read carries mentions: the graph and the facts need none. Every read names the
 group (the centre's when the page names none): a neighbourhood read across every group costs
 several times one of its group. ``capped`` says some of the neighbourhood was left out (a
 bound was reached), so the page can say so. Every call is bounded: the neighbourhood of a hub
@@ -13,14 +14,13 @@ costs what a small one does.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
 import msgspec
 
 from lcg.ui.site import Site
 
-__all__ = ["MAX_NODES", "GraphData", "GraphEdge", "GraphNode", "neighbourhood"]
+__all__ = ["MAX_NODES", "GraphData", "GraphEdge", "GraphNode", "first_hop", "neighbourhood"]
 
 #: The most nodes a graph shows (the centre included).
 MAX_NODES: Final = 200
@@ -31,8 +31,6 @@ SECOND_HOP_CALLS: Final = 6
 SECOND_HOP: Final = 25
 #: A first hop of this many nodes or more is a hub's: no second hop is asked.
 HUB_NODES: Final = MAX_NODES // 2
-#: Second-hop reads asked at once.
-PARALLEL: Final = 2
 
 
 class GraphNode(msgspec.Struct, kw_only=True):
@@ -81,18 +79,31 @@ def _edge(row: dict[str, Any]) -> GraphEdge:
     )
 
 
+def _around(site: Site, uuids: list[str], edges: int, group: str | None) -> list[dict[str, Any]]:
+    """The neighbourhood of each of ``uuids`` (``edges`` edges at most each), in order."""
+    found = site.reads.call(
+        "knowledge_get_entities_neighbors",
+        {"entity_uuids": uuids, "num_results": edges, "group_ids": [group] if group else None},
+    )
+    hoods: list[dict[str, Any]] = found["neighborhoods"]
+    return hoods
+
+
+def first_hop(site: Site, uuid: str, group: str | None) -> dict[str, Any]:
+    """The first hop around the entity ``uuid`` in ``group``: its edges and their far ends."""
+    return _around(site, [uuid], FIRST_HOP, group)[0]
+
+
 def neighbourhood(
-    site: Site, centre: dict[str, Any], group: str | None
+    site: Site, centre: dict[str, Any], group: str | None, first: dict[str, Any] | None = None
 ) -> tuple[GraphData, list[dict[str, Any]], list[dict[str, Any]]]:
     """The graph around ``centre`` (an entity row), the centre's own edges (its facts), and
-    the entities at their other ends."""
+    the entities at their other ends. ``first`` is the centre's ``first_hop`` when the
+    caller asked it already (at once with the centre itself)."""
     group = group or str(centre.get("group_id") or "") or None
-    groups = [group] if group else None
     uuid = str(centre["uuid"])
-    first = site.reads.call(
-        "knowledge_get_entity_neighbors",
-        {"entity_uuid": uuid, "num_results": FIRST_HOP, "group_ids": groups},
-    )
+    if first is None:
+        first = first_hop(site, uuid, group)
     nodes: dict[str, GraphNode] = {uuid: _node(centre, 0)}
     edges: dict[str, GraphEdge] = {}
     capped = len(first["edges"]) >= FIRST_HOP
@@ -112,15 +123,7 @@ def neighbourhood(
     # A hub's first hop is its picture already: its neighbours' own are not asked.
     asked = hop1[:SECOND_HOP_CALLS] if len(nodes) < HUB_NODES else []
     capped = capped or len(nodes) >= HUB_NODES
-
-    def around(n: GraphNode) -> Any:
-        return site.reads.call(
-            "knowledge_get_entity_neighbors",
-            {"entity_uuid": n.uuid, "num_results": SECOND_HOP, "group_ids": groups},
-        )
-
-    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
-        answers = list(pool.map(around, asked))
+    answers = _around(site, [n.uuid for n in asked], SECOND_HOP, group) if asked else []
     for got in answers:
         if len(nodes) >= MAX_NODES:
             capped = True

@@ -28,6 +28,7 @@ READS: Final = frozenset(
         "knowledge_find_entities",
         "knowledge_find_relationships",
         "knowledge_get_entity_neighbors",
+        "knowledge_get_entities_neighbors",
         "knowledge_get_entities_by_uuids",
         "knowledge_get_episodes_by_uuids",
         "knowledge_get_document",
