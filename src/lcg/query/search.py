@@ -71,13 +71,14 @@ from lcg.query._succession import (
     facts_first,
     passages_after,
 )
-from lcg.query._when import (
-    Window,
-    parse_time,
-    recency_prior,
-    resolve_windows,
-    time_prior,
+from lcg.query._weighted import (
+    PassageLegs,
+    PassageWeights,
+    Priors,
+    floor_and_page,
+    weighted_order,
 )
+from lcg.query._when import Window, parse_time, resolve_windows
 from lcg.query.reads import (
     edges_by_uuids,
     entities_by_uuids,
@@ -118,25 +119,6 @@ _MAX_BROUGHT: Final = 64
 _MEMO_LIMIT: Final = 200_000
 _UTC: Final = UTC
 _Row = TypeVar("_Row")
-
-
-class PassageWeights(msgspec.Struct, frozen=True, kw_only=True):
-    """The weights of the passage legs under ``fusion="weighted"``.
-
-    The leg weights were chosen on the LongMemEval dev questions with 5-fold cross-validation
-    (ADR 0092, ``bench/lme_fusion_cv.py``); the two time priors with the asking time given
-    (ADR 0094), the recency prior's weight capped so that questions about older sessions
-    lose no recall.
-    """
-
-    chunk_bm25: float = 1.0
-    chunk_vector: float = 0.25
-    source_bm25: float = 0.5
-    source_vector: float = 0.25
-    #: Inside a window the query names ("last month").
-    time: float = 1.0
-    #: At the asking time, halved every ``recency_half_life_days`` before it.
-    recency: float = 0.3
 
 
 #: The default weights (ADR 0092, ADR 0094).
@@ -407,48 +389,85 @@ class Searcher:
         half_life_days: float,
     ) -> list[PassageRow]:
         pool = max(3 * num_results, _MIN_POOL) * (_BOUNDED_POOL if bounds.active else 1)
-        lexical = mode in ("hybrid", "bm25")
-        dense = mode in ("hybrid", "vector")
-        group_of: dict[str, str] = {}
-        chunk_bm25: dict[str, float] = {}
-        if lexical:
+        legs = self._weighted_legs(f, query, group_ids, pool, mode)
+        by_group = self._sources_of(f, legs)
+        self._bring_sources(f, legs, by_group, num_results)
+        group_of = legs.group_of
+        unjudged = self._cosines(f, list(group_of), group_of, legs.qvec, legs.cosines, report)
+        priors = self._priors(f, query, bounds, w, half_life_days, by_group)
+        candidates = [
+            u for u in group_of if group_of[u] not in f and bounds.admits(priors.times.get(u))
+        ]
+        if not candidates:
+            return []
+        if w.recency:
+            # The recency prior weighs what was said, not files: a chunk's time is its file's.
+            sourced = [u for u in candidates if u in legs.source_of]
+            priors.ageless = self._file_chunks(f, sourced, group_of)
+        scored = weighted_order(legs, candidates, w, priors)
+        kept, fused_scores = floor_and_page(scored, legs, report, num_results, unjudged)
+        rows = _rows(f, kept, group_of, lambda us: episodes_by_uuids(self.graph, us))
+        cosines = legs.cosines
+        return [passage_of(row, cosines.get(row.uuid, 0.0), fused_scores[row.uuid]) for row in rows]
+
+    def _weighted_legs(
+        self,
+        f: GroupFailures,
+        query: str,
+        group_ids: list[str] | None,
+        pool: int,
+        mode: SearchMode,
+    ) -> PassageLegs:
+        """The hits of the passage legs: BM25 over chunks and over sources, the chunks'
+        vectors (and the query's vector, the vector leg's zero)."""
+        legs = PassageLegs()
+        if mode in ("hybrid", "bm25"):
             for uuid, score, g in self._text_hits(f, group_ids, "episode", query, pool):
-                chunk_bm25[uuid] = score
-                group_of.setdefault(uuid, g)
-        source_bm25: dict[tuple[str, str], float] = {}
-        if lexical:
+                legs.chunk_bm25[uuid] = score
+                legs.group_of.setdefault(uuid, g)
             sources = f.isolate(
                 group_ids,
                 self.text.groups,
                 lambda gs: self.text.search_sources(gs, query, pool),
             )
             for src, score, g in sources:
-                source_bm25[(g, src)] = score
-        cosines: dict[str, float] = {}
-        qvec: np.ndarray | None = None
-        floor = 0.0
-        if dense:
-            qvec = self._query_vector(query, f, mode)
-        if qvec is not None:
-            vhits = self._vector_hits(f, group_ids, "episode.content", qvec, pool)
+                legs.source_bm25[(g, src)] = score
+        if mode in ("hybrid", "vector"):
+            legs.qvec = self._query_vector(query, f, mode)
+        if legs.qvec is not None:
+            vhits = self._vector_hits(f, group_ids, "episode.content", legs.qvec, pool)
             for uuid, sim, g in vhits:
-                cosines[uuid] = sim
-                group_of.setdefault(uuid, g)
+                legs.cosines[uuid] = sim
+                legs.group_of.setdefault(uuid, g)
             # The vector leg's zero is the _MIN_POOL-th best cosine: the same whatever the
             # pool, so num_results does not change how the legs weigh against each other.
             if vhits:
-                floor = vhits[min(_MIN_POOL, len(vhits)) - 1][1]
+                legs.floor = vhits[min(_MIN_POOL, len(vhits)) - 1][1]
+        return legs
+
+    def _sources_of(self, f: GroupFailures, legs: PassageLegs) -> dict[str, list[str]]:
+        """Fill in the source of each chunk the legs found; returns the chunks by group."""
         by_group: dict[str, list[str]] = {}
-        for uuid, g in group_of.items():
+        for uuid, g in legs.group_of.items():
             by_group.setdefault(g, []).append(uuid)
-        source_of: dict[str, tuple[str, str]] = {}
         for g, uuids in by_group.items():
             for uuid, src in (f.each(g, partial(self.text.sources_of, g, uuids)) or {}).items():
-                source_of[uuid] = (g, src)
-        # The best sources by their own text bring their chunks, even when no chunk of theirs
-        # made a chunk leg's pool (each chunk holds part of the question, none enough of it).
-        seen_sources = set(source_of.values())
-        ranked_sources = sorted(source_bm25.items(), key=lambda kv: (-kv[1], kv[0]))
+                legs.source_of[uuid] = (g, src)
+        return by_group
+
+    def _bring_sources(
+        self,
+        f: GroupFailures,
+        legs: PassageLegs,
+        by_group: dict[str, list[str]],
+        num_results: int,
+    ) -> None:
+        """Add to the candidates (and to ``by_group``) the chunks of the ``num_results`` best
+        sources by their own text, but of sources of over ``_MAX_BROUGHT`` chunks."""
+        # The best sources bring their chunks even when no chunk of theirs made a chunk leg's
+        # pool (each chunk holds part of the question, none enough of it).
+        seen_sources = set(legs.source_of.values())
+        ranked_sources = sorted(legs.source_bm25.items(), key=lambda kv: (-kv[1], kv[0]))
         for (g, src), _score in ranked_sources[:num_results]:
             if (g, src) in seen_sources:
                 continue
@@ -456,74 +475,27 @@ class Searcher:
             if members is None or len(members) > _MAX_BROUGHT:
                 continue
             for uuid in members:
-                group_of[uuid] = g
-                source_of[uuid] = (g, src)
+                legs.group_of[uuid] = g
+                legs.source_of[uuid] = (g, src)
                 by_group.setdefault(g, []).append(uuid)
-        unjudged = self._cosines(f, list(group_of), group_of, qvec, cosines, report)
+
+    def _priors(
+        self,
+        f: GroupFailures,
+        query: str,
+        bounds: Bounds,
+        w: PassageWeights,
+        half_life_days: float,
+        by_group: dict[str, list[str]],
+    ) -> Priors:
+        """The asking time, the windows the query names and, when a bound or a prior needs
+        them, the candidates' reference times."""
         now = bounds.now if bounds.now is not None else datetime.now(tz=_UTC)
         windows: list[Window] = resolve_windows(query, now) if w.time else []
         times: dict[str, datetime] = {}
         if bounds.active or windows or w.recency:
             times = self._times(f, by_group)
-        candidates = [u for u in group_of if group_of[u] not in f and bounds.admits(times.get(u))]
-        if not candidates:
-            return []
-        # The recency prior weighs what was said, not files: a chunk's time is its file's.
-        ageless = (
-            self._file_chunks(f, [u for u in candidates if u in source_of], group_of)
-            if w.recency
-            else set()
-        )
-        # Normalise each leg over the admitted candidates.
-        top_bm25 = max((chunk_bm25.get(u, 0.0) for u in candidates), default=0.0) or 1.0
-        admitted_sources = {source_of[u] for u in candidates if u in source_of}
-        top_src = max((source_bm25.get(s, 0.0) for s in admitted_sources), default=0.0) or 1.0
-        top_cos = max((cosines.get(u, floor) for u in candidates), default=floor)
-        span = top_cos - floor if top_cos > floor else 1.0
-
-        def cos_norm(c: float) -> float:
-            return max(0.0, (c - floor) / span)
-
-        source_cos: dict[tuple[str, str], float] = {}
-        for u in candidates:
-            src_key = source_of.get(u)
-            if src_key is not None and u in cosines:
-                source_cos[src_key] = max(source_cos.get(src_key, -1.0), cosines[u])
-        scored: list[tuple[float, str]] = []
-        for u in candidates:
-            cb = chunk_bm25.get(u, 0.0) / top_bm25
-            cv = cos_norm(cosines[u]) if u in cosines else 0.0
-            src_key = source_of.get(u)
-            if src_key is None:
-                sb, sv = cb, cv  # a passage with no source file is its own source
-            else:
-                sb = source_bm25.get(src_key, 0.0) / top_src
-                sv = cos_norm(source_cos[src_key]) if src_key in source_cos else 0.0
-            score = w.chunk_bm25 * cb + w.chunk_vector * cv + w.source_bm25 * sb
-            score += w.source_vector * sv
-            if u in times and (windows or w.recency):
-                when = times[u]
-                if windows:
-                    score += w.time * time_prior(when, windows)
-                if u not in ageless:
-                    score += w.recency * recency_prior(when, now, half_life_days)
-            scored.append((-score, u))
-        scored.sort()
-        kept: list[str] = []
-        fused_scores: dict[str, float] = {}
-        for rank, (neg, u) in enumerate(scored):
-            # The same rule as RRF's: the cosine floor; without a query vector, the source
-            # legs reorder passages but add none that match no query word (unless min_score 0).
-            if over_floor(u, qvec, cosines, chunk_bm25, report.min_score, unjudged):
-                if len(kept) < num_results:
-                    kept.append(u)
-                    fused_scores[u] = -neg
-            elif rank < num_results:
-                report.filtered_by_min_score += 1
-            if len(kept) == num_results and rank + 1 >= num_results:
-                break
-        rows = _rows(f, kept, group_of, lambda us: episodes_by_uuids(self.graph, us))
-        return [passage_of(row, cosines.get(row.uuid, 0.0), fused_scores[row.uuid]) for row in rows]
+        return Priors(now=now, windows=windows, times=times, half_life_days=half_life_days)
 
     def _file_chunks(
         self, f: GroupFailures, uuids: list[str], group_of: dict[str, str]
