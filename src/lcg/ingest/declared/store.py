@@ -169,11 +169,50 @@ def _entity(
 
 
 def _plan(group_id: str, root: str, s: DeclaredStructure, held: _Reading) -> StructureDeclared:
-    label = held.label
+    """The event that makes the held declared structure ``s``: its entities, edges and
+    mentions upserted, added or removed."""
+    doc_uuid = _doc_uuids(s, held)
+    upserts = _document_upserts(s, held, doc_uuid)
+    tags_used = set(s.tags) | {e.target for e in s.edges if e.relation_type == "TAGGED"}
+    tag_uuid = {t: held.tags[t].uuid if t in held.tags else new_uuid() for t in sorted(tags_used)}
+    for t, u in tag_uuid.items():
+        rec = _entity(held.tags.get(t), u, t, ["Entity", "Tag"], {"origin": DECLARED_ORIGIN})
+        if rec is not None:
+            upserts.append(rec)
+    live = set(doc_uuid.values())
+    removed = [h.uuid for h in held.docs.values() if h.uuid not in live]
+    removed += [
+        h.uuid for t, h in held.tags.items() if t not in tags_used and t not in held.tags_elsewhere
+    ]
+    edges_upserted, edges_removed = _edge_changes(s, held, doc_uuid, tag_uuid)
+    mentions = _mentions(s, held, doc_uuid)
+    gone = set(removed)
+    return StructureDeclared(
+        group_id=group_id,
+        root=root,
+        label=held.label,
+        entities_upserted=upserts,
+        entities_removed=removed,
+        edges_upserted=edges_upserted,
+        edges_removed=edges_removed,
+        mentions_added=[
+            MentionRecord(episode_uuid=ep, entity_uuid=en)
+            for ep, en in sorted(mentions - held.mentions - held.extracted)
+        ],
+        mentions_removed=[
+            MentionRecord(episode_uuid=ep, entity_uuid=en)
+            for ep, en in sorted(held.mentions - mentions)
+            if en not in gone
+        ],
+    )
+
+
+def _doc_uuids(s: DeclaredStructure, held: _Reading) -> dict[str, str]:
+    """Each declared document's uuid by its path: the held one where it stays, or where the
+    sync saw it move from (once), else a new one."""
     paths = [d.path for d in s.documents]
     if len(set(paths)) != len(paths):
         raise InvalidParamsError("structure: a document path is listed twice")
-    # A document keeps its uuid where it stays, or where the sync saw it move from.
     doc_uuid: dict[str, str] = {}
     claimed = set(paths)
     for d in s.documents:
@@ -184,6 +223,14 @@ def _plan(group_id: str, root: str, s: DeclaredStructure, held: _Reading) -> Str
             claimed.add(d.moved_from)
         else:
             doc_uuid[d.path] = new_uuid()
+    return doc_uuid
+
+
+def _document_upserts(
+    s: DeclaredStructure, held: _Reading, doc_uuid: dict[str, str]
+) -> list[EntityRecord]:
+    """The records of the declared documents the group does not hold as they are now (a
+    superseded document names its successor, the least path if several)."""
     held_by_uuid = {h.uuid: h for h in held.docs.values()}
     successor: dict[str, str] = {}
     for e in s.edges:
@@ -197,22 +244,18 @@ def _plan(group_id: str, root: str, s: DeclaredStructure, held: _Reading) -> Str
             u,
             d.name,
             ["Entity", "Document"],
-            _doc_attributes(label, d, successor.get(d.path)),
+            _doc_attributes(held.label, d, successor.get(d.path)),
         )
         if rec is not None:
             upserts.append(rec)
-    tags_used = set(s.tags) | {e.target for e in s.edges if e.relation_type == "TAGGED"}
-    tag_uuid = {t: held.tags[t].uuid if t in held.tags else new_uuid() for t in sorted(tags_used)}
-    for t, u in tag_uuid.items():
-        rec = _entity(held.tags.get(t), u, t, ["Entity", "Tag"], {"origin": DECLARED_ORIGIN})
-        if rec is not None:
-            upserts.append(rec)
-    live = set(doc_uuid.values())
-    removed = [h.uuid for h in held.docs.values() if h.uuid not in live]
-    removed += [
-        h.uuid for t, h in held.tags.items() if t not in tags_used and t not in held.tags_elsewhere
-    ]
-    # Edges, keyed by relation type and endpoints.
+    return upserts
+
+
+def _edge_changes(
+    s: DeclaredStructure, held: _Reading, doc_uuid: dict[str, str], tag_uuid: dict[str, str]
+) -> tuple[list[EdgeRecord], list[str]]:
+    """The declared edges to upsert and the uuids of the held ones to remove, edges keyed
+    by relation type and endpoints."""
     want: dict[tuple[str, str, str], str] = {}
     for e in s.edges:
         src = doc_uuid.get(e.source)
@@ -223,7 +266,7 @@ def _plan(group_id: str, root: str, s: DeclaredStructure, held: _Reading) -> Str
                 "document or tag of the structure"
             )
         want.setdefault((e.relation_type, src, dst), e.fact)
-    edge_attrs = attributes_text({"origin": DECLARED_ORIGIN, "source": label})
+    edge_attrs = attributes_text({"origin": DECLARED_ORIGIN, "source": held.label})
     have: dict[tuple[str, str, str], EdgeRecord] = {}
     edges_removed: list[str] = []
     for edge in held.edges:
@@ -255,7 +298,14 @@ def _plan(group_id: str, root: str, s: DeclaredStructure, held: _Reading) -> Str
                 created_at=old.created_at if old is not None else now,
             )
         )
-    # Mentions: chunk → its episodes, target → the document (by path, else by front-matter id).
+    return edges_upserted, edges_removed
+
+
+def _mentions(
+    s: DeclaredStructure, held: _Reading, doc_uuid: dict[str, str]
+) -> set[tuple[str, str]]:
+    """The declared ``(episode, document)`` mentions: a chunk's episodes, the target
+    document by its path, else by its front-matter id."""
     by_id = {d.doc_id: doc_uuid[d.path] for d in s.documents if d.doc_id}
     mentions: set[tuple[str, str]] = set()
     for m in s.mentions:
@@ -263,25 +313,7 @@ def _plan(group_id: str, root: str, s: DeclaredStructure, held: _Reading) -> Str
         if doc is not None:
             for ep in held.episodes.get(m.chunk_id, []):
                 mentions.add((ep, doc))
-    gone = set(removed)
-    return StructureDeclared(
-        group_id=group_id,
-        root=root,
-        label=label,
-        entities_upserted=upserts,
-        entities_removed=removed,
-        edges_upserted=edges_upserted,
-        edges_removed=edges_removed,
-        mentions_added=[
-            MentionRecord(episode_uuid=ep, entity_uuid=en)
-            for ep, en in sorted(mentions - held.mentions - held.extracted)
-        ],
-        mentions_removed=[
-            MentionRecord(episode_uuid=ep, entity_uuid=en)
-            for ep, en in sorted(held.mentions - mentions)
-            if en not in gone
-        ],
-    )
+    return mentions
 
 
 def _changes(event: StructureDeclared) -> DeclareResult:
