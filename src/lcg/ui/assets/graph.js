@@ -22,26 +22,48 @@
   function layout(nodes, edges) {
     // Fruchterman-Reingold: pairs closer than 4k push apart (k*k/d), linked nodes pull
     // together (d*d/k), a weak pull to the middle keeps loose parts in view; each step moves
-    // a node at most the temperature, which cools to nothing.
+    // a node at most the temperature, which cools to nothing. Positions live in typed arrays
+    // while it runs (the pair loop is most of the page's script time: reading them from the
+    // node objects cost several times as much) and are written to the nodes at the end.
     var n = nodes.length;
     var index = {};
     var i, j, m;
+    var xs = new Float64Array(n);
+    var ys = new Float64Array(n);
+    var fixed = new Uint8Array(n);
     for (i = 0; i < n; i++) {
       index[nodes[i].uuid] = i;
       var angle = (2 * Math.PI * i) / Math.max(1, n) * 7.3;
       var radius = nodes[i].hop === 0 ? 0 : 60 * nodes[i].hop + (i % 5) * 8;
-      nodes[i].x = W / 2 + radius * Math.cos(angle);
-      nodes[i].y = H / 2 + radius * Math.sin(angle);
+      xs[i] = W / 2 + radius * Math.cos(angle);
+      ys[i] = H / 2 + radius * Math.sin(angle);
+      fixed[i] = nodes[i].hop === 0 ? 1 : 0;
     }
-    var links = [];
+    var ends = [];
     for (m = 0; m < edges.length; m++) {
       var a = index[edges[m].source];
       var b = index[edges[m].target];
-      if (a !== undefined && b !== undefined && a !== b) { links.push([a, b]); }
+      if (a !== undefined && b !== undefined && a !== b) { ends.push(a, b); }
+    }
+    var links = new Int32Array(ends);
+    // A second-hop node starts beyond the first-hop node it hangs from, so each cluster
+    // starts where it ends up and the layout needs fewer steps to untangle.
+    var placed = new Uint8Array(n);
+    for (m = 0; m < links.length; m += 2) {
+      var u = links[m];
+      var v = links[m + 1];
+      if (nodes[u].hop === 2 && nodes[v].hop === 1) { var t = u; u = v; v = t; }
+      if (nodes[u].hop !== 1 || nodes[v].hop !== 2 || placed[v]) { continue; }
+      placed[v] = 1;
+      var spin = (v % 7) * 0.9;
+      xs[v] = xs[u] + (xs[u] - W / 2) * 0.6 + 24 * Math.cos(spin);
+      ys[v] = ys[u] + (ys[u] - H / 2) * 0.6 + 24 * Math.sin(spin);
     }
     var k = Math.max(30, Math.min(110, 0.7 * Math.sqrt((W * H) / Math.max(1, n))));
+    var kk = k * k;
     var reach = 4 * k;
-    var steps = 260;
+    // 160 steps (260 before the second hop started by its parent): the same picture, 40% less work.
+    var steps = 160;
     var dx = new Float64Array(n);
     var dy = new Float64Array(n);
     for (var step = 0; step < steps; step++) {
@@ -49,36 +71,44 @@
       dx.fill(0);
       dy.fill(0);
       for (i = 0; i < n; i++) {
+        var xi = xs[i];
+        var yi = ys[i];
+        var fx = 0;
+        var fy = 0;
         for (j = i + 1; j < n; j++) {
-          var ex = nodes[i].x - nodes[j].x;
-          var ey = nodes[i].y - nodes[j].y;
+          var ex = xi - xs[j];
+          var ey = yi - ys[j];
           if (ex > reach || ex < -reach || ey > reach || ey < -reach) { continue; }
           var d = Math.sqrt(ex * ex + ey * ey) + 0.01;
           if (d > reach) { continue; }
-          var push = (k * k) / (d * d);
-          dx[i] += ex * push; dy[i] += ey * push;
+          var push = kk / (d * d);
+          fx += ex * push; fy += ey * push;
           dx[j] -= ex * push; dy[j] -= ey * push;
         }
+        dx[i] += fx; dy[i] += fy;
       }
-      for (m = 0; m < links.length; m++) {
-        var p = links[m][0];
-        var q = links[m][1];
-        var lx = nodes[q].x - nodes[p].x;
-        var ly = nodes[q].y - nodes[p].y;
-        var dist = Math.sqrt(lx * lx + ly * ly) + 0.01;
-        var pull = dist / k;
+      for (m = 0; m < links.length; m += 2) {
+        var p = links[m];
+        var q = links[m + 1];
+        var lx = xs[q] - xs[p];
+        var ly = ys[q] - ys[p];
+        var pull = (Math.sqrt(lx * lx + ly * ly) + 0.01) / k;
         dx[p] += lx * pull; dy[p] += ly * pull;
         dx[q] -= lx * pull; dy[q] -= ly * pull;
       }
       for (i = 0; i < n; i++) {
-        if (nodes[i].hop === 0) { continue; }
-        dx[i] += (W / 2 - nodes[i].x) * 0.02;
-        dy[i] += (H / 2 - nodes[i].y) * 0.02;
+        if (fixed[i]) { continue; }
+        dx[i] += (W / 2 - xs[i]) * 0.02;
+        dy[i] += (H / 2 - ys[i]) * 0.02;
         var len = Math.sqrt(dx[i] * dx[i] + dy[i] * dy[i]) + 0.01;
         var scale = Math.min(len, temp) / len;
-        nodes[i].x = Math.max(16, Math.min(W - 16, nodes[i].x + dx[i] * scale));
-        nodes[i].y = Math.max(16, Math.min(H - 16, nodes[i].y + dy[i] * scale));
+        xs[i] = Math.max(16, Math.min(W - 16, xs[i] + dx[i] * scale));
+        ys[i] = Math.max(16, Math.min(H - 16, ys[i] + dy[i] * scale));
       }
+    }
+    for (i = 0; i < n; i++) {
+      nodes[i].x = xs[i];
+      nodes[i].y = ys[i];
     }
     return index;
   }
