@@ -185,7 +185,8 @@ def test_readme_python_blocks_run_as_written() -> None:
         try:
             # The typed client's block waits for the service itself (``starting=True``); the
             # raw-socket one is read as written once the service answers.
-            typed = [b for b in blocks if "lcg.rpc.client" in b]
+            # The typed client's block is the one that imports lcg (``lcg.client``).
+            typed = [b for b in blocks if re.search(r"^\s*(from|import) lcg\b", b, re.M)]
             raw = [b for b in blocks if b not in typed]
             assert typed and raw
             for i, block in enumerate(typed + raw):
