@@ -203,7 +203,10 @@ def _face_imports(package: str, *, type_checking: bool) -> dict[str, str]:
         body = [imp for block in blocks for imp in block.body]
     names: dict[str, str] = {}
     for imp in body:
+        # ``lcg.lazy`` is the face's machinery, not a name it offers.
         if isinstance(imp, ast.ImportFrom) and (imp.module or "").startswith("lcg."):
+            if imp.module == "lcg.lazy":
+                continue
             for alias in imp.names:
                 home = str(imp.module)
                 if home == package:  # a module of the package, offered as a namespace

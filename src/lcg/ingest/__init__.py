@@ -7,8 +7,9 @@ The face is lazy (ADR 0218): a name is imported from its module on first use (mo
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from lcg.lazy import lazy_face
 
 if TYPE_CHECKING:
     # The command modules, offered as namespaces too: a handler named like the command it runs
@@ -204,18 +205,6 @@ _MODULES = frozenset({"assertion", "cross_group", "curation", "deletion", "merge
 _HOMES = {name: module for module, names in _EXPORTS.items() for name in names}
 
 
-def __getattr__(name: str) -> Any:
-    """Import a name of the face from its module on first use, and keep it here."""
-    if name in _MODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The face's names, loaded or not."""
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_face(
+    __name__, {**_HOMES, **{m: f"{__name__}.{m}" for m in _MODULES}}, __all__, modules=_MODULES
+)

@@ -11,8 +11,9 @@ from its module on first use, so the sandbox's worker, started as
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from lcg.lazy import lazy_face
 
 if TYPE_CHECKING:
     from lcg.query import reads as graph_reads
@@ -74,17 +75,4 @@ _HOMES: dict[str, str] = {
 _NAMESPACES: frozenset[str] = frozenset({"graph_reads"})
 
 
-def __getattr__(name: str) -> Any:
-    """Import a name of the face from its module on first use, and keep it here."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = importlib.import_module(home)
-    value = module if name in _NAMESPACES else getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The face's names, loaded or not."""
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_face(__name__, _HOMES, __all__, modules=_NAMESPACES)

@@ -8,8 +8,9 @@ service application, the engine under it, or the MCP server.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from lcg.lazy import lazy_face
 
 if TYPE_CHECKING:
     from lcg.client import AsyncClient, Client, TransportError
@@ -94,16 +95,4 @@ _HOMES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Import a name of the face from its module on first use, and keep it here."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The face's names, loaded or not."""
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_face(__name__, _HOMES, __all__)

@@ -12,8 +12,7 @@ the workspace, so its names are imported on first use (module ``__getattr__``, A
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lcg.ingest.declared.declare import declare_file
 from lcg.ingest.declared.model import (
@@ -30,6 +29,7 @@ from lcg.ingest.declared.model import (
     UnresolvedLink,
 )
 from lcg.ingest.declared.resolve import resolve_tree
+from lcg.lazy import lazy_face
 
 if TYPE_CHECKING:
     from lcg.ingest.declared.store import (
@@ -71,16 +71,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 _HOMES = {name: module for module, names in _EXPORTS.items() for name in names}
 
 
-def __getattr__(name: str) -> Any:
-    """Import a name of the service side from its module on first use, and keep it here."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The face's names, loaded or not."""
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_face(__name__, _HOMES, __all__)

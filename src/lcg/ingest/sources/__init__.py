@@ -19,12 +19,12 @@ The face is lazy (ADR 0218): a name is imported from its module on first use (mo
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 # ``discover`` names a module and its function: bound now, so the function is what the face
 # offers even when something imported the module first (which sets the package attribute).
 from lcg.ingest.sources.discover import DEFAULT_MAX_FILE_BYTES, Skipped, discover
+from lcg.lazy import lazy_face
 
 if TYPE_CHECKING:
     from lcg.ingest.sources.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_document, heading_of
@@ -206,16 +206,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 _HOMES = {name: module for module, names in _EXPORTS.items() for name in names}
 
 
-def __getattr__(name: str) -> Any:
-    """Import a name of the face from its module on first use, and keep it here."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The face's names, loaded or not."""
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_face(__name__, _HOMES, __all__)
